@@ -1,0 +1,269 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/vigil-dev/vigil/internal/atomicfile"
+)
+
+// Log appends to one audit.log. It is safe across goroutines and processes:
+// every append takes an exclusive flock, reads the chain's tail from the file
+// itself, writes one line with O_APPEND and fsyncs before returning.
+type Log struct {
+	path string
+	now  func() time.Time
+}
+
+// head is the anchor written after every append (audit.log.head): the last
+// entry's seq and hash. Without it, deleting the last line would leave a
+// shorter chain that still verifies.
+type head struct {
+	Seq  int64  `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// Open prepares the log at path. A torn last line (a crash mid-write) is moved
+// aside to audit.log.torn-<time> and recorded as an entry of its own, so it is
+// never built upon and never silently dropped.
+func Open(path string, now func() time.Time) (*Log, error) {
+	l := &Log{path: path, now: now}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	if err := l.repairTorn(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Path is the log file's path.
+func (l *Log) Path() string { return l.path }
+
+// HeadPath is where the anchor of the chain's end lives.
+func HeadPath(logPath string) string { return logPath + ".head" }
+
+func (l *Log) lock() (*os.File, error) {
+	f, err := os.OpenFile(l.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// lockShared holds appenders off while a reader looks at the tail. It returns
+// nil when there is no lock file (no Vigil process has appended yet) or the
+// lock cannot be taken; the caller then reads without it.
+func lockShared(path string) *os.File {
+	f, err := os.Open(path + ".lock")
+	if err != nil {
+		return nil
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		f.Close()
+		return nil
+	}
+	return f
+}
+
+func unlock(f *os.File) {
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	f.Close()
+}
+
+// Append seals e (seq, time, prev, hash) onto the chain and makes it durable.
+// The caller fills actor, event and the rest; they must already be masked.
+func (l *Log) Append(e Entry) (Entry, error) {
+	details, err := canonicalDetails(e.Details)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Details = details
+	lk, err := l.lock()
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: lock: %w", err)
+	}
+	defer unlock(lk)
+	if err := l.repairTornLocked(); err != nil {
+		return Entry{}, err
+	}
+	return l.appendLocked(e)
+}
+
+func (l *Log) appendLocked(e Entry) (Entry, error) {
+	last, ok, err := lastEntry(l.path)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Seq, e.Prev = 0, Genesis
+	if ok {
+		e.Seq, e.Prev = last.Seq+1, last.Hash
+	}
+	e.Time = l.now().UTC().Format(time.RFC3339)
+	if len(e.Details) == 0 {
+		e.Details = json.RawMessage("{}")
+	}
+	e.Hash, err = e.ComputeHash()
+	if err != nil {
+		return Entry{}, err
+	}
+	line, err := e.Line()
+	if err != nil {
+		return Entry{}, err
+	}
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return Entry{}, err
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return Entry{}, err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return Entry{}, err
+	}
+	if err := f.Close(); err != nil {
+		return Entry{}, err
+	}
+	hb, _ := json.Marshal(head{Seq: e.Seq, Hash: e.Hash})
+	if err := atomicfile.Write(HeadPath(l.path), hb, 0o600); err != nil {
+		return Entry{}, fmt.Errorf("audit: head: %w", err)
+	}
+	return e, nil
+}
+
+func (l *Log) repairTorn() error {
+	lk, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock(lk)
+	return l.repairTornLocked()
+}
+
+// repairTornLocked moves an unterminated tail aside and records it.
+func (l *Log) repairTornLocked() error {
+	f, err := os.OpenFile(l.path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	start, err := lastLineStart(f, st.Size())
+	if err != nil {
+		return err
+	}
+	tail := make([]byte, st.Size()-start)
+	if _, err := f.ReadAt(tail, start); err != nil {
+		return err
+	}
+	if bytes.HasSuffix(tail, []byte("\n")) {
+		return nil
+	}
+	now := l.now().UTC()
+	aside := fmt.Sprintf("%s.torn-%s", l.path, now.Format("20060102T150405.000000000Z"))
+	// a fixed or coarse clock may repeat: never overwrite an earlier torn tail
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(aside); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		aside = fmt.Sprintf("%s.torn-%s-%d", l.path, now.Format("20060102T150405.000000000Z"), i)
+	}
+	if err := atomicfile.Write(aside, tail, 0o600); err != nil {
+		return err
+	}
+	if err := f.Truncate(start); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	_, err = l.appendLocked(Entry{
+		Actor: "vigil", Event: EventTorn,
+		Details: Details(map[string]any{"moved_to": filepath.Base(aside), "bytes": len(tail)}),
+	})
+	return err
+}
+
+// lastLineStart returns the offset where the file's last line begins (the
+// last line may lack its newline).
+func lastLineStart(f *os.File, size int64) (int64, error) {
+	const chunk = 64 << 10
+	end := size
+	if end > 0 {
+		// skip the final newline so we look for the one before it
+		b := make([]byte, 1)
+		if _, err := f.ReadAt(b, end-1); err != nil {
+			return 0, err
+		}
+		if b[0] == '\n' {
+			end--
+		}
+	}
+	buf := make([]byte, chunk)
+	for pos := end; pos > 0; {
+		n := int64(chunk)
+		if pos < n {
+			n = pos
+		}
+		pos -= n
+		if _, err := f.ReadAt(buf[:n], pos); err != nil && err != io.EOF {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return pos + int64(i) + 1, nil
+		}
+	}
+	return 0, nil
+}
+
+// lastEntry reads the chain's last entry from the file's tail. An unreadable
+// tail stops appends: the chain is never built on something it cannot verify.
+func lastEntry(path string) (Entry, bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Entry{}, false, nil
+	}
+	if err != nil {
+		return Entry{}, false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Entry{}, false, err
+	}
+	if st.Size() == 0 {
+		return Entry{}, false, nil
+	}
+	start, err := lastLineStart(f, st.Size())
+	if err != nil {
+		return Entry{}, false, err
+	}
+	line := make([]byte, st.Size()-start)
+	if _, err := f.ReadAt(line, start); err != nil {
+		return Entry{}, false, err
+	}
+	e, err := parseLine(bytes.TrimSuffix(line, []byte("\n")))
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("audit: the log's last line is damaged (%v); run `vigil audit verify`", err)
+	}
+	return e, true, nil
+}

@@ -1,0 +1,154 @@
+// Package cli holds Vigil's headless commands (cobra + fang): each parses its
+// flags, calls the engine and prints JSON or text. One file per subcommand.
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/user"
+	"time"
+
+	"github.com/vigil-dev/vigil/config"
+)
+
+// Exit codes of CLI.md.
+const (
+	ExitOK        = 0
+	ExitCheck     = 1 // a check failed or a task ended in failure
+	ExitBadInput  = 2 // bad arguments or bad input (config errors too)
+	ExitExecution = 3 // execution failed: backend missing, I/O
+)
+
+// ExitError carries the process exit code. Quiet means the command already
+// printed what the caller needs (e.g. a JSON error object), so nothing more is
+// written to stderr.
+type ExitError struct {
+	Code  int
+	Err   error
+	Quiet bool
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Fail wraps err with an exit code.
+func Fail(code int, err error) error { return &ExitError{Code: code, Err: err} }
+
+// Failf formats an error with an exit code.
+func Failf(code int, format string, args ...any) error {
+	return &ExitError{Code: code, Err: fmt.Errorf(format, args...)}
+}
+
+// Quiet is an exit code whose message has already been printed.
+func Quiet(code int) error { return &ExitError{Code: code, Quiet: true} }
+
+// App is what every command shares: flags, resolved paths, the loaded config,
+// the streams and the clock. Tests build one with their own streams and clock.
+type App struct {
+	HomeFlag   string
+	ConfigFlag string
+	ThemeFlag  string
+
+	Paths config.Paths
+	Cfg   config.Config
+
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	Now    func() time.Time
+	Getenv func(string) string
+	Cwd    string
+	Log    *slog.Logger
+
+	loaded bool
+}
+
+// NewApp returns an App wired to the process's real streams, clock and environment.
+func NewApp() *App {
+	cwd, _ := os.Getwd()
+	return &App{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		Now:    func() time.Time { return time.Now().UTC() },
+		Getenv: os.Getenv,
+		Cwd:    cwd,
+		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+// Load resolves paths and reads the config; commands call it before touching
+// state (the root's PersistentPreRunE does it once).
+func (a *App) Load() error {
+	if a.loaded {
+		return nil
+	}
+	a.Paths = config.ResolvePaths(a.HomeFlag, a.Getenv)
+	if a.ConfigFlag != "" {
+		a.Paths.Config = a.ConfigFlag
+	}
+	cfg, err := config.Load(a.Paths.Config, a.Cwd)
+	if err != nil {
+		return Fail(ExitBadInput, err)
+	}
+	if a.ThemeFlag != "" {
+		cfg.Theme = a.ThemeFlag
+		if err := cfg.Validate(); err != nil {
+			return Fail(ExitBadInput, fmt.Errorf("--theme: %w", err))
+		}
+	}
+	a.Cfg = cfg
+	a.loaded = true
+	return nil
+}
+
+// EnsureState creates the home's folders; commands that write call it.
+func (a *App) EnsureState() error {
+	if err := a.Paths.Ensure(); err != nil {
+		return Fail(ExitExecution, err)
+	}
+	return nil
+}
+
+// PrintJSON writes v as indented JSON and a newline to stdout.
+func (a *App) PrintJSON(v any) error {
+	enc := json.NewEncoder(a.Out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return Fail(ExitExecution, err)
+	}
+	return nil
+}
+
+// Operator is the audit actor for decisions made by the person at this machine.
+func (a *App) Operator() string {
+	name := a.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	if name == "" {
+		name = "unknown"
+	}
+	return "operator:" + name
+}
+
+// ExitCode maps an error returned by a command to the process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitBadInput // cobra's own errors are usage errors
+}

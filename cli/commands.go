@@ -1,0 +1,13 @@
+package cli
+
+import "github.com/spf13/cobra"
+
+// commands lists every subcommand; each lives in its own file.
+func commands(app *App) []*cobra.Command {
+	return []*cobra.Command{
+		newConfigCmd(app),
+		newAuditCmd(app),
+		newDemoCmd(app),
+		newVersionCmd(app),
+	}
+}

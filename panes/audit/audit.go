@@ -1,0 +1,580 @@
+// Package auditpane is the Audit screen: a table of the audit log that follows
+// new entries live, filters fuzzily, shows every field, and keeps a chain badge.
+package auditpane
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/sahilm/fuzzy"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/themes"
+)
+
+// tailRows is how much of the log the first frame reads: enough to fill any
+// screen, small enough to be instant on a million-entry log.
+const tailRows = 500
+
+type row struct {
+	off     int64
+	seq     int64
+	time    string
+	actor   string
+	event   string
+	task    string
+	target  string
+	outcome string
+	bad     bool
+	hay     string // what the fuzzy filter searches
+}
+
+func newRow(l audit.Line) row {
+	e := l.Entry
+	r := row{off: l.Offset, seq: e.Seq, time: e.Time, actor: e.Actor, event: e.Event,
+		task: e.TaskID, target: e.Target, outcome: e.Outcome(), bad: l.Err != nil}
+	if r.bad {
+		r.event, r.outcome = "(damaged)", "damaged"
+	}
+	r.hay = strings.Join([]string{r.time, r.actor, r.event, r.task, r.target, r.outcome}, " ")
+	return r
+}
+
+// messages; gen ties a load to the request that caused it
+type (
+	tailMsg struct {
+		rows []row
+	}
+	fullMsg struct {
+		rows  []row
+		end   int64
+		chain *audit.Chain
+		err   error
+	}
+	changedMsg struct{}
+	moreMsg    struct {
+		lines []audit.Line
+		end   int64
+		err   error
+	}
+	detailMsg struct {
+		entry audit.Entry
+		err   error
+	}
+)
+
+// Keys are the pane's bindings.
+type Keys struct {
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	Filter, Event, Outcome, Clear, Open     key.Binding
+	Back                                    key.Binding
+}
+
+func defaultKeys() Keys {
+	b := func(k []string, h, d string) key.Binding {
+		return key.NewBinding(key.WithKeys(k...), key.WithHelp(h, d))
+	}
+	return Keys{
+		Up: b([]string{"up", "k"}, "↑/k", "up"), Down: b([]string{"down", "j"}, "↓/j", "down"),
+		PageUp: b([]string{"pgup", "ctrl+u"}, "pgup", "page up"), PageDown: b([]string{"pgdown", "ctrl+d"}, "pgdn", "page down"),
+		Top: b([]string{"home", "g"}, "g", "first"), Bottom: b([]string{"end", "G"}, "G", "last (follow)"),
+		Filter: b([]string{"/"}, "/", "filter"), Event: b([]string{"e"}, "e", "event filter"),
+		Outcome: b([]string{"o"}, "o", "outcome filter"), Clear: b([]string{"x"}, "x", "clear filters"),
+		Open: b([]string{"enter"}, "enter", "details"), Back: b([]string{"esc"}, "esc", "back"),
+	}
+}
+
+var outcomes = []string{"", "ok", "failed"}
+
+// Pane is the Audit screen.
+type Pane struct {
+	path   string
+	styles *themes.Styles
+	keys   Keys
+
+	rows    []row
+	full    bool  // rows hold the whole file (not just the tail)
+	end     int64 // file offset after the last row read
+	chain   *audit.Chain
+	pending bool // a change arrived while the full load ran
+	loadErr error
+
+	filter    textinput.Model
+	filtering bool
+	event     string
+	outcome   int
+	view      []int         // indexes into rows after filters
+	hits      map[int][]int // row index → matched character indexes in hay
+
+	sel, top int
+	follow   bool
+	height   int
+
+	detail       *audit.Entry
+	detailErr    error
+	detailScroll int
+
+	watcher *panes.Watcher
+}
+
+// New builds the pane over the log at path.
+func New(path string, styles *themes.Styles) *Pane {
+	ti := textinput.New()
+	ti.Prompt = "/"
+	ti.Placeholder = "fuzzy filter"
+	return &Pane{path: path, styles: styles, keys: defaultKeys(), filter: ti, follow: true}
+}
+
+func (p *Pane) ID() string                 { return "audit" }
+func (p *Pane) Title() string              { return "Audit" }
+func (p *Pane) SetStyles(s *themes.Styles) { p.styles = s }
+func (p *Pane) Capturing() bool            { return p.filtering }
+func (p *Pane) Badge() string              { return "" }
+
+// Init reads the tail for the first frame and starts the full load and the watcher.
+func (p *Pane) Init() tea.Cmd {
+	w, err := panes.Watch(filepath.Dir(p.path), filepath.Base(p.path))
+	if err == nil {
+		p.watcher = w
+	}
+	path := p.path
+	tail := func() tea.Msg {
+		lines, _, err := audit.ReadTail(path, tailRows)
+		if err != nil {
+			return tailMsg{}
+		}
+		rows := make([]row, len(lines))
+		for i, l := range lines {
+			rows[i] = newRow(l)
+		}
+		return tailMsg{rows: rows}
+	}
+	return tea.Batch(tail, p.loadAll(), p.watcher.Wait(changedMsg{}))
+}
+
+// loadAll reads the whole log off the UI goroutine, verifying as it goes.
+func (p *Pane) loadAll() tea.Cmd {
+	path := p.path
+	return func() tea.Msg {
+		chain := audit.NewChain()
+		var rows []row
+		end, err := audit.Scan(path, 0, func(l audit.Line) bool {
+			chain.FeedParsed(l.Entry, l.Err)
+			rows = append(rows, newRow(l))
+			return true
+		})
+		return fullMsg{rows: rows, end: end, chain: chain, err: err}
+	}
+}
+
+func (p *Pane) readMore() tea.Cmd {
+	path, from := p.path, p.end
+	return func() tea.Msg {
+		var lines []audit.Line
+		end, err := audit.Scan(path, from, func(l audit.Line) bool {
+			lines = append(lines, l)
+			return true
+		})
+		return moreMsg{lines: lines, end: end, err: err}
+	}
+}
+
+// Update handles the pane's messages and, when focused, keys.
+func (p *Pane) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tailMsg:
+		if !p.full {
+			p.rows = msg.rows
+			p.refilter()
+		}
+	case fullMsg:
+		p.loadErr = msg.err
+		p.rows, p.end, p.chain, p.full = msg.rows, msg.end, msg.chain, true
+		p.refilter()
+		if p.pending {
+			p.pending = false
+			return p.readMore()
+		}
+	case changedMsg:
+		next := p.watcher.Wait(changedMsg{})
+		if !p.full {
+			p.pending = true
+			return next
+		}
+		return tea.Batch(next, p.readMore())
+	case moreMsg:
+		if msg.err == nil && msg.end >= p.end {
+			for _, l := range msg.lines {
+				p.chain.FeedParsed(l.Entry, l.Err)
+				p.rows = append(p.rows, newRow(l))
+			}
+			p.end = msg.end
+			p.refilter()
+		}
+	case detailMsg:
+		p.detail, p.detailErr = &msg.entry, msg.err
+		p.detailScroll = 0
+	case tea.MouseWheelMsg:
+		if msg.Button == tea.MouseWheelUp {
+			p.move(-3)
+		} else if msg.Button == tea.MouseWheelDown {
+			p.move(3)
+		}
+	case tea.KeyPressMsg:
+		return p.handleKey(msg)
+	}
+	return nil
+}
+
+func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.keys
+	if p.filtering {
+		switch msg.String() {
+		case "enter", "esc":
+			p.filtering = false
+			p.filter.Blur()
+			if msg.String() == "esc" {
+				p.filter.SetValue("")
+				p.refilter()
+			}
+			return nil
+		}
+		var cmd tea.Cmd
+		p.filter, cmd = p.filter.Update(msg)
+		p.refilter()
+		return cmd
+	}
+	if p.detail != nil || p.detailErr != nil {
+		switch {
+		case key.Matches(msg, k.Back), key.Matches(msg, k.Open), msg.String() == "q":
+			p.detail, p.detailErr = nil, nil
+		case key.Matches(msg, k.Up):
+			p.detailScroll = max(p.detailScroll-1, 0)
+		case key.Matches(msg, k.Down):
+			p.detailScroll++
+		case key.Matches(msg, k.PageUp):
+			p.detailScroll = max(p.detailScroll-10, 0)
+		case key.Matches(msg, k.PageDown):
+			p.detailScroll += 10
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Up):
+		p.move(-1)
+	case key.Matches(msg, k.Down):
+		p.move(1)
+	case key.Matches(msg, k.PageUp):
+		p.move(-max(p.height-1, 1))
+	case key.Matches(msg, k.PageDown):
+		p.move(max(p.height-1, 1))
+	case key.Matches(msg, k.Top):
+		p.sel, p.follow = 0, false
+	case key.Matches(msg, k.Bottom):
+		p.sel, p.follow = max(len(p.view)-1, 0), true
+	case key.Matches(msg, k.Filter):
+		p.filtering = true
+		return p.filter.Focus()
+	case key.Matches(msg, k.Event):
+		p.event = p.nextEvent()
+		p.refilter()
+	case key.Matches(msg, k.Outcome):
+		p.outcome = (p.outcome + 1) % len(outcomes)
+		p.refilter()
+	case key.Matches(msg, k.Clear):
+		p.event, p.outcome = "", 0
+		p.filter.SetValue("")
+		p.refilter()
+	case key.Matches(msg, k.Open):
+		if p.sel < len(p.view) {
+			return p.openDetail(p.rows[p.view[p.sel]].off)
+		}
+	}
+	return nil
+}
+
+func (p *Pane) openDetail(off int64) tea.Cmd {
+	path := p.path
+	return func() tea.Msg {
+		var out detailMsg
+		_, err := audit.Scan(path, off, func(l audit.Line) bool {
+			out.entry, out.err = l.Entry, l.Err
+			return false
+		})
+		if err != nil {
+			out.err = err
+		}
+		return out
+	}
+}
+
+func (p *Pane) move(d int) {
+	p.sel += d
+	if p.sel < 0 {
+		p.sel = 0
+	}
+	if p.sel >= len(p.view) {
+		p.sel = len(p.view) - 1
+	}
+	p.follow = p.sel == len(p.view)-1
+}
+
+// nextEvent cycles the event filter through the events present, in order of appearance.
+func (p *Pane) nextEvent() string {
+	var events []string
+	seen := map[string]bool{}
+	for _, r := range p.rows {
+		if !seen[r.event] {
+			seen[r.event] = true
+			events = append(events, r.event)
+		}
+	}
+	if p.event == "" {
+		if len(events) > 0 {
+			return events[0]
+		}
+		return ""
+	}
+	for i, e := range events {
+		if e == p.event && i+1 < len(events) {
+			return events[i+1]
+		}
+	}
+	return ""
+}
+
+type rowSource struct {
+	rows []row
+	idx  []int
+}
+
+func (s rowSource) String(i int) string { return s.rows[s.idx[i]].hay }
+func (s rowSource) Len() int            { return len(s.idx) }
+
+func (p *Pane) refilter() {
+	var idx []int
+	for i, r := range p.rows {
+		if p.event != "" && r.event != p.event {
+			continue
+		}
+		switch outcomes[p.outcome] {
+		case "ok":
+			if r.outcome != "ok" {
+				continue
+			}
+		case "failed":
+			if r.outcome == "ok" {
+				continue
+			}
+		}
+		idx = append(idx, i)
+	}
+	p.hits = nil
+	if q := p.filter.Value(); q != "" {
+		matches := fuzzy.FindFromNoSort(q, rowSource{p.rows, idx})
+		p.hits = make(map[int][]int, len(matches))
+		kept := make([]int, 0, len(matches))
+		for _, m := range matches {
+			kept = append(kept, idx[m.Index])
+			p.hits[idx[m.Index]] = m.MatchedIndexes
+		}
+		idx = kept
+	}
+	p.view = idx
+	if p.follow || p.sel >= len(p.view) {
+		p.sel = max(len(p.view)-1, 0)
+	}
+}
+
+// Report is the chain's state for the badge.
+func (p *Pane) Report() string {
+	switch {
+	case p.loadErr != nil:
+		return "cannot read log: " + p.loadErr.Error()
+	case p.chain == nil:
+		return "verifying…"
+	case p.chain.Bad() != nil:
+		b := p.chain.Bad()
+		return fmt.Sprintf("BROKEN at #%d: %s", b.Index, b.Detail)
+	default:
+		return fmt.Sprintf("chain verified · %d entries", p.chain.Len())
+	}
+}
+
+// View renders the table or the detail view.
+func (p *Pane) View(w, h int) string {
+	s := p.styles
+	badge := p.Report()
+	var badgeStyled string
+	switch {
+	case p.chain != nil && p.chain.Bad() != nil, p.loadErr != nil:
+		badgeStyled = s.Err.Render("✗ " + badge)
+	case p.chain == nil:
+		badgeStyled = s.Muted.Render(badge)
+	default:
+		badgeStyled = s.Success.Render("✓ " + badge)
+	}
+	filters := []string{}
+	if p.event != "" {
+		filters = append(filters, "event="+p.event)
+	}
+	if o := outcomes[p.outcome]; o != "" {
+		filters = append(filters, "outcome="+o)
+	}
+	head := s.Heading.Render("Audit log") + "  " + badgeStyled
+	if len(filters) > 0 {
+		head += "  " + s.Warning.Render("["+strings.Join(filters, " ")+"]")
+	}
+	lines := []string{head}
+	if p.filtering || p.filter.Value() != "" {
+		lines = append(lines, p.filter.View())
+	}
+	if p.detail != nil || p.detailErr != nil {
+		lines = append(lines, p.detailLines(w)...)
+		start := min(p.detailScroll, max(len(lines)-h, 0))
+		p.detailScroll = start
+		body := append([]string{lines[0]}, lines[1+start:]...)
+		return panes.Block(body, w, h)
+	}
+	cols := columns(w)
+	lines = append(lines, s.Label.Render(cols.format("TIME", "ACTOR", "EVENT", "TASK", "TARGET", "OUTCOME")))
+	tableH := h - len(lines)
+	p.height = tableH
+	if len(p.view) == 0 {
+		msg := "no entries yet"
+		if len(p.rows) > 0 {
+			msg = "no entries match the filters (x clears them)"
+		}
+		lines = append(lines, s.Muted.Render(msg))
+		return panes.Block(lines, w, h)
+	}
+	p.top = panes.Scroll(p.top, p.sel, tableH, len(p.view))
+	for i := p.top; i < len(p.view) && i < p.top+tableH; i++ {
+		ri := p.view[i]
+		r := p.rows[ri]
+		line := cols.format(r.time, r.actor, r.event, r.task, r.target, r.outcome)
+		if hits, ok := p.hits[ri]; ok {
+			line = highlight(line, r, cols, hits, s)
+		} else if r.outcome != "ok" {
+			line = s.Warning.Render(line)
+		}
+		if i == p.sel {
+			line = s.Selected.Render(panes.Fit(line, w))
+		}
+		lines = append(lines, line)
+	}
+	return panes.Block(lines, w, h)
+}
+
+func (p *Pane) detailLines(w int) []string {
+	s := p.styles
+	if p.detailErr != nil {
+		return []string{s.Err.Render("this line is damaged: " + p.detailErr.Error()), s.Muted.Render("esc: back")}
+	}
+	e := *p.detail
+	var details bytes.Buffer
+	if err := json.Indent(&details, e.Details, "", "  "); err != nil {
+		details.Write(e.Details)
+	}
+	fields := [][2]string{
+		{"seq", fmt.Sprint(e.Seq)}, {"time", e.Time}, {"actor", e.Actor}, {"event", e.Event},
+		{"task_id", e.TaskID}, {"capability", e.Capability}, {"target", e.Target}, {"token_jti", e.TokenJTI},
+		{"success", fmt.Sprint(e.Success)}, {"error_code", e.ErrorCode},
+		{"content_hash_before", e.ContentHashBefore}, {"content_hash_after", e.ContentHashAfter},
+		{"prev", e.Prev}, {"hash", e.Hash},
+	}
+	out := []string{s.Title.Render(fmt.Sprintf("Entry #%d", e.Seq)) + s.Muted.Render("  (esc: back, ↑/↓ scroll)")}
+	for _, f := range fields {
+		label := s.Label.Render(fmt.Sprintf("%-20s", f[0]))
+		wrapped := panes.Wrap(f[1], max(w-21, 1))
+		if len(wrapped) == 0 {
+			wrapped = []string{""}
+		}
+		out = append(out, label+" "+wrapped[0])
+		for _, more := range wrapped[1:] {
+			out = append(out, strings.Repeat(" ", 21)+more)
+		}
+	}
+	out = append(out, s.Label.Render("details"))
+	out = append(out, panes.Wrap(details.String(), max(w-2, 1))...)
+	return out
+}
+
+type cols struct{ widths [6]int }
+
+func columns(w int) cols {
+	// time 20, outcome 10; the rest shares what is left
+	c := cols{widths: [6]int{20, 0, 10, 0, 0, 9}}
+	rest := w - 20 - 10 - 9 - 5
+	if rest < 12 {
+		rest = 12
+	}
+	c.widths[1] = rest * 30 / 100
+	c.widths[3] = rest * 35 / 100
+	c.widths[4] = rest - c.widths[1] - c.widths[3]
+	return c
+}
+
+func (c cols) format(v ...string) string {
+	parts := make([]string, len(v))
+	for i, s := range v {
+		parts[i] = panes.Fit(s, c.widths[i])
+	}
+	return strings.Join(parts, " ")
+}
+
+// highlight re-renders a row with the fuzzy filter's matched characters styled.
+func highlight(line string, r row, c cols, hits []int, s *themes.Styles) string {
+	set := map[int]bool{}
+	for _, h := range hits {
+		set[h] = true
+	}
+	fields := []string{r.time, r.actor, r.event, r.task, r.target, r.outcome}
+	var parts []string
+	base := 0
+	for i, f := range fields {
+		runes := []rune(f)
+		var b strings.Builder
+		width := c.widths[i]
+		fitted := []rune(panes.Fit(f, width))
+		for j, ch := range fitted {
+			// the haystack joins fields with single spaces: rune index base+j
+			if j < len(runes) && set[base+j] && ch == runes[j] {
+				b.WriteString(s.MatchChar.Render(string(ch)))
+			} else {
+				b.WriteRune(ch)
+			}
+		}
+		parts = append(parts, b.String())
+		base += len(runes) + 1
+	}
+	return strings.Join(parts, " ")
+}
+
+// ShortHelp is the status bar's keys.
+func (p *Pane) ShortHelp() []key.Binding {
+	if p.detail != nil {
+		return []key.Binding{p.keys.Back, p.keys.Up, p.keys.Down}
+	}
+	return []key.Binding{p.keys.Open, p.keys.Filter, p.keys.Event, p.keys.Outcome}
+}
+
+// FullHelp is the ? overlay's keys.
+func (p *Pane) FullHelp() [][]key.Binding {
+	k := p.keys
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Open, k.Back, k.Filter, k.Event, k.Outcome, k.Clear}}
+}
+
+// Close stops the watcher.
+func (p *Pane) Close() { p.watcher.Close() }
+
+// LoadSync reads the whole log on the calling goroutine: for headless renders
+// and tests that need the loaded state without running a program.
+func (p *Pane) LoadSync() { p.Update(p.loadAll()()) }

@@ -1,0 +1,36 @@
+// Package panes holds what every screen shares: the Pane contract the root
+// model drives, and small rendering helpers. Each screen has its own folder.
+package panes
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-dev/vigil/themes"
+)
+
+// Pane is one screen under a tab. Panes are plain structs mutated by the root
+// (crush's shape): the root routes keys to the focused pane only and every
+// other message to all panes, which ignore what isn't theirs.
+type Pane interface {
+	// ID is a short stable name ("audit"); async messages carry it.
+	ID() string
+	// Title is the tab's label.
+	Title() string
+	// Init starts the pane's background work.
+	Init() tea.Cmd
+	// Update handles a message. Keys arrive only when the pane has focus.
+	Update(msg tea.Msg) tea.Cmd
+	// View renders exactly width×height cells' worth of lines.
+	View(width, height int) string
+	// ShortHelp and FullHelp are the pane's keys for the status bar and ? overlay.
+	ShortHelp() []key.Binding
+	FullHelp() [][]key.Binding
+	// Capturing is true while a text field or dialog has the keyboard: global
+	// keys such as q, 1–4 and ? are then typed into it instead.
+	Capturing() bool
+	// Badge is a short tab decoration ("3" pending), or "".
+	Badge() string
+	// SetStyles swaps the theme.
+	SetStyles(*themes.Styles)
+}

@@ -1,0 +1,239 @@
+// Package ui is Vigil's root Bubble Tea model: tabs, status bar, help overlay
+// and key routing. Screens live in panes/; this package only arranges them.
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/themes"
+)
+
+// MinWidth and MinHeight are the smallest terminal Vigil draws a full screen in.
+const (
+	MinWidth  = 40
+	MinHeight = 10
+)
+
+// Options configures the root model.
+type Options struct {
+	Panes []panes.Pane
+	Theme string // auto, dark, light, high-contrast
+	// Start is the index of the pane focused first.
+	Start int
+}
+
+// Model is the root model. It routes; panes do the work.
+type Model struct {
+	panes    []panes.Pane
+	active   int
+	width    int
+	height   int
+	theme    string
+	styles   *themes.Styles
+	showHelp bool
+	keys     globalKeys
+	help     help.Model
+}
+
+// New builds the root model. With theme "auto" it starts dark and asks the
+// terminal for its background colour.
+func New(o Options) *Model {
+	m := &Model{panes: o.Panes, theme: o.Theme, keys: newGlobalKeys(len(o.Panes)), help: help.New()}
+	if o.Start >= 0 && o.Start < len(o.Panes) {
+		m.active = o.Start
+	}
+	m.setStyles(themes.Resolve(o.Theme, true))
+	return m
+}
+
+func (m *Model) setStyles(s *themes.Styles) {
+	m.styles = s
+	m.help.Styles.ShortKey = s.KeyName
+	m.help.Styles.FullKey = s.KeyName
+	m.help.Styles.ShortDesc = s.KeyHint
+	m.help.Styles.FullDesc = s.KeyHint
+	m.help.Styles.ShortSeparator = s.Subtle
+	m.help.Styles.FullSeparator = s.Subtle
+	for _, p := range m.panes {
+		p.SetStyles(s)
+	}
+}
+
+// Init starts every pane and, for the auto theme, asks for the background.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{}
+	if m.theme == "" || m.theme == "auto" {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	for _, p := range m.panes {
+		cmds = append(cmds, p.Init())
+	}
+	return tea.Batch(cmds...)
+}
+
+// Active is the focused pane.
+func (m *Model) Active() panes.Pane {
+	if len(m.panes) == 0 {
+		return nil
+	}
+	return m.panes[m.active]
+}
+
+// Update routes: quit → help overlay → capturing pane → global keys → pane.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.SetWidth(msg.Width)
+		return m, m.broadcast(msg)
+	case tea.BackgroundColorMsg:
+		if m.theme == "" || m.theme == "auto" {
+			m.setStyles(themes.Resolve("auto", msg.IsDark()))
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	case tea.MouseWheelMsg:
+		if p := m.Active(); p != nil && !m.showHelp {
+			return m, p.Update(msg)
+		}
+		return m, nil
+	}
+	return m, m.broadcast(msg)
+}
+
+func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, p := range m.panes {
+		if c := p.Update(msg); c != nil {
+			cmds = append(cmds, c)
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	if key.Matches(msg, m.keys.ForceQuit) {
+		return tea.Quit
+	}
+	if m.showHelp {
+		// any key closes the overlay; it never reaches a pane
+		m.showHelp = false
+		return nil
+	}
+	p := m.Active()
+	if p != nil && p.Capturing() {
+		return p.Update(msg)
+	}
+	switch {
+	case key.Matches(msg, m.keys.Quit):
+		return tea.Quit
+	case key.Matches(msg, m.keys.Suspend):
+		return tea.Suspend
+	case key.Matches(msg, m.keys.Help):
+		m.showHelp = true
+		return nil
+	case key.Matches(msg, m.keys.Next):
+		m.focus((m.active + 1) % max(len(m.panes), 1))
+		return nil
+	case key.Matches(msg, m.keys.Prev):
+		m.focus((m.active - 1 + len(m.panes)) % max(len(m.panes), 1))
+		return nil
+	}
+	for i, b := range m.keys.Jump {
+		if key.Matches(msg, b) {
+			m.focus(i)
+			return nil
+		}
+	}
+	if p != nil {
+		return p.Update(msg)
+	}
+	return nil
+}
+
+func (m *Model) focus(i int) {
+	if i >= 0 && i < len(m.panes) {
+		m.active = i
+	}
+}
+
+// View draws the screen; below the minimum size, a one-line notice.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "Vigil"
+	return v
+}
+
+// Render is the screen as a string (the View's content).
+func (m *Model) Render() string {
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	if w < MinWidth || h < MinHeight {
+		return panes.Truncate(fmt.Sprintf("terminal too small: %d×%d, need %d×%d", w, h, MinWidth, MinHeight), w)
+	}
+	tabs := m.renderTabs(w)
+	status := m.renderStatus(w)
+	bodyH := h - 2
+	var body string
+	if m.showHelp {
+		body = m.renderHelp(w, bodyH)
+	} else if p := m.Active(); p != nil {
+		body = p.View(w, bodyH)
+	} else {
+		body = panes.Block(nil, w, bodyH)
+	}
+	return tabs + "\n" + body + "\n" + status
+}
+
+func (m *Model) renderTabs(w int) string {
+	var parts []string
+	for i, p := range m.panes {
+		label := fmt.Sprintf("%d %s", i+1, p.Title())
+		if b := p.Badge(); b != "" {
+			label += " " + m.styles.Badge.Render(" "+b+" ")
+		}
+		if i == m.active {
+			parts = append(parts, m.styles.TabActive.Render(label))
+		} else {
+			parts = append(parts, m.styles.Tab.Render(label))
+		}
+	}
+	brand := m.styles.Title.Render("vigil") + " "
+	return panes.Fit(brand+strings.Join(parts, m.styles.Subtle.Render("│")), w)
+}
+
+func (m *Model) renderStatus(w int) string {
+	var bindings []key.Binding
+	if p := m.Active(); p != nil {
+		bindings = append(bindings, p.ShortHelp()...)
+	}
+	bindings = append(bindings, m.keys.short()...)
+	m.help.SetWidth(w)
+	return panes.Fit(m.help.ShortHelpView(bindings), w)
+}
+
+func (m *Model) renderHelp(w, h int) string {
+	groups := [][]key.Binding{m.keys.full()}
+	title := "Keys"
+	if p := m.Active(); p != nil {
+		groups = append(p.FullHelp(), groups...)
+		title = "Keys — " + p.Title()
+	}
+	m.help.SetWidth(w - 4)
+	content := m.styles.Heading.Render(title) + "\n\n" + m.help.FullHelpView(groups) +
+		"\n\n" + m.styles.Muted.Render("press any key to close")
+	lines := strings.Split(lipgloss.NewStyle().Padding(0, 2).Render(content), "\n")
+	return panes.Block(lines, w, h)
+}
