@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/internal/atomicfile"
+	"github.com/vigil-dev/vigil/internal/demotree"
 )
 
 // demoConfig is the demo home's config.toml. Paths are relative to the home.
@@ -42,6 +43,10 @@ func demoSteps() []demoStep {
 	return []demoStep{
 		{"config", func(_ context.Context, _ *App, dir string) error {
 			return atomicfile.Write(filepath.Join(dir, "config.toml"), []byte(demoConfig), 0o600)
+		}},
+		{"files", func(_ context.Context, _ *App, dir string) error {
+			_, err := demotree.Write(filepath.Join(dir, "files"))
+			return err
 		}},
 		{"audit", demoAudit},
 	}
