@@ -71,6 +71,7 @@ type App struct {
 	Log    *slog.Logger
 
 	loaded bool
+	engine *Engine
 }
 
 // NewApp returns an App wired to the process's real streams, clock and environment.

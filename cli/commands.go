@@ -9,5 +9,11 @@ func commands(app *App) []*cobra.Command {
 		newAuditCmd(app),
 		newDemoCmd(app),
 		newVersionCmd(app),
+		newSubmitCmd(app),
+		newPendingCmd(app),
+		newPreviewCmd(app),
+		newApproveCmd(app),
+		newDenyCmd(app),
+		newResultCmd(app),
 	}
 }

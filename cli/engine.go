@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/lease"
+	"github.com/vigil-dev/vigil/exec/media"
+	"github.com/vigil-dev/vigil/exec/task"
+)
+
+// Engine is the approval side of Vigil wired from the config: one per
+// process, shared by the commands and the screens.
+type Engine struct {
+	Audit   *audit.Log
+	Leases  *lease.Verifier
+	Results *task.Store
+	Signer  *task.Signer
+	Media   *media.Executor
+	Queue   *approval.Queue
+}
+
+// OpenAudit opens the home's audit log.
+func (a *App) OpenAudit() (*audit.Log, error) {
+	if err := a.EnsureState(); err != nil {
+		return nil, err
+	}
+	l, err := audit.Open(a.Paths.Audit, a.Now)
+	if err != nil {
+		return nil, Fail(ExitExecution, err)
+	}
+	return l, nil
+}
+
+// Engine builds (once) the lease verifier, results store, signer, media
+// executor and approval queue. Opening the queue reconciles interrupted tasks.
+func (a *App) Engine(ctx context.Context) (*Engine, error) {
+	if a.engine != nil {
+		return a.engine, nil
+	}
+	log, err := a.OpenAudit()
+	if err != nil {
+		return nil, err
+	}
+	leases, err := lease.FromConfig(a.Cfg.Leases, a.Now)
+	if err != nil {
+		return nil, Fail(ExitBadInput, fmt.Errorf("%s: %w", a.Paths.Config, err))
+	}
+	results, err := task.OpenStore(a.Paths.Results)
+	if err != nil {
+		return nil, Fail(ExitExecution, err)
+	}
+	signer, err := task.LoadSigner(filepath.Join(a.Paths.Keys, lease.OperatorKeyFile))
+	if err != nil {
+		return nil, Failf(ExitExecution, "operator key: %v (run `vigil keys init` first)", err)
+	}
+	ex, err := media.New(media.Options{
+		Devices: a.Cfg.Devices, ActionTimeout: a.Cfg.Media.ActionTimeout.Duration,
+		Leases: leases, Store: results, Signer: signer, Now: a.Now, SimDir: a.Paths.Devices, Getenv: a.Getenv,
+	})
+	if err != nil {
+		return nil, Fail(ExitBadInput, fmt.Errorf("%s: %w", a.Paths.Config, err))
+	}
+	q, err := approval.Open(ctx, approval.Options{
+		Dir: filepath.Join(a.Paths.State, "tasks"), Inbox: a.Paths.Inbox, Executor: ex, Devices: a.Cfg.Devices,
+		Leases: leases, Results: results, Signer: signer, Audit: log, Scopes: a.Cfg.Scopes,
+		Timeout: a.Cfg.Approvals.Timeout.Duration, Now: a.Now, Log: a.Log,
+	})
+	if err != nil {
+		return nil, Fail(ExitExecution, err)
+	}
+	a.engine = &Engine{Audit: log, Leases: leases, Results: results, Signer: signer, Media: ex, Queue: q}
+	return a.engine, nil
+}

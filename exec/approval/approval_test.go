@@ -1,0 +1,408 @@
+package approval
+
+import (
+	"context"
+	"crypto"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/config"
+	"github.com/vigil-dev/vigil/exec/lease"
+	"github.com/vigil-dev/vigil/exec/media"
+	"github.com/vigil-dev/vigil/exec/task"
+)
+
+// clock is a settable, goroutine-safe test clock.
+type clock struct{ ns atomic.Int64 }
+
+func newClock() *clock {
+	c := &clock{}
+	c.ns.Store(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixNano())
+	return c
+}
+func (c *clock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+type harness struct {
+	t      *testing.T
+	dir    string
+	clock  *clock
+	issuer crypto.Signer
+	q      *Queue
+	log    *audit.Log
+	res    *task.Store
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	if _, _, err := lease.InitKeys(keys, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, dir: dir, clock: newClock()}
+	issuer, _, err := lease.LoadPrivateKey(filepath.Join(keys, lease.IssuerKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.issuer = issuer
+	h.q = h.open()
+	return h
+}
+
+// open builds a queue over the harness's folders, as a new process would.
+func (h *harness) open() *Queue {
+	h.t.Helper()
+	keys := filepath.Join(h.dir, "keys")
+	local, _, err := lease.LocalIssuer(keys)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	leases, err := lease.NewVerifier(lease.Options{Issuer: lease.DefaultIssuer, Audience: lease.DefaultAudience,
+		Leeway: lease.NoLeeway, Keys: []lease.Key{local}, Now: h.clock.Now})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	res, err := task.OpenStore(filepath.Join(h.dir, "results"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	signer, err := task.LoadSigner(filepath.Join(keys, lease.OperatorKeyFile))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	devices := []config.DeviceConfig{{ID: "living-room", Driver: "sim"}}
+	ex, err := media.New(media.Options{Devices: devices, Leases: leases, Store: res, Signer: signer, Now: h.clock.Now,
+		SimDir: filepath.Join(h.dir, "devices")})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	log, err := audit.Open(filepath.Join(h.dir, "audit.log"), h.clock.Now)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	q, err := Open(context.Background(), Options{Dir: filepath.Join(h.dir, "tasks"), Inbox: filepath.Join(h.dir, "inbox"),
+		Executor: ex, Devices: devices, Leases: leases, Results: res, Signer: signer, Audit: log,
+		Timeout: 10 * time.Minute, Now: h.clock.Now})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.log, h.res = log, res
+	return q
+}
+
+func (h *harness) manifest(taskID, capID string, inputs map[string]any, ttl time.Duration, caps ...string) []byte {
+	h.t.Helper()
+	if len(caps) == 0 {
+		caps = []string{capID}
+	}
+	tok, err := lease.Issue(h.issuer, lease.IssueOptions{Subject: "agent:planner", TaskID: taskID, Caps: caps, TTL: ttl,
+		Now: h.clock.Now, JTI: "jti-" + taskID})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	in, _ := json.Marshal(inputs)
+	b, _ := json.Marshal(map[string]any{"task_id": taskID, "capability_id": capID, "inputs": json.RawMessage(in), "lease": tok})
+	return b
+}
+
+func (h *harness) play(taskID string) []byte {
+	return h.manifest(taskID, "MEDIA_PLAY", map[string]any{"media_uri": "/media/movie.mkv", "target_device": "living-room"}, 30*time.Minute)
+}
+
+func (h *harness) submit(raw []byte) Outcome {
+	h.t.Helper()
+	out, err := h.q.Submit(context.Background(), raw, "cli")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out
+}
+
+func (h *harness) events() []string {
+	h.t.Helper()
+	var ev []string
+	if _, err := audit.Scan(filepath.Join(h.dir, "audit.log"), 0, func(l audit.Line) bool {
+		if l.Err != nil {
+			h.t.Fatalf("bad audit line at %d: %v", l.Offset, l.Err)
+		}
+		ev = append(ev, l.Entry.Event)
+		return true
+	}); err != nil {
+		h.t.Fatal(err)
+	}
+	rep, err := audit.Verify(filepath.Join(h.dir, "audit.log"))
+	if err != nil || !rep.OK {
+		h.t.Fatalf("audit chain: %v %+v", err, rep)
+	}
+	return ev
+}
+
+func (h *harness) simState() media.SimState {
+	h.t.Helper()
+	var st media.SimState
+	b, err := os.ReadFile(filepath.Join(h.dir, "devices", "living-room.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return media.SimState{State: "idle"}
+	}
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		h.t.Fatal(err)
+	}
+	return st
+}
+
+func TestSubmitPreviewApproveExecutes(t *testing.T) {
+	h := newHarness(t)
+	if out := h.submit(h.play("t1")); out.State != "pending" {
+		t.Fatalf("submit: %+v", out)
+	}
+	if st := h.simState(); st.State != "idle" {
+		t.Fatalf("the device changed before any approval: %+v", st)
+	}
+	v, err := h.q.Preview(context.Background(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Preview.Method != "SIM" || v.Preview.URL != "sim://living-room" || !v.LeaseValid {
+		t.Fatalf("preview: %+v", v)
+	}
+	if !strings.HasPrefix(v.Preview.EstimatedEffect, "now: idle → Play /media/movie.mkv on living-room") {
+		t.Fatalf("effect = %q", v.Preview.EstimatedEffect)
+	}
+	rec, res, err := h.q.Decide(context.Background(), "t1", Decision{Approve: true, By: "operator:ada", PreviewHash: v.BindingHash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.State != Done || res == nil || res.Status != task.StatusSuccess || res.ContentHashBefore == res.ContentHashAfter {
+		t.Fatalf("approve: %+v %+v", rec, res)
+	}
+	if st := h.simState(); st.State != "playing" || st.MediaURI != "/media/movie.mkv" {
+		t.Fatalf("device did not play: %+v", st)
+	}
+	if got, want := strings.Join(h.events(), ","), "submitted,approved,executed"; got != want {
+		t.Fatalf("audit events %s, want %s", got, want)
+	}
+	// a second submission of the same task returns its state, runs nothing
+	if out := h.submit(h.play("t1")); out.State != "done" {
+		t.Fatalf("resubmit: %+v", out)
+	}
+	if _, _, err := h.q.Decide(context.Background(), "t1", Decision{Approve: true, By: "operator:bob"}); !isDecided(err, Done) {
+		t.Fatalf("second approval: %v", err)
+	}
+}
+
+func isDecided(err error, s State) bool {
+	var de *DecidedError
+	return errors.As(err, &de) && de.State == s
+}
+
+func TestDenyIsFinalAndMasked(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("t2"))
+	rec, res, err := h.q.Decide(context.Background(), "t2", Decision{By: "operator:ada", Reason: "card 4111 1111 1111 1111 is mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.State != Denied || res.Error == nil || res.Error.Code != task.ApprovalDenied {
+		t.Fatalf("deny: %+v %+v", rec, res)
+	}
+	b, _ := os.ReadFile(filepath.Join(h.dir, "audit.log"))
+	if strings.Contains(string(b), "4111 1111 1111 1111") || !strings.Contains(string(b), "****-****-****-1111") {
+		t.Fatalf("denial reason not masked in the audit log:\n%s", b)
+	}
+	if st := h.simState(); st.State != "idle" {
+		t.Fatalf("a denied task touched the device: %+v", st)
+	}
+}
+
+func TestFirstDecisionWinsAcrossGoroutines(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("race"))
+	var wg sync.WaitGroup
+	var wins, lost atomic.Int32
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, _, err := h.q.Decide(context.Background(), "race", Decision{Approve: i%2 == 0, By: fmt.Sprintf("operator:%d", i), Reason: "no"})
+			var de *DecidedError
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errors.As(err, &de):
+				lost.Add(1)
+			default:
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if wins.Load() != 1 || lost.Load() != 19 {
+		t.Fatalf("wins %d lost %d", wins.Load(), lost.Load())
+	}
+	decisions := 0
+	for _, e := range h.events() {
+		if e == audit.EventApproved || e == audit.EventDenied {
+			decisions++
+		}
+	}
+	if decisions != 1 {
+		t.Fatalf("%d decisions recorded", decisions)
+	}
+}
+
+func TestExpiryIsATimeoutNotADenial(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("slow"))
+	h.clock.Advance(10*time.Minute + time.Second)
+	r, err := h.q.Get("slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State != Expired || r.Error.Code != task.ApprovalTimeout {
+		t.Fatalf("record: %+v", r)
+	}
+	res, err := h.res.Load("slow")
+	if err != nil || res.Error.Code != task.ApprovalTimeout {
+		t.Fatalf("result: %+v %v", res, err)
+	}
+	if _, _, err := h.q.Decide(context.Background(), "slow", Decision{Approve: true, By: "operator:ada"}); !isDecided(err, Expired) {
+		t.Fatalf("approve after expiry: %v", err)
+	}
+	ev := strings.Join(h.events(), ",")
+	if ev != "submitted,expired" {
+		t.Fatalf("audit: %s", ev)
+	}
+}
+
+// An approval at the deadline's instant loses to the timeout.
+func TestExpiryAgainstApprovalAtTheSameInstant(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("edge"))
+	h.clock.Advance(10 * time.Minute)
+	if _, _, err := h.q.Decide(context.Background(), "edge", Decision{Approve: true, By: "operator:ada"}); !isDecided(err, Expired) {
+		t.Fatalf("approval at the deadline: %v", err)
+	}
+	if st := h.simState(); st.State != "idle" {
+		t.Fatal("an expired task ran")
+	}
+}
+
+func TestLeaseExpiringWhilePendingFailsAtDecision(t *testing.T) {
+	h := newHarness(t)
+	raw := h.manifest("short", "MEDIA_PAUSE", map[string]any{"target_device": "living-room"}, time.Minute)
+	h.submit(raw)
+	h.clock.Advance(2 * time.Minute)
+	rec, res, err := h.q.Decide(context.Background(), "short", Decision{Approve: true, By: "operator:ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.State != Failed || res.Error.Code != task.LeaseExpired {
+		t.Fatalf("got %+v %+v", rec, res)
+	}
+}
+
+func TestApprovalBindsToThePreviewSeen(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("bind"))
+	_, _, err := h.q.Decide(context.Background(), "bind", Decision{Approve: true, By: "operator:ada", PreviewHash: "0123"})
+	if !errors.Is(err, ErrPreviewChanged) {
+		t.Fatalf("stale preview hash accepted: %v", err)
+	}
+	if r, _ := h.q.Get("bind"); r.State != Pending {
+		t.Fatalf("a refused approval changed state: %s", r.State)
+	}
+}
+
+func TestRejections(t *testing.T) {
+	h := newHarness(t)
+	cases := []struct {
+		name string
+		raw  []byte
+		code task.Code
+	}{
+		{"garbage", []byte("{not json"), task.ExecutionFailed},
+		{"unknown capability", h.manifest("u1", "MEDIA_EJECT", map[string]any{"target_device": "living-room"}, time.Hour), task.UnsupportedCapability},
+		{"device not allowlisted", h.manifest("u2", "MEDIA_STOP", map[string]any{"target_device": "garage"}, time.Hour), task.ExecutionFailed},
+		{"capability outside the lease", h.manifest("u3", "MEDIA_STOP", map[string]any{"target_device": "living-room"}, time.Hour, "MEDIA_PLAY"), task.UnsupportedCapability},
+		{"search phrase as media", h.manifest("u4", "MEDIA_PLAY", map[string]any{"media_uri": "something relaxing", "target_device": "living-room"}, time.Hour), task.ExecutionFailed},
+	}
+	for _, c := range cases {
+		out := h.submit(c.raw)
+		if out.State != "rejected" || out.Error == nil || out.Error.Code != c.code {
+			t.Errorf("%s: %+v", c.name, out)
+		}
+	}
+	for _, e := range h.events() {
+		if e != audit.EventRejected {
+			t.Fatalf("unexpected audit event %s", e)
+		}
+	}
+	// the same task_id with other inputs is refused
+	h.submit(h.play("dup"))
+	other := h.manifest("dup", "MEDIA_PLAY", map[string]any{"media_uri": "/media/other.mkv", "target_device": "living-room"}, time.Hour)
+	if out := h.submit(other); out.State != "rejected" {
+		t.Fatalf("task_id reuse: %+v", out)
+	}
+}
+
+func TestInboxPicksUpAndRejects(t *testing.T) {
+	h := newHarness(t)
+	newDir := h.q.InboxNew()
+	os.MkdirAll(newDir, 0o700)
+	os.WriteFile(filepath.Join(newDir, "a.json"), h.play("inbox-ok"), 0o600)
+	os.WriteFile(filepath.Join(newDir, "b.json"), []byte(`{"task_id":"bad"}`), 0o600)
+	outs, err := h.q.SweepInbox(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 2 || outs[0].State != "pending" || outs[1].State != "rejected" {
+		t.Fatalf("outcomes: %+v", outs)
+	}
+	reason, err := os.ReadFile(filepath.Join(h.dir, "inbox", "rejected", "b.json.reason.json"))
+	if err != nil || !strings.Contains(string(reason), "capability_id") {
+		t.Fatalf("rejection file: %s %v", reason, err)
+	}
+	if left, _ := names(newDir); len(left) != 0 {
+		t.Fatalf("inbox not emptied: %v", left)
+	}
+	if r, _ := h.q.Get("inbox-ok"); r.Source != "inbox" || r.State != Pending {
+		t.Fatalf("record: %+v", r)
+	}
+}
+
+func TestReconcileAfterCrash(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("was-approved"))
+	h.submit(h.play("was-executing"))
+	// simulate crashes by writing the states a killed process leaves behind
+	for id, s := range map[string]State{"was-approved": Approved, "was-executing": Executing} {
+		r, _ := h.q.st.load(id)
+		now := h.clock.Now()
+		r.State, r.DecidedBy, r.DecidedAt, r.PreviewHash = s, "operator:ada", &now, "h"
+		if err := h.q.st.save(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q2 := h.open() // a restart reconciles
+	a, _ := q2.Get("was-approved")
+	e, _ := q2.Get("was-executing")
+	if a.State != Done {
+		t.Fatalf("approved task not run on restart: %+v", a)
+	}
+	if e.State != Failed || e.Error == nil || !strings.Contains(e.Error.Message, "interrupted") {
+		t.Fatalf("interrupted execution: %+v", e)
+	}
+}
