@@ -1,39 +1,14 @@
 package cli
 
-import (
-	"context"
-	"os/exec"
-	"strings"
-	"time"
-)
+import "github.com/vigil-dev/vigil/exec/search"
 
-// backendInfo names a search backend found on this machine.
-type backendInfo struct {
-	Name    string `json:"name"`
-	Path    string `json:"path"`
-	Version string `json:"version"`
+// searchOptions maps the config onto the search engine's options.
+func searchOptions(app *App) search.Options {
+	o := search.DefaultOptions(app.Cfg.Sandbox.Root)
+	o.Deny = app.Cfg.Sandbox.Deny
+	o.Search = app.Cfg.Tools.Search
+	return o
 }
 
-// detectBackends is a stop-gap until exec/search exposes its own detection.
-func detectBackends(app *App) []backendInfo {
-	var out []backendInfo
-	for _, name := range []string{app.Cfg.Tools.Search.Binary, app.Cfg.Tools.Search.FallbackBinary} {
-		if name == "" {
-			continue
-		}
-		p, err := exec.LookPath(name)
-		if err != nil {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		b, _ := exec.CommandContext(ctx, p, "--version").Output()
-		cancel()
-		v := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
-		ver := ""
-		if len(v) > 1 {
-			ver = v[1]
-		}
-		out = append(out, backendInfo{Name: name, Path: p, Version: ver})
-	}
-	return out
-}
+// detectBackends lists the search backends found, with their versions.
+func detectBackends(app *App) []search.BackendInfo { return search.DetectBackends(searchOptions(app)) }

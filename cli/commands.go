@@ -9,6 +9,7 @@ func commands(app *App) []*cobra.Command {
 		newAuditCmd(app),
 		newDemoCmd(app),
 		newVersionCmd(app),
+		newSearchCmd(app),
 		newSubmitCmd(app),
 		newPendingCmd(app),
 		newPreviewCmd(app),

@@ -2,13 +2,17 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/lease"
+	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/internal/atomicfile"
 	"github.com/vigil-dev/vigil/internal/demotree"
 )
@@ -27,9 +31,26 @@ fallback_binary = "rg"
 [approvals]
 timeout = "10m"
 
+[leases]
+issuer = "abos-policy-authority"
+audience = "abos-executor"
+[[leases.keys]]
+kid = "local"
+alg = "EdDSA"
+public_key = "keys/issuer.pub.pem"
+
 [[devices]]
 id = "living-room"
 driver = "sim"
+
+# A Home Assistant speaker that is not reachable from the demo: its preview
+# shows how the bearer token is masked; approving it fails after retries.
+[[devices]]
+id = "kitchen"
+driver = "hass"
+base_url = "http://127.0.0.1:9/"
+entity_id = "media_player.kitchen"
+token_file = "hass-token.txt"
 `
 
 // demoStep adds one kind of content to a demo home.
@@ -42,13 +63,33 @@ type demoStep struct {
 func demoSteps() []demoStep {
 	return []demoStep{
 		{"config", func(_ context.Context, _ *App, dir string) error {
-			return atomicfile.Write(filepath.Join(dir, "config.toml"), []byte(demoConfig), 0o600)
+			// the scopes' sample mailboxes and dataset come first: the config lists them
+			scopes, err := scope.WriteDemo(filepath.Join(dir, "scopes"))
+			if err != nil {
+				return err
+			}
+			cfg := demoConfig
+			for _, sc := range scopes {
+				cfg += fmt.Sprintf("\n[[scopes]]\nname = %q\nkind = %q\npath = %q\n", sc.Name, sc.Kind, sc.Path)
+				if sc.PrimaryKey != "" {
+					cfg += fmt.Sprintf("primary_key = %q\n", sc.PrimaryKey)
+				}
+			}
+			return atomicfile.Write(filepath.Join(dir, "config.toml"), []byte(cfg), 0o600)
 		}},
 		{"files", func(_ context.Context, _ *App, dir string) error {
 			_, err := demotree.Write(filepath.Join(dir, "files"))
 			return err
 		}},
 		{"audit", demoAudit},
+		{"keys", func(_ context.Context, app *App, dir string) error {
+			if err := atomicfile.Write(filepath.Join(dir, "hass-token.txt"), []byte("demo-hass-token-0123456789abcdef\n"), 0o600); err != nil {
+				return err
+			}
+			_, _, err := lease.InitKeys(app.Paths.Keys, nil, false)
+			return err
+		}},
+		{"approvals", demoApprovals},
 	}
 }
 
@@ -60,6 +101,58 @@ func demoAudit(_ context.Context, app *App, _ string) error {
 	_, err = log.Append(audit.Entry{Actor: app.Operator(), Event: audit.EventDemo, Success: true,
 		Details: audit.Details(map[string]any{"note": "demo home created"})})
 	return err
+}
+
+// demoTask is one pending action the demo agent submits.
+type demoTask struct {
+	id, capability string
+	inputs         map[string]any
+	age            time.Duration // how long ago it was submitted
+}
+
+var demoTasks = []demoTask{
+	{"demo-play-movie", "MEDIA_PLAY", map[string]any{"media_uri": "/media/movies/big-buck-bunny.mkv", "target_device": "living-room"}, 40 * time.Second},
+	{"demo-stream-secret", "MEDIA_PLAY", map[string]any{
+		"media_uri":     "https://ada:hunter2@media.example.com/live/stream.m3u8?api_key=sk_live_4eC39HqLyjWDarjtT1zdp7dc&quality=hd",
+		"target_device": "living-room"}, 2 * time.Minute},
+	{"demo-kitchen-pause", "MEDIA_PAUSE", map[string]any{"target_device": "kitchen"}, 4 * time.Minute},
+	{"demo-seek-soon", "MEDIA_SEEK", map[string]any{"target_device": "living-room", "position_seconds": 754}, 9*time.Minute + 15*time.Second},
+}
+
+// demoApprovals submits the demo agent's pending tasks with valid leases,
+// each as if it had arrived a while ago, so one is close to its deadline.
+func demoApprovals(ctx context.Context, app *App, _ string) error {
+	eng, err := app.Engine(ctx)
+	if err != nil {
+		return err
+	}
+	key, _, err := lease.LoadPrivateKey(filepath.Join(app.Paths.Keys, lease.IssuerKeyFile))
+	if err != nil {
+		return err
+	}
+	for _, t := range demoTasks {
+		tok, err := lease.Issue(key, lease.IssueOptions{Subject: "agent:demo-assistant", TaskID: t.id,
+			Caps: []string{t.capability}, TTL: time.Hour, Now: app.Now})
+		if err != nil {
+			return err
+		}
+		inputs, _ := json.Marshal(t.inputs)
+		raw, _ := json.Marshal(map[string]any{"task_id": t.id, "capability_id": t.capability,
+			"inputs": json.RawMessage(inputs), "lease": tok})
+		age := t.age
+		q, err := app.openQueue(ctx, eng, func() time.Time { return app.Now().Add(-age) })
+		if err != nil {
+			return err
+		}
+		out, err := q.Submit(ctx, raw, "demo")
+		if err != nil {
+			return err
+		}
+		if out.State != "pending" {
+			return fmt.Errorf("demo task %s was %s: %v", t.id, out.State, out.Error)
+		}
+	}
+	return nil
 }
 
 func newDemoCmd(app *App) *cobra.Command {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
@@ -64,14 +65,23 @@ func (a *App) Engine(ctx context.Context) (*Engine, error) {
 	if err != nil {
 		return nil, Fail(ExitBadInput, fmt.Errorf("%s: %w", a.Paths.Config, err))
 	}
+	eng := &Engine{Audit: log, Leases: leases, Results: results, Signer: signer, Media: ex}
+	if eng.Queue, err = a.openQueue(ctx, eng, a.Now); err != nil {
+		return nil, err
+	}
+	a.engine = eng
+	return eng, nil
+}
+
+// openQueue opens the approval queue over the engine's parts with a clock.
+func (a *App) openQueue(ctx context.Context, eng *Engine, now func() time.Time) (*approval.Queue, error) {
 	q, err := approval.Open(ctx, approval.Options{
-		Dir: filepath.Join(a.Paths.State, "tasks"), Inbox: a.Paths.Inbox, Executor: ex, Devices: a.Cfg.Devices,
-		Leases: leases, Results: results, Signer: signer, Audit: log, Scopes: a.Cfg.Scopes,
-		Timeout: a.Cfg.Approvals.Timeout.Duration, Now: a.Now, Log: a.Log,
+		Dir: filepath.Join(a.Paths.State, "tasks"), Inbox: a.Paths.Inbox, Executor: eng.Media, Devices: a.Cfg.Devices,
+		Leases: eng.Leases, Results: eng.Results, Signer: eng.Signer, Audit: eng.Audit, Scopes: a.Cfg.Scopes,
+		Timeout: a.Cfg.Approvals.Timeout.Duration, Now: now, Log: a.Log,
 	})
 	if err != nil {
 		return nil, Fail(ExitExecution, err)
 	}
-	a.engine = &Engine{Audit: log, Leases: leases, Results: results, Signer: signer, Media: ex, Queue: q}
-	return a.engine, nil
+	return q, nil
 }

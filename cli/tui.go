@@ -4,11 +4,14 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/panes/approvals"
 	auditpane "github.com/vigil-dev/vigil/panes/audit"
+	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/themes"
 	"github.com/vigil-dev/vigil/ui"
 )
@@ -24,7 +27,7 @@ func runTUI(ctx context.Context, app *App) error {
 	}
 	defer logFile.Close()
 	// stdout belongs to the screen; logs go to a file, masked
-	app.Log = slog.New(slog.NewTextHandler(logFile, nil)) // TODO(lead): wrap in preview.MaskingHandler
+	app.Log = slog.New(preview.NewMaskingHandler(slog.NewTextHandler(logFile, nil)))
 
 	styles := themes.Resolve(app.Cfg.Theme, true)
 	list, closeAll := buildPanes(app, styles)
@@ -40,5 +43,13 @@ func runTUI(ctx context.Context, app *App) error {
 // buildPanes makes the screens in tab order and a function that releases them.
 func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
 	ap := auditpane.New(app.Paths.Audit, styles)
-	return []panes.Pane{ap}, func() { ap.Close() }
+	opts := approvals.Options{TasksDir: filepath.Join(app.Paths.State, "tasks"), InboxDir: app.Paths.Inbox,
+		Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell}
+	if eng, err := app.Engine(context.Background()); err != nil {
+		opts.QueueErr = err
+	} else {
+		opts.Queue = eng.Queue
+	}
+	apr := approvals.New(opts, styles)
+	return []panes.Pane{apr, ap}, func() { ap.Close(); apr.Close() }
 }

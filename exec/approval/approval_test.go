@@ -1,8 +1,7 @@
-package approval
+package approval_test
 
 import (
 	"context"
-	"crypto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,150 +14,41 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/audit"
-	"github.com/vigil-dev/vigil/config"
-	"github.com/vigil-dev/vigil/exec/lease"
+	. "github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/media"
 	"github.com/vigil-dev/vigil/exec/task"
 )
 
-// clock is a settable, goroutine-safe test clock.
-type clock struct{ ns atomic.Int64 }
-
-func newClock() *clock {
-	c := &clock{}
-	c.ns.Store(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixNano())
-	return c
-}
-func (c *clock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
-
 type harness struct {
-	t      *testing.T
-	dir    string
-	clock  *clock
-	issuer crypto.Signer
-	q      *Queue
-	log    *audit.Log
-	res    *task.Store
+	*approvaltest.Env
+	q *Queue
 }
 
 func newHarness(t *testing.T) *harness {
-	t.Helper()
-	dir := t.TempDir()
-	keys := filepath.Join(dir, "keys")
-	if _, _, err := lease.InitKeys(keys, nil, false); err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, dir: dir, clock: newClock()}
-	issuer, _, err := lease.LoadPrivateKey(filepath.Join(keys, lease.IssuerKeyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.issuer = issuer
-	h.q = h.open()
-	return h
+	e := approvaltest.New(t)
+	return &harness{Env: e, q: e.Queue}
 }
 
-// open builds a queue over the harness's folders, as a new process would.
-func (h *harness) open() *Queue {
-	h.t.Helper()
-	keys := filepath.Join(h.dir, "keys")
-	local, _, err := lease.LocalIssuer(keys)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	leases, err := lease.NewVerifier(lease.Options{Issuer: lease.DefaultIssuer, Audience: lease.DefaultAudience,
-		Leeway: lease.NoLeeway, Keys: []lease.Key{local}, Now: h.clock.Now})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	res, err := task.OpenStore(filepath.Join(h.dir, "results"))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	signer, err := task.LoadSigner(filepath.Join(keys, lease.OperatorKeyFile))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	devices := []config.DeviceConfig{{ID: "living-room", Driver: "sim"}}
-	ex, err := media.New(media.Options{Devices: devices, Leases: leases, Store: res, Signer: signer, Now: h.clock.Now,
-		SimDir: filepath.Join(h.dir, "devices")})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	log, err := audit.Open(filepath.Join(h.dir, "audit.log"), h.clock.Now)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	q, err := Open(context.Background(), Options{Dir: filepath.Join(h.dir, "tasks"), Inbox: filepath.Join(h.dir, "inbox"),
-		Executor: ex, Devices: devices, Leases: leases, Results: res, Signer: signer, Audit: log,
-		Timeout: 10 * time.Minute, Now: h.clock.Now})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.log, h.res = log, res
-	return q
-}
-
-func (h *harness) manifest(taskID, capID string, inputs map[string]any, ttl time.Duration, caps ...string) []byte {
-	h.t.Helper()
-	if len(caps) == 0 {
-		caps = []string{capID}
-	}
-	tok, err := lease.Issue(h.issuer, lease.IssueOptions{Subject: "agent:planner", TaskID: taskID, Caps: caps, TTL: ttl,
-		Now: h.clock.Now, JTI: "jti-" + taskID})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	in, _ := json.Marshal(inputs)
-	b, _ := json.Marshal(map[string]any{"task_id": taskID, "capability_id": capID, "inputs": json.RawMessage(in), "lease": tok})
-	return b
-}
-
-func (h *harness) play(taskID string) []byte {
-	return h.manifest(taskID, "MEDIA_PLAY", map[string]any{"media_uri": "/media/movie.mkv", "target_device": "living-room"}, 30*time.Minute)
-}
-
-func (h *harness) submit(raw []byte) Outcome {
-	h.t.Helper()
-	out, err := h.q.Submit(context.Background(), raw, "cli")
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return out
-}
-
-func (h *harness) events() []string {
-	h.t.Helper()
-	var ev []string
-	if _, err := audit.Scan(filepath.Join(h.dir, "audit.log"), 0, func(l audit.Line) bool {
-		if l.Err != nil {
-			h.t.Fatalf("bad audit line at %d: %v", l.Offset, l.Err)
-		}
-		ev = append(ev, l.Entry.Event)
-		return true
-	}); err != nil {
-		h.t.Fatal(err)
-	}
-	rep, err := audit.Verify(filepath.Join(h.dir, "audit.log"))
-	if err != nil || !rep.OK {
-		h.t.Fatalf("audit chain: %v %+v", err, rep)
-	}
-	return ev
+func (h *harness) play(id string) []byte     { return h.Play(id, "/media/movie.mkv") }
+func (h *harness) submit(raw []byte) Outcome { return h.Submit(raw) }
+func (h *harness) events() []string          { return h.Events() }
+func (h *harness) manifest(id, capID string, in map[string]any, ttl time.Duration, caps ...string) []byte {
+	return h.Manifest(id, capID, in, ttl, caps...)
 }
 
 func (h *harness) simState() media.SimState {
-	h.t.Helper()
+	h.T.Helper()
 	var st media.SimState
-	b, err := os.ReadFile(filepath.Join(h.dir, "devices", "living-room.json"))
+	b, err := os.ReadFile(filepath.Join(h.SimDir(), "living-room.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return media.SimState{State: "idle"}
 	}
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	if err := json.Unmarshal(b, &st); err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return st
 }
@@ -218,7 +108,7 @@ func TestDenyIsFinalAndMasked(t *testing.T) {
 	if rec.State != Denied || res.Error == nil || res.Error.Code != task.ApprovalDenied {
 		t.Fatalf("deny: %+v %+v", rec, res)
 	}
-	b, _ := os.ReadFile(filepath.Join(h.dir, "audit.log"))
+	b, _ := os.ReadFile(h.AuditPath())
 	if strings.Contains(string(b), "4111 1111 1111 1111") || !strings.Contains(string(b), "****-****-****-1111") {
 		t.Fatalf("denial reason not masked in the audit log:\n%s", b)
 	}
@@ -266,7 +156,7 @@ func TestFirstDecisionWinsAcrossGoroutines(t *testing.T) {
 func TestExpiryIsATimeoutNotADenial(t *testing.T) {
 	h := newHarness(t)
 	h.submit(h.play("slow"))
-	h.clock.Advance(10*time.Minute + time.Second)
+	h.Clock.Advance(10*time.Minute + time.Second)
 	r, err := h.q.Get("slow")
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +164,7 @@ func TestExpiryIsATimeoutNotADenial(t *testing.T) {
 	if r.State != Expired || r.Error.Code != task.ApprovalTimeout {
 		t.Fatalf("record: %+v", r)
 	}
-	res, err := h.res.Load("slow")
+	res, err := h.Results.Load("slow")
 	if err != nil || res.Error.Code != task.ApprovalTimeout {
 		t.Fatalf("result: %+v %v", res, err)
 	}
@@ -291,7 +181,7 @@ func TestExpiryIsATimeoutNotADenial(t *testing.T) {
 func TestExpiryAgainstApprovalAtTheSameInstant(t *testing.T) {
 	h := newHarness(t)
 	h.submit(h.play("edge"))
-	h.clock.Advance(10 * time.Minute)
+	h.Clock.Advance(10 * time.Minute)
 	if _, _, err := h.q.Decide(context.Background(), "edge", Decision{Approve: true, By: "operator:ada"}); !isDecided(err, Expired) {
 		t.Fatalf("approval at the deadline: %v", err)
 	}
@@ -304,7 +194,7 @@ func TestLeaseExpiringWhilePendingFailsAtDecision(t *testing.T) {
 	h := newHarness(t)
 	raw := h.manifest("short", "MEDIA_PAUSE", map[string]any{"target_device": "living-room"}, time.Minute)
 	h.submit(raw)
-	h.clock.Advance(2 * time.Minute)
+	h.Clock.Advance(2 * time.Minute)
 	rec, res, err := h.q.Decide(context.Background(), "short", Decision{Approve: true, By: "operator:ada"})
 	if err != nil {
 		t.Fatal(err)
@@ -371,11 +261,11 @@ func TestInboxPicksUpAndRejects(t *testing.T) {
 	if len(outs) != 2 || outs[0].State != "pending" || outs[1].State != "rejected" {
 		t.Fatalf("outcomes: %+v", outs)
 	}
-	reason, err := os.ReadFile(filepath.Join(h.dir, "inbox", "rejected", "b.json.reason.json"))
+	reason, err := os.ReadFile(filepath.Join(h.InboxDir(), "rejected", "b.json.reason.json"))
 	if err != nil || !strings.Contains(string(reason), "capability_id") {
 		t.Fatalf("rejection file: %s %v", reason, err)
 	}
-	if left, _ := names(newDir); len(left) != 0 {
+	if left, _ := os.ReadDir(newDir); len(left) != 0 {
 		t.Fatalf("inbox not emptied: %v", left)
 	}
 	if r, _ := h.q.Get("inbox-ok"); r.Source != "inbox" || r.State != Pending {
@@ -387,16 +277,23 @@ func TestReconcileAfterCrash(t *testing.T) {
 	h := newHarness(t)
 	h.submit(h.play("was-approved"))
 	h.submit(h.play("was-executing"))
-	// simulate crashes by writing the states a killed process leaves behind
-	for id, s := range map[string]State{"was-approved": Approved, "was-executing": Executing} {
-		r, _ := h.q.st.load(id)
-		now := h.clock.Now()
-		r.State, r.DecidedBy, r.DecidedAt, r.PreviewHash = s, "operator:ada", &now, "h"
-		if err := h.q.st.save(r); err != nil {
+	// simulate crashes by writing the records a killed process leaves behind
+	for id, st := range map[string]State{"was-approved": Approved, "was-executing": Executing} {
+		p := filepath.Join(h.TasksDir(), id, "record.json")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r Record
+		json.Unmarshal(b, &r)
+		now := h.Clock.Now()
+		r.State, r.DecidedBy, r.DecidedAt, r.PreviewHash = st, "operator:ada", &now, "h"
+		b, _ = json.Marshal(r)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	q2 := h.open() // a restart reconciles
+	q2 := h.Open() // a restart reconciles
 	a, _ := q2.Get("was-approved")
 	e, _ := q2.Get("was-executing")
 	if a.State != Done {

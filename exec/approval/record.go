@@ -88,7 +88,7 @@ func (e *DecidedError) Error() string {
 
 type store struct{ dir string }
 
-func (s store) taskDir(id string) string  { return filepath.Join(s.dir, id) }
+func (s store) taskDir(id string) string { return filepath.Join(s.dir, id) }
 func (s store) recordPath(id string) string {
 	return filepath.Join(s.dir, id, "record.json")
 }

@@ -1,0 +1,293 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// BackendInfo describes one detected search binary.
+type BackendInfo struct {
+	Name    string `json:"name"`    // "ugrep" or "rg"
+	Path    string `json:"path"`    // absolute path of the binary
+	Version string `json:"version"` // e.g. "3.11.2"
+	OK      bool   `json:"ok"`      // meets the SRD's minimum version
+	Problem string `json:"problem,omitempty"`
+}
+
+var minVersion = map[string][2]int{"ugrep": {3, 0}, "rg": {13, 0}}
+
+type cacheKey struct {
+	path  string
+	mtime time.Time
+	size  int64
+}
+
+var (
+	detectMu    sync.Mutex
+	detectCache = map[cacheKey]BackendInfo{}
+)
+
+func envPath(env []string) string {
+	if env == nil {
+		return os.Getenv("PATH")
+	}
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// lookPath finds name in the PATH of env (or uses it as a path when it
+// contains a slash).
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		if st, err := os.Stat(name); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return filepath.Abs(name)
+		}
+		return "", fmt.Errorf("%s: not an executable file", name)
+	}
+	for _, dir := range filepath.SplitList(envPath(env)) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not found in PATH", name)
+}
+
+// probe runs "bin --version" once per binary file version (cached by path,
+// mtime and size) and reads the backend kind and version from it.
+func probe(name string, env []string) BackendInfo {
+	p, err := lookPath(name, env)
+	if err != nil {
+		return BackendInfo{Name: name, Problem: err.Error()}
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return BackendInfo{Name: name, Path: p, Problem: err.Error()}
+	}
+	key := cacheKey{p, st.ModTime(), st.Size()}
+	detectMu.Lock()
+	info, ok := detectCache[key]
+	detectMu.Unlock()
+	if ok {
+		return info
+	}
+	info = BackendInfo{Name: name, Path: p}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p, "--version")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		info.Problem = fmt.Sprintf("%s --version failed: %v", p, err)
+		return info
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	fields := strings.Fields(first)
+	if len(fields) >= 2 {
+		switch fields[0] {
+		case "ugrep":
+			info.Name = "ugrep"
+		case "ripgrep":
+			info.Name = "rg"
+		}
+		info.Version = fields[1]
+	}
+	minV, known := minVersion[info.Name]
+	if !known {
+		info.Problem = fmt.Sprintf("%s is neither ugrep nor ripgrep (--version says %q)", p, first)
+	} else if maj, mnr, ok := parseVersion(info.Version); !ok {
+		info.Problem = fmt.Sprintf("%s: cannot read version from %q", p, first)
+	} else if maj < minV[0] || (maj == minV[0] && mnr < minV[1]) {
+		info.Problem = fmt.Sprintf("%s %s is older than the minimum %d.%d", info.Name, info.Version, minV[0], minV[1])
+	} else {
+		info.OK = true
+	}
+	detectMu.Lock()
+	detectCache[key] = info
+	detectMu.Unlock()
+	return info
+}
+
+func parseVersion(v string) (int, int, bool) {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	maj, err1 := strconv.Atoi(parts[0])
+	mnr, err2 := strconv.Atoi(strings.TrimFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	return maj, mnr, err1 == nil && err2 == nil
+}
+
+// DetectBackends reports every candidate binary in preference order: the
+// configured binary, the configured fallback, then ugrep and rg on PATH.
+// Duplicates (same resolved path) are listed once.
+func DetectBackends(opts Options) []BackendInfo {
+	names := []string{opts.Search.Binary, opts.Search.FallbackBinary, "ugrep", "rg"}
+	seen := map[string]bool{}
+	var out []BackendInfo
+	for _, n := range names {
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		info := probe(n, opts.Env)
+		if info.Path != "" {
+			if seen["path:"+info.Path] {
+				continue
+			}
+			seen["path:"+info.Path] = true
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+const installHint = "install ugrep (>= 3.0) or ripgrep (>= 13.0), e.g. `apt-get install ugrep ripgrep` or `brew install ugrep ripgrep`, or set [tools.search] binary to its path"
+
+// selectBackend applies FR-LS-EXE-01 / CFG-LS-01 and --backend.
+func selectBackend(opts Options) (BackendInfo, error) {
+	want := opts.Backend
+	switch want {
+	case "", "auto":
+		want = ""
+	case "ugrep", "rg":
+	default:
+		return BackendInfo{}, badArgs("backend: must be one of auto, ugrep, rg; got %q", opts.Backend)
+	}
+	var problems []string
+	for _, b := range DetectBackends(opts) {
+		if !b.OK {
+			problems = append(problems, b.Problem)
+			continue
+		}
+		if want == "" || b.Name == want {
+			return b, nil
+		}
+	}
+	what := "no usable search backend"
+	if want != "" {
+		what = "backend " + want + " is not available"
+	}
+	return BackendInfo{}, execFailed("%s (%s); %s", what, strings.Join(problems, "; "), installHint)
+}
+
+// ugrepFormat makes ugrep print one JSON object per match (with -u): the
+// quoted path, line number, character column (tabs count 1), match length
+// in bytes and the whole line.
+const ugrepFormat = `{"f":%h,"n":%n,"k":%k,"d":%d,"l":%J}%~`
+
+// backendArgs builds the argument list (never through a shell). Files go
+// last, after "--", each starting with "./".
+func backendArgs(be BackendInfo, e effective, pat string, fixed bool, files []string) []string {
+	var a []string
+	if be.Name == "rg" {
+		// -j1 keeps output in argument order; -a because Vigil decides
+		// what is binary; -s because case folding is done in the pattern.
+		a = []string{"--json", "--no-config", "-j1", "-a", "-s", "--no-ignore", "--hidden"}
+		if e.maxPerFile > 0 {
+			a = append(a, "-m", strconv.Itoa(e.maxPerFile))
+		}
+	} else {
+		// ugrep's -m counts matches rather than lines when -u is given, so
+		// the per-file cap is applied while parsing instead.
+		a = []string{"-a", "-u", "-H", "-J1", "--tabs=1", "--format=" + ugrepFormat}
+		if e.fuzzy > 0 {
+			a = append(a, "-Z"+strconv.Itoa(e.fuzzy))
+		}
+	}
+	if fixed {
+		a = append(a, "-F")
+	}
+	if e.word {
+		a = append(a, "-w")
+	}
+	a = append(a, "-e", pat, "--")
+	return append(a, files...)
+}
+
+// command prepares a backend process in its own process group so that
+// cancelling kills it and anything it started.
+func command(ctx context.Context, be BackendInfo, dir string, env []string, args []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, be.Path, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		if cmd.Process == nil {
+			return nil
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 2 * time.Second
+	return cmd
+}
+
+// checkPattern asks the backend itself whether the pattern compiles, by
+// searching empty input: exit 2 means the regex (or flag combination) is
+// invalid (FR-LS-SRC-02).
+func checkPattern(ctx context.Context, be BackendInfo, e effective, pat string, fixed bool, env []string) error {
+	args := backendArgs(be, e, pat, fixed, []string{"-"})
+	cmd := command(ctx, be, "", env, args)
+	cmd.Stdin = bytes.NewReader(nil)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	code := exitCode(err)
+	if code == 0 || code == 1 {
+		return nil
+	}
+	if code < 0 {
+		return execFailed("%s could not run: %v", be.Name, err)
+	}
+	msg := strings.TrimSpace(lossy(stderr.String()))
+	msg = strings.TrimPrefix(msg, "ugrep: error: ")
+	return badArgs("pattern: invalid regular expression for %s: %s (FR-LS-SRC-02)", be.Name, msg)
+}
+
+// exitCode extracts the process exit code; -1 when the process did not exit
+// normally (spawn failure or killed).
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// Classification is the SRD §3.7 exit-code mapping.
+type Classification string
+
+const (
+	OKWithMatches Classification = "ok_with_matches"
+	OKNoMatches   Classification = "ok_no_matches"
+	BackendError  Classification = "backend_error"
+)
+
+// Classify maps a backend exit code (FR-LS-ERR-03): 1 is not an error.
+func Classify(code int) Classification {
+	switch code {
+	case 0:
+		return OKWithMatches
+	case 1:
+		return OKNoMatches
+	}
+	return BackendError
+}

@@ -1,0 +1,149 @@
+package search
+
+import "strings"
+
+// backendPattern returns the pattern and -F flag to hand the backend.
+// Case-insensitive searches are rewritten so that only ASCII letters fold
+// (FR-LS-SRC-04): each letter becomes a two-letter class. Both backends
+// would otherwise fold Unicode (Kelvin sign, long s, é/É).
+func (e effective) backendPattern() (string, bool) {
+	if !e.insensitive {
+		return e.pattern, e.fixed
+	}
+	if e.fixed {
+		return foldLiteral(e.pattern), false
+	}
+	return foldRegex(e.pattern), false
+}
+
+func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+func other(c byte) byte    { return c ^ 0x20 }
+
+// foldLiteral escapes a literal into a regex with ASCII letters folded.
+func foldLiteral(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isLetter(c):
+			b.WriteByte('[')
+			b.WriteByte(c)
+			b.WriteByte(other(c))
+			b.WriteByte(']')
+		case strings.IndexByte(`\.+*?()|[]{}^$`, c) >= 0:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// foldRegex rewrites letters outside escapes, group headers and POSIX
+// classes; inside bracket classes letters and letter ranges get their
+// other-case twin appended.
+func foldRegex(s string) string {
+	var b strings.Builder
+	n := len(s)
+	for i := 0; i < n; i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			i = copyEscape(&b, s, i)
+		case c == '(' && i+1 < n && s[i+1] == '?':
+			j := i + 2
+			if j < n && (s[j] == '<' || s[j] == 'P') && !(j+1 < n && (s[j+1] == '=' || s[j+1] == '!')) {
+				for j < n && s[j] != '>' {
+					j++
+				}
+			} else {
+				for j < n && s[j] != ':' && s[j] != ')' {
+					j++
+				}
+			}
+			if j >= n {
+				j = n - 1
+			}
+			b.WriteString(s[i : j+1])
+			i = j
+		case c == '[':
+			i = foldClass(&b, s, i)
+		case isLetter(c):
+			b.WriteByte('[')
+			b.WriteByte(c)
+			b.WriteByte(other(c))
+			b.WriteByte(']')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// copyEscape copies "\x", "\p{...}", "\x{...}" verbatim; returns the last
+// index consumed.
+func copyEscape(b *strings.Builder, s string, i int) int {
+	if i+1 >= len(s) {
+		b.WriteByte('\\')
+		return i
+	}
+	j := i + 1
+	if (s[j] == 'p' || s[j] == 'P' || s[j] == 'x' || s[j] == 'u') && j+1 < len(s) && s[j+1] == '{' {
+		k := strings.IndexByte(s[j:], '}')
+		if k >= 0 {
+			b.WriteString(s[i : j+k+1])
+			return j + k
+		}
+	}
+	b.WriteString(s[i : j+1])
+	return j
+}
+
+func foldClass(b *strings.Builder, s string, i int) int {
+	n := len(s)
+	j := i + 1
+	var extra []byte
+	b.WriteByte('[')
+	if j < n && s[j] == '^' {
+		b.WriteByte('^')
+		j++
+	}
+	if j < n && s[j] == ']' {
+		b.WriteByte(']')
+		j++
+	}
+	for j < n && s[j] != ']' {
+		c := s[j]
+		switch {
+		case c == '\\':
+			j = copyEscape(b, s, j) + 1
+			continue
+		case c == '[' && j+1 < n && s[j+1] == ':':
+			k := strings.Index(s[j:], ":]")
+			if k >= 0 {
+				b.WriteString(s[j : j+k+2])
+				j += k + 2
+				continue
+			}
+		case isLetter(c) && j+2 < n && s[j+1] == '-' && isLetter(s[j+2]) &&
+			(c >= 'a') == (s[j+2] >= 'a'):
+			b.WriteString(s[j : j+3])
+			extra = append(extra, other(c), '-', other(s[j+2]))
+			j += 3
+			continue
+		case isLetter(c):
+			b.WriteByte(c)
+			extra = append(extra, other(c))
+			j++
+			continue
+		}
+		b.WriteByte(c)
+		j++
+	}
+	b.Write(extra)
+	if j < n {
+		b.WriteByte(']')
+	}
+	return j
+}

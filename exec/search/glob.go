@@ -1,0 +1,245 @@
+package search
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+)
+
+// glob is one gitignore-style pattern. Vigil applies include/exclude, deny
+// and .gitignore rules itself (the backends only see explicit file lists),
+// so both backends select exactly the same files.
+type glob struct {
+	re       *regexp.Regexp
+	dirOnly  bool // written with a trailing slash: matches directories only
+	basename bool // no slash inside: matches the last component at any depth
+	negate   bool // .gitignore "!" rule
+}
+
+// compileGlob turns a glob into an anchored regexp. Supported: *, ?, **,
+// [...] (with ! or ^ negation), {a,b}, and backslash escapes.
+func compileGlob(g string) (*glob, error) {
+	out := &glob{}
+	if strings.HasSuffix(g, "/") {
+		out.dirOnly = true
+		g = strings.TrimRight(g, "/")
+		if g == "" {
+			return nil, errors.New("pattern is only slashes")
+		}
+	}
+	if strings.HasPrefix(g, "/") {
+		g = strings.TrimLeft(g, "/")
+	} else {
+		// A leading "**/" means "at any depth", which is what a pattern
+		// without a slash already means.
+		for strings.HasPrefix(g, "**/") {
+			g = g[3:]
+		}
+		if !strings.Contains(g, "/") {
+			out.basename = true
+		}
+	}
+	var b strings.Builder
+	b.WriteString(`^`)
+	depth := 0 // inside {...}
+	for i := 0; i < len(g); i++ {
+		c := g[i]
+		switch c {
+		case '*':
+			if i+1 < len(g) && g[i+1] == '*' {
+				// "**": any number of components when it stands alone.
+				atStart := i == 0 || g[i-1] == '/'
+				j := i + 2
+				if atStart && j < len(g) && g[j] == '/' {
+					b.WriteString(`(?:.*/)?`)
+					i = j
+					continue
+				}
+				if atStart && j == len(g) {
+					b.WriteString(`.*`)
+					i = j
+					continue
+				}
+				b.WriteString(`[^/]*`)
+				i++
+				continue
+			}
+			b.WriteString(`[^/]*`)
+		case '?':
+			b.WriteString(`[^/]`)
+		case '\\':
+			if i+1 >= len(g) {
+				return nil, errors.New("trailing backslash")
+			}
+			i++
+			b.WriteString(regexp.QuoteMeta(g[i : i+1]))
+		case '[':
+			j := i + 1
+			if j < len(g) && (g[j] == '!' || g[j] == '^') {
+				j++
+			}
+			if j < len(g) && g[j] == ']' {
+				j++
+			}
+			for j < len(g) && g[j] != ']' {
+				j++
+			}
+			if j >= len(g) {
+				return nil, errors.New("unclosed character class '['")
+			}
+			body := g[i+1 : j]
+			neg := false
+			if body != "" && (body[0] == '!' || body[0] == '^') {
+				neg, body = true, body[1:]
+			}
+			b.WriteString("[")
+			if neg {
+				b.WriteString("^/")
+			}
+			for k := 0; k < len(body); k++ {
+				ch := body[k]
+				if ch == '\\' || ch == '[' || ch == ']' || ch == '^' {
+					b.WriteByte('\\')
+				}
+				b.WriteByte(ch)
+			}
+			b.WriteString("]")
+			i = j
+		case '{':
+			depth++
+			b.WriteString(`(?:`)
+		case '}':
+			if depth == 0 {
+				return nil, errors.New("unmatched '}'")
+			}
+			depth--
+			b.WriteString(`)`)
+		case ',':
+			if depth > 0 {
+				b.WriteString(`|`)
+			} else {
+				b.WriteString(`,`)
+			}
+		default:
+			b.WriteString(regexp.QuoteMeta(g[i : i+1]))
+		}
+	}
+	if depth != 0 {
+		return nil, errors.New("unclosed alternation '{'")
+	}
+	b.WriteString(`$`)
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, err
+	}
+	out.re = re
+	return out, nil
+}
+
+// match reports whether rel (slash-separated, relative to the glob's base)
+// matches. isDir says whether rel names a directory.
+func (g *glob) match(rel string, isDir bool) bool {
+	if g.dirOnly && !isDir {
+		return false
+	}
+	if g.basename {
+		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+			rel = rel[i+1:]
+		}
+	}
+	return g.re.MatchString(rel)
+}
+
+// globSet is an ordered list of globs; any match wins.
+type globSet []*glob
+
+func compileSet(gs []string) (globSet, error) {
+	var s globSet
+	for _, g := range gs {
+		c, err := compileGlob(g)
+		if err != nil {
+			return nil, err
+		}
+		s = append(s, c)
+	}
+	return s, nil
+}
+
+func (s globSet) match(rel string, isDir bool) bool {
+	for _, g := range s {
+		if g.match(rel, isDir) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchAncestors reports whether rel or any of its parent directories
+// matches; deny rules such as ".git/" must hide everything below.
+func (s globSet) matchAncestors(rel string, isDir bool) bool {
+	if len(s) == 0 || rel == "" {
+		return false
+	}
+	if s.match(rel, isDir) {
+		return true
+	}
+	for i := len(rel) - 1; i > 0; i-- {
+		if rel[i] == '/' && s.match(rel[:i], true) {
+			return true
+		}
+	}
+	return false
+}
+
+// ignoreFile is one .gitignore or .ignore file's rules; base is the
+// directory holding it, relative to the walk's start ("" for the start).
+type ignoreFile struct {
+	base  string
+	rules []*glob
+}
+
+func parseIgnore(base string, data []byte) ignoreFile {
+	f := ignoreFile{base: base}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		// Trailing spaces are ignored unless escaped (gitignore(5)).
+		for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, `\ `) {
+			line = line[:len(line)-1]
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		neg := false
+		if strings.HasPrefix(line, "!") {
+			neg, line = true, line[1:]
+		}
+		g, err := compileGlob(line)
+		if err != nil {
+			continue // git ignores broken lines too
+		}
+		g.negate = neg
+		f.rules = append(f.rules, g)
+	}
+	return f
+}
+
+// ignored applies a stack of ignore files (outermost first): the deepest
+// file's last matching rule decides, as in git.
+func ignored(stack []ignoreFile, rel string, isDir bool) bool {
+	for i := len(stack) - 1; i >= 0; i-- {
+		f := stack[i]
+		sub := rel
+		if f.base != "" {
+			if !strings.HasPrefix(rel, f.base+"/") {
+				continue
+			}
+			sub = rel[len(f.base)+1:]
+		}
+		for j := len(f.rules) - 1; j >= 0; j-- {
+			if f.rules[j].match(sub, isDir) {
+				return !f.rules[j].negate
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,419 @@
+package search
+
+import (
+	"encoding/base64"
+	"errors"
+	"unicode/utf8"
+)
+
+// A record is one matching line as the backends report it, in raw bytes.
+type record struct {
+	path  []byte
+	line  uint64
+	text  []byte // the line without its line terminator
+	spans []span // byte offsets into text, in order
+}
+
+type span struct{ start, end int }
+
+var errSyntax = errors.New("malformed backend output")
+
+// jscan is a small, allocation-light JSON reader for the two backends'
+// output. It is lenient where ugrep is sloppy (raw control characters and
+// invalid UTF-8 inside strings) and never panics on bad input.
+type jscan struct {
+	b   []byte
+	i   int
+	err error
+}
+
+func (s *jscan) fail() {
+	if s.err == nil {
+		s.err = errSyntax
+	}
+	s.i = len(s.b)
+}
+
+func (s *jscan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *jscan) eat(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+func hexVal(c byte) rune {
+	switch {
+	case c >= '0' && c <= '9':
+		return rune(c - '0')
+	case c >= 'a' && c <= 'f':
+		return rune(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return rune(c-'A') + 10
+	}
+	return -1
+}
+
+func (s *jscan) hex4() rune {
+	if s.i+4 > len(s.b) {
+		s.fail()
+		return 0
+	}
+	var r rune
+	for k := 0; k < 4; k++ {
+		v := hexVal(s.b[s.i+k])
+		if v < 0 {
+			s.fail()
+			return 0
+		}
+		r = r<<4 | v
+	}
+	s.i += 4
+	return r
+}
+
+// str reads a string and appends its raw bytes to dst. Fast path: no
+// escapes means a subslice of the input (no copy) when dst is nil.
+func (s *jscan) str(dst []byte) []byte {
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		s.fail()
+		return dst
+	}
+	s.i++
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if c == '"' {
+			if dst == nil {
+				out := s.b[start:s.i]
+				s.i++
+				return out
+			}
+			dst = append(dst, s.b[start:s.i]...)
+			s.i++
+			return dst
+		}
+		if c != '\\' {
+			s.i++
+			continue
+		}
+		dst = append(dst, s.b[start:s.i]...)
+		if dst == nil {
+			dst = []byte{}
+		}
+		s.i++
+		if s.i >= len(s.b) {
+			s.fail()
+			return dst
+		}
+		e := s.b[s.i]
+		s.i++
+		switch e {
+		case '"', '\\', '/':
+			dst = append(dst, e)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := s.hex4()
+			if r >= 0xD800 && r < 0xDC00 && s.i+6 <= len(s.b) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u' {
+				save := s.i
+				s.i += 2
+				r2 := s.hex4()
+				if r2 >= 0xDC00 && r2 < 0xE000 {
+					r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
+				} else {
+					s.i = save
+					r = utf8.RuneError
+				}
+			} else if r >= 0xD800 && r < 0xE000 {
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+		default:
+			s.fail()
+			return dst
+		}
+		start = s.i
+	}
+	s.fail()
+	return dst
+}
+
+func (s *jscan) uint() uint64 {
+	s.ws()
+	var v uint64
+	n := 0
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		if v > (1<<63)/10 {
+			s.fail()
+			return 0
+		}
+		v = v*10 + uint64(s.b[s.i]-'0')
+		s.i++
+		n++
+	}
+	if n == 0 {
+		s.fail()
+	}
+	return v
+}
+
+// skip skips any JSON value.
+func (s *jscan) skip(depth int) {
+	s.ws()
+	if s.i >= len(s.b) || depth > 64 {
+		s.fail()
+		return
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		s.str(nil)
+	case c == '{':
+		s.object(depth+1, func(_ []byte) { s.skip(depth + 1) })
+	case c == '[':
+		s.array(depth+1, func() { s.skip(depth + 1) })
+	default:
+		for s.i < len(s.b) {
+			c := s.b[s.i]
+			if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t' {
+				break
+			}
+			s.i++
+		}
+	}
+}
+
+// object calls fn for each key; fn must consume the value.
+func (s *jscan) object(depth int, fn func(key []byte)) {
+	if depth > 64 || !s.eat('{') {
+		s.fail()
+		return
+	}
+	if s.eat('}') {
+		return
+	}
+	for s.err == nil {
+		k := s.str(nil)
+		if !s.eat(':') {
+			s.fail()
+			return
+		}
+		fn(k)
+		if s.eat(',') {
+			continue
+		}
+		if !s.eat('}') {
+			s.fail()
+		}
+		return
+	}
+}
+
+func (s *jscan) array(depth int, fn func()) {
+	if depth > 64 || !s.eat('[') {
+		s.fail()
+		return
+	}
+	if s.eat(']') {
+		return
+	}
+	for s.err == nil {
+		fn()
+		if s.eat(',') {
+			continue
+		}
+		if !s.eat(']') {
+			s.fail()
+		}
+		return
+	}
+}
+
+// textOrBytes reads rg's {"text": ...} or {"bytes": base64} object.
+func (s *jscan) textOrBytes(depth int) []byte {
+	var out []byte
+	s.object(depth+1, func(k []byte) {
+		switch string(k) {
+		case "text":
+			out = s.str(nil)
+		case "bytes":
+			raw := s.str(nil)
+			dec := make([]byte, base64.StdEncoding.DecodedLen(len(raw)))
+			n, err := base64.StdEncoding.Decode(dec, raw)
+			if err != nil {
+				s.fail()
+				return
+			}
+			out = dec[:n]
+		default:
+			s.skip(depth + 1)
+		}
+	})
+	return out
+}
+
+var rgMatchPrefix = []byte(`{"type":"match"`)
+
+// parseRGLine parses one line of `rg --json`. ok is false for the message
+// types Vigil does not need (begin, end, summary, context); err is set for
+// malformed input.
+func parseRGLine(line []byte) (rec record, ok bool, err error) {
+	if len(line) < len(rgMatchPrefix) || string(line[:len(rgMatchPrefix)]) != string(rgMatchPrefix) {
+		// rg always writes "type" first; anything else that is not JSON
+		// at all is a malformed stream.
+		if len(line) == 0 || line[0] != '{' {
+			return rec, false, errSyntax
+		}
+		return rec, false, nil
+	}
+	s := jscan{b: line}
+	var isMatch bool
+	s.object(0, func(k []byte) {
+		switch string(k) {
+		case "type":
+			isMatch = string(s.str(nil)) == "match"
+		case "data":
+			s.object(1, func(k []byte) {
+				switch string(k) {
+				case "path":
+					rec.path = s.textOrBytes(2)
+				case "lines":
+					rec.text = s.textOrBytes(2)
+				case "line_number":
+					s.ws()
+					if s.i < len(s.b) && s.b[s.i] == 'n' {
+						s.skip(2)
+					} else {
+						rec.line = s.uint()
+					}
+				case "submatches":
+					s.array(2, func() {
+						var sp span
+						s.object(3, func(k []byte) {
+							switch string(k) {
+							case "start":
+								sp.start = int(s.uint())
+							case "end":
+								sp.end = int(s.uint())
+							default:
+								s.skip(3)
+							}
+						})
+						rec.spans = append(rec.spans, sp)
+					})
+				default:
+					s.skip(2)
+				}
+			})
+		default:
+			s.skip(0)
+		}
+	})
+	if s.err != nil {
+		return record{}, false, s.err
+	}
+	if !isMatch || rec.line == 0 {
+		return record{}, false, errSyntax
+	}
+	rec.text = trimEOL(rec.text)
+	rec.spans = clampSpans(rec.spans, len(rec.text))
+	return rec, true, nil
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
+func clampSpans(sp []span, n int) []span {
+	out := sp[:0]
+	for _, x := range sp {
+		if x.start < 0 || x.start > n || x.end < x.start {
+			continue
+		}
+		if x.end > n {
+			x.end = n
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// parseUgrepLine parses one record of ugrepFormat. Each record is one
+// match; the caller merges records of the same line.
+func parseUgrepLine(line []byte) (rec record, err error) {
+	s := jscan{b: line}
+	var col, length uint64
+	s.object(0, func(k []byte) {
+		switch string(k) {
+		case "f":
+			rec.path = s.str(nil)
+		case "n":
+			rec.line = s.uint()
+		case "k":
+			col = s.uint()
+		case "d":
+			length = s.uint()
+		case "l":
+			rec.text = s.str(nil)
+		default:
+			s.skip(1)
+		}
+	})
+	if s.err != nil {
+		return record{}, s.err
+	}
+	if rec.line == 0 || col == 0 {
+		return record{}, errSyntax
+	}
+	rec.text = trimEOL(rec.text)
+	start := charToByte(rec.text, int(col))
+	end := start + int(min(length, uint64(len(rec.text))))
+	if end > len(rec.text) {
+		end = len(rec.text)
+	}
+	rec.spans = []span{{start, end}}
+	return rec, nil
+}
+
+// charToByte converts ugrep's 1-based column (it counts bytes that are not
+// UTF-8 continuation bytes; --tabs=1 makes a tab count 1) to a 0-based byte
+// offset.
+func charToByte(text []byte, col int) int {
+	seen := 0
+	for i, c := range text {
+		if c&0xC0 != 0x80 {
+			seen++
+			if seen == col {
+				return i
+			}
+		}
+	}
+	return len(text)
+}

@@ -1,0 +1,168 @@
+package search
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// lossy converts bytes to valid UTF-8, replacing every byte that does not
+// start a valid sequence with U+FFFD (FR-LS-ENC-01). Deterministic.
+func lossy(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// sortKey is Appendix A's path_sort_key for a relative, slash-separated
+// path: lossy UTF-8, then NFC. Compared bytewise.
+func sortKey(rel string) string {
+	s := lossy(rel)
+	if norm.NFC.IsNormalString(s) {
+		return s
+	}
+	return norm.NFC.String(s)
+}
+
+// place is where a request searches, resolved per Appendix A.
+type place struct {
+	sandbox   string // canonical sandbox root
+	target    string // canonical search root (file or directory)
+	isFile    bool
+	orderRoot string // FR-LS-ORD-03
+}
+
+// canonicalRoot resolves the sandbox root: absolute, symlinks resolved.
+func canonicalRoot(root string) (string, error) {
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", execFailed("sandbox root: cannot determine the working directory: %v", err)
+		}
+		root = wd
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", execFailed("sandbox root %q: %v", root, err)
+	}
+	c, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", execFailed("sandbox root %q: %v", root, err)
+	}
+	return c, nil
+}
+
+func within(root, p string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+}
+
+// resolvePath is NormalizePathForKey plus FR-LS-VAL-03..05 and the deny list.
+func resolvePath(reqPath *string, opts Options, deny globSet) (place, error) {
+	var pl place
+	root, err := canonicalRoot(opts.Root)
+	if err != nil {
+		return pl, err
+	}
+	pl.sandbox = root
+	p := ""
+	if reqPath != nil {
+		p = *reqPath
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return pl, badArgs("path: must not contain a NUL byte")
+	}
+	abs := filepath.IsAbs(p)
+	joined := p
+	if !abs {
+		joined = filepath.Join(root, p)
+	}
+	joined = filepath.Clean(joined)
+	if !within(root, joined) {
+		return pl, badArgs("path: %q escapes the sandbox root (FR-LS-VAL-03)", p)
+	}
+	// Canonicalize the deepest existing ancestor, then reattach the rest.
+	existing, rest := joined, ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			break
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	canon, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return pl, execFailed("path: %q cannot be resolved: %v (FR-LS-VAL-05)", p, err)
+	}
+	target := filepath.Join(canon, rest)
+	if !within(root, target) {
+		return pl, badArgs("path: %q resolves outside the sandbox root through a symlink (FR-LS-VAL-03)", p)
+	}
+	if rest != "" {
+		return pl, execFailed("path: %q does not exist (FR-LS-VAL-05)", p)
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return pl, execFailed("path: %q is not accessible: %v (FR-LS-VAL-05)", p, err)
+	}
+	rel := relSlash(root, target)
+	if deny.matchAncestors(rel, st.IsDir()) {
+		return pl, badArgs("path: %q is denied by the sandbox deny list", p)
+	}
+	if st.IsDir() {
+		f, err := os.Open(target)
+		if err != nil {
+			return pl, execFailed("path: %q is not readable: %v (FR-LS-VAL-05)", p, err)
+		}
+		f.Close()
+	} else if !st.Mode().IsRegular() {
+		return pl, badArgs("path: %q is neither a regular file nor a directory", p)
+	} else if f, err := os.Open(target); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return pl, execFailed("path: %q is not readable: permission denied (FR-LS-VAL-05)", p)
+		}
+		return pl, execFailed("path: %q is not readable: %v (FR-LS-VAL-05)", p, err)
+	} else {
+		f.Close()
+	}
+	pl.target = target
+	pl.isFile = !st.IsDir()
+	switch {
+	case abs && pl.isFile:
+		pl.orderRoot = filepath.Dir(target)
+	case abs:
+		pl.orderRoot = target
+	default:
+		pl.orderRoot = root
+	}
+	return pl, nil
+}
+
+// relSlash is the slash-separated path of p below base ("" when equal).
+func relSlash(base, p string) string {
+	if p == base {
+		return ""
+	}
+	r := strings.TrimPrefix(p, strings.TrimSuffix(base, "/")+"/")
+	return filepath.ToSlash(r)
+}

@@ -1,0 +1,304 @@
+package search
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/vigil-dev/vigil/config"
+)
+
+// ErrorKind is the SRD's closed set of tool failures.
+type ErrorKind string
+
+const (
+	// BadArgs: the request is wrong; fixing the request fixes the call.
+	BadArgs ErrorKind = "BadArgs"
+	// ExecutionFailed: the request is fine but the search could not run.
+	ExecutionFailed ErrorKind = "ExecutionFailed"
+)
+
+// ToolError is the SRD's ToolError. Message names the field and the rule.
+type ToolError struct {
+	Kind    ErrorKind `json:"kind"`
+	Message string    `json:"message"`
+}
+
+func (e *ToolError) Error() string { return string(e.Kind) + ": " + e.Message }
+
+func badArgs(format string, a ...any) *ToolError {
+	return &ToolError{Kind: BadArgs, Message: fmt.Sprintf(format, a...)}
+}
+
+func execFailed(format string, a ...any) *ToolError {
+	return &ToolError{Kind: ExecutionFailed, Message: fmt.Sprintf(format, a...)}
+}
+
+// Request mirrors FR-LS-02/02a. Optional fields are pointers so that
+// "absent" and "zero" stay distinguishable (the SRD gives absent fields
+// defaults, and `glob` only applies when include_glob is absent).
+type Request struct {
+	Pattern           string   `json:"pattern"`
+	Path              *string  `json:"path,omitempty"`
+	Case              *string  `json:"case,omitempty"`
+	FixedStrings      *bool    `json:"fixed_strings,omitempty"`
+	WordRegexp        *bool    `json:"word_regexp,omitempty"`
+	IncludeGlob       []string `json:"include_glob,omitempty"`
+	ExcludeGlob       []string `json:"exclude_glob,omitempty"`
+	Glob              []string `json:"glob,omitempty"` // deprecated alias of include_glob (FR-LS-VAL-11)
+	Recursive         *bool    `json:"recursive,omitempty"`
+	Hidden            *bool    `json:"hidden,omitempty"`
+	Follow            *bool    `json:"follow,omitempty"`
+	NoIgnore          *bool    `json:"no_ignore,omitempty"`
+	Context           *int64   `json:"context,omitempty"`
+	MaxResults        *int64   `json:"max_results,omitempty"`
+	MaxMatchesPerFile *int64   `json:"max_matches_per_file,omitempty"`
+	MaxFiles          *int64   `json:"max_files,omitempty"`
+	MaxFileSizeBytes  *int64   `json:"max_file_size_bytes,omitempty"`
+	TimeoutMS         *int64   `json:"timeout_ms,omitempty"`
+	Fuzzy             *int64   `json:"fuzzy,omitempty"`
+}
+
+// Ptr returns a pointer to v; handy when building a Request in Go.
+func Ptr[T any](v T) *T { return &v }
+
+// DecodeRequest parses a request strictly: unknown fields, wrong types,
+// a missing pattern and trailing data are BadArgs naming the field.
+func DecodeRequest(b []byte) (Request, error) {
+	var req Request
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return Request{}, decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Request{}, badArgs("request: trailing data after the JSON object")
+	}
+	var probe struct {
+		Pattern *json.RawMessage `json:"pattern"`
+	}
+	_ = json.Unmarshal(b, &probe)
+	if probe.Pattern == nil || string(*probe.Pattern) == "null" {
+		return Request{}, badArgs("pattern: required (FR-LS-02a)")
+	}
+	return req, nil
+}
+
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		return badArgs("%s: must be of type %s, got %s (FR-LS-02a)", te.Field, jsonType(te.Type.String()), te.Value)
+	case errors.As(err, &se):
+		return badArgs("request: invalid JSON at offset %d: %v", se.Offset, se)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return badArgs("%s: unknown field; additionalProperties is false (FR-LS-02b)", f)
+	case err == io.EOF:
+		return badArgs("request: empty input, expected a JSON object")
+	}
+	return badArgs("request: %v", err)
+}
+
+func jsonType(goType string) string {
+	switch strings.TrimPrefix(goType, "*") {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "int64":
+		return "integer"
+	case "[]string":
+		return "array of strings"
+	case "search.Request":
+		return "object"
+	}
+	return goType
+}
+
+// Options carries everything a search needs besides the request: the
+// sandbox, the [tools.search] settings, and the backend choice.
+type Options struct {
+	// Root is the sandbox root and working directory; "" means the process's
+	// working directory. Relative request paths resolve against it.
+	Root string
+	// Deny globs ([sandbox] deny, relative to Root) are never searched or shown.
+	Deny []string
+	// Search holds binary, fallback, defaults and hard caps (SRD §5).
+	Search config.SearchConfig
+	// Backend is "auto" (or ""), "ugrep" or "rg".
+	Backend string
+	// Env is the backend's environment; nil means os.Environ(). PATH in it
+	// is used to find binaries.
+	Env []string
+}
+
+// DefaultOptions returns options with the config defaults and root.
+func DefaultOptions(root string) Options {
+	c := config.Default()
+	return Options{Root: root, Deny: c.Sandbox.Deny, Search: c.Tools.Search, Backend: "auto"}
+}
+
+// effective is a validated request with defaults applied.
+type effective struct {
+	pattern     string // as given
+	fixed       bool
+	word        bool
+	caseMode    string
+	insensitive bool
+	include     []string
+	exclude     []string
+	recursive   bool
+	hidden      bool
+	follow      bool
+	noIgnore    bool
+	context     int
+	maxResults  int
+	maxPerFile  int // 0 = unlimited
+	maxFiles    int64
+	maxSize     int64
+	timeoutMS   int64
+	fuzzy       int
+}
+
+func boolOr(p *bool, d bool) bool {
+	if p == nil {
+		return d
+	}
+	return *p
+}
+
+// validateFields checks everything that needs no filesystem or backend.
+func validateFields(req Request, opts Options) (effective, error) {
+	cfg := opts.Search
+	e := effective{pattern: req.Pattern}
+	if strings.TrimSpace(req.Pattern) == "" {
+		return e, badArgs("pattern: must be non-empty after trimming whitespace (FR-LS-VAL-01)")
+	}
+	if strings.IndexByte(req.Pattern, 0) >= 0 {
+		return e, badArgs("pattern: must not contain a NUL byte")
+	}
+	e.caseMode = "smart"
+	if req.Case != nil {
+		switch *req.Case {
+		case "smart", "sensitive", "insensitive":
+			e.caseMode = *req.Case
+		default:
+			return e, badArgs("case: must be one of smart, sensitive, insensitive; got %q (FR-LS-02a)", *req.Case)
+		}
+	}
+	e.fixed = boolOr(req.FixedStrings, false)
+	e.word = boolOr(req.WordRegexp, false)
+	switch e.caseMode {
+	case "insensitive":
+		e.insensitive = true
+	case "smart":
+		e.insensitive = !hasASCIIUpper(req.Pattern)
+	}
+	e.include = req.IncludeGlob
+	if req.IncludeGlob == nil {
+		e.include = req.Glob // FR-LS-VAL-11
+	}
+	field := "include_glob"
+	if req.IncludeGlob == nil && req.Glob != nil {
+		field = "glob"
+	}
+	for i, g := range e.include {
+		if err := checkGlob(field, i, g); err != nil {
+			return e, err
+		}
+	}
+	e.exclude = req.ExcludeGlob
+	for i, g := range e.exclude {
+		if err := checkGlob("exclude_glob", i, g); err != nil {
+			return e, err
+		}
+	}
+	e.recursive = boolOr(req.Recursive, true)
+	e.hidden = boolOr(req.Hidden, false)
+	e.follow = boolOr(req.Follow, false)
+	e.noIgnore = boolOr(req.NoIgnore, false)
+	if req.Context != nil {
+		if *req.Context < 0 {
+			return e, badArgs("context: must be >= 0, got %d (FR-LS-VAL-02)", *req.Context)
+		}
+		if *req.Context > 1000 {
+			return e, badArgs("context: must be <= 1000, got %d", *req.Context)
+		}
+		e.context = int(*req.Context)
+	}
+	e.maxResults = int(max(cfg.DefaultMaxResults, 1))
+	if req.MaxResults != nil {
+		if *req.MaxResults < 1 {
+			return e, badArgs("max_results: must be >= 1, got %d (FR-LS-VAL-02)", *req.MaxResults)
+		}
+		if *req.MaxResults > 10_000_000 {
+			return e, badArgs("max_results: must be <= 10000000, got %d", *req.MaxResults)
+		}
+		e.maxResults = int(*req.MaxResults)
+	}
+	e.timeoutMS = max(cfg.DefaultTimeoutMS, 1)
+	if req.TimeoutMS != nil {
+		if *req.TimeoutMS < 1 {
+			return e, badArgs("timeout_ms: must be >= 1, got %d (FR-LS-VAL-02)", *req.TimeoutMS)
+		}
+		e.timeoutMS = *req.TimeoutMS
+	}
+	if req.Fuzzy != nil {
+		if *req.Fuzzy < 1 || *req.Fuzzy > 4 {
+			return e, badArgs("fuzzy: must be in [1, 4], got %d (FR-LS-VAL-02)", *req.Fuzzy)
+		}
+		e.fuzzy = int(*req.Fuzzy)
+	}
+	capCheck := func(name string, v *int64, hard int64) (int64, error) {
+		if v == nil {
+			return 0, nil
+		}
+		if *v < 1 {
+			return 0, badArgs("%s: must be >= 1, got %d (FR-LS-02a)", name, *v)
+		}
+		if hard > 0 && *v > hard {
+			return 0, badArgs("%s: must be <= the configured hard cap %d, got %d (FR-LS-VAL-08)", name, hard, *v)
+		}
+		return *v, nil
+	}
+	mpf, err := capCheck("max_matches_per_file", req.MaxMatchesPerFile, cfg.MaxMatchesPerFile)
+	if err != nil {
+		return e, err
+	}
+	e.maxPerFile = int(mpf)
+	if e.maxFiles, err = capCheck("max_files", req.MaxFiles, cfg.MaxFiles); err != nil {
+		return e, err
+	}
+	if e.maxSize, err = capCheck("max_file_size_bytes", req.MaxFileSizeBytes, cfg.MaxFileSizeBytes); err != nil {
+		return e, err
+	}
+	if e.maxSize == 0 {
+		e.maxSize = cfg.MaxFileSizeBytes // CFG-LS-05
+	}
+	return e, nil
+}
+
+func checkGlob(field string, i int, g string) error {
+	if strings.TrimSpace(g) == "" {
+		return badArgs("%s[%d]: must be a non-empty string (FR-LS-VAL-06)", field, i)
+	}
+	if _, err := compileGlob(g); err != nil {
+		return badArgs("%s[%d]: invalid glob %q: %v (FR-LS-VAL-06)", field, i, g, err)
+	}
+	return nil
+}
+
+// hasASCIIUpper is FR-LS-SRC-04's smartcase test: only A-Z count.
+func hasASCIIUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 'A' && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,263 @@
+package approvals
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
+	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/themes"
+	"github.com/vigil-dev/vigil/ui"
+)
+
+func styles() *themes.Styles {
+	p, _ := themes.Palettes("dark")
+	return themes.New(p)
+}
+
+func newPane(env *approvaltest.Env) *Pane {
+	return New(Options{Queue: env.Queue, TasksDir: env.TasksDir(), InboxDir: env.InboxDir(), Operator: "operator:ada",
+		Now: env.Clock.Now, Tick: 50 * time.Millisecond}, styles())
+}
+
+const secretURI = "https://ada:hunter2@media.example.com/live/stream.m3u8?api_key=sk_live_4eC39HqLyjWDarjtT1zdp7dc&quality=hd"
+
+type session struct {
+	t   *testing.T
+	env *approvaltest.Env
+	tm  *teatest.TestModel
+}
+
+func start(t *testing.T, env *approvaltest.Env, w, h int, ready string) *session {
+	t.Helper()
+	p := newPane(env)
+	t.Cleanup(p.Close)
+	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	s := &session{t: t, env: env, tm: tm}
+	s.wait(ready)
+	return s
+}
+
+func (s *session) wait(marker string) {
+	s.t.Helper()
+	teatest.WaitFor(s.t, s.tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(marker)) },
+		teatest.WithDuration(10*time.Second))
+}
+
+func (s *session) key(k string) {
+	switch k {
+	case "enter":
+		s.tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	case "esc":
+		s.tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
+	default:
+		for _, r := range k {
+			s.tm.Send(tea.KeyPressMsg{Code: r, Text: string(r)})
+		}
+	}
+}
+
+func (s *session) final() string {
+	s.t.Helper()
+	if err := s.tm.Quit(); err != nil {
+		s.t.Fatal(err)
+	}
+	m := s.tm.FinalModel(s.t, teatest.WithFinalTimeout(10*time.Second)).(*ui.Model)
+	return ansi.Strip(m.Render())
+}
+
+func noSecrets(t *testing.T, out string) {
+	t.Helper()
+	for _, secret := range []string{"hunter2", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "test-token-0123456789abcdef"} {
+		if strings.Contains(out, secret) {
+			t.Fatalf("secret %q on screen:\n%s", secret, out)
+		}
+	}
+}
+
+func TestGoldenQueue(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("play-movie", "/media/movie.mkv"))
+	env.Clock.Advance(3 * time.Minute)
+	env.Submit(env.Play("play-stream", secretURI))
+	env.Clock.Advance(2 * time.Minute)
+	env.Submit(env.Manifest("pause-now", "MEDIA_PAUSE", map[string]any{"target_device": "living-room"}, time.Hour))
+	s := start(t, env, 100, 30, "effect")
+	out := s.final()
+	for _, want := range []string{"Pending approvals (3)", "Approvals  3 ", "expires in 5:00", "expires in 10:00", "SIM sim://living-room"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("missing %q:\n%s", want, out)
+		}
+	}
+	noSecrets(t, out)
+	golden.RequireEqual(t, out)
+}
+
+func TestGoldenPreviewScrolled(t *testing.T) {
+	env := approvaltest.New(t)
+	long := secretURI + "&" + strings.Repeat("segment=abcdefghij&", 40) + "end=1"
+	env.Submit(env.Play("long-body", long))
+	s := start(t, env, 100, 30, "more below")
+	s.key("J")
+	s.key("J")
+	s.wait("lease ")
+	out := s.final()
+	if !strings.Contains(out, "agent:planner") || !strings.Contains(out, "jti-long-body") {
+		t.Fatalf("scrolling did not reach the lease:\n%s", out)
+	}
+	noSecrets(t, out)
+	golden.RequireEqual(t, out)
+}
+
+func TestGoldenConfirmDialog(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("confirm-me", "/media/movie.mkv"))
+	s := start(t, env, 100, 30, "effect")
+	env.Clock.Advance(time.Second) // past the arrival grace
+	s.key("a")
+	s.wait("Approve confirm-me?")
+	out := s.final()
+	golden.RequireEqual(t, out)
+}
+
+func TestGoldenDenyDialog(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("deny-me", "/media/movie.mkv"))
+	s := start(t, env, 100, 30, "effect")
+	env.Clock.Advance(time.Second)
+	s.key("d")
+	s.wait("Deny deny-me")
+	env.Clock.Advance(time.Second)
+	s.key("not tonight")
+	s.wait("tonight")
+	out := s.final()
+	golden.RequireEqual(t, out)
+}
+
+func TestGoldenExpired(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("too-late", "/media/movie.mkv"))
+	s := start(t, env, 100, 30, "effect")
+	env.Clock.Advance(10*time.Minute + time.Second)
+	s.wait("APPROVAL_TIMEOUT")
+	out := s.final()
+	if !strings.Contains(out, "too-late expired without a decision") {
+		t.Fatalf("no expiry notice:\n%s", out)
+	}
+	golden.RequireEqual(t, out)
+}
+
+func TestGoldenDecidedElsewhere(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("raced", "/media/movie.mkv"))
+	s := start(t, env, 100, 30, "effect")
+	env.Clock.Advance(time.Second)
+	s.key("a")
+	s.wait("Approve raced?")
+	// another process (a CLI) denies it first
+	other := env.Open()
+	if _, _, err := other.Decide(context.Background(), "raced", approval.Decision{By: "operator:bob", Reason: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	s.wait("decided elsewhere")
+	// y now reaches no dialog: it must not approve anything
+	s.key("y")
+	out := s.final()
+	if strings.Contains(out, "Approve raced?") || !strings.Contains(out, "denied by operator:bob") {
+		t.Fatalf("dialog did not close on a decision made elsewhere:\n%s", out)
+	}
+	if r, _ := env.Queue.Get("raced"); r.State != approval.Denied {
+		t.Fatalf("state %s", r.State)
+	}
+	golden.RequireEqual(t, out)
+}
+
+// The approval path end to end through the real program: a, then y, runs
+// the task on the sim device.
+func TestApproveThroughTheScreen(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("go", "/media/movie.mkv"))
+	s := start(t, env, 100, 30, "effect")
+	env.Clock.Advance(time.Second)
+	s.key("a")
+	s.wait("Approve go?")
+	env.Clock.Advance(time.Second)
+	s.key("y")
+	s.wait("approved and executed")
+	s.final()
+	if got := strings.Join(env.Events(), ","); got != "submitted,approved,executed" {
+		t.Fatalf("audit %s", got)
+	}
+}
+
+func TestConfirmDialogDefaultsToNo(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := confirmDialog{taskID: "t", previewHash: "h", openedAt: t0}
+	later := t0.Add(Grace)
+	cases := []struct {
+		name string
+		key  tea.KeyPressMsg
+		at   time.Time
+		want any
+	}{
+		{"y during grace is swallowed", tea.KeyPressMsg{Code: 'y', Text: "y"}, t0.Add(Grace / 2), nil},
+		{"enter cancels", tea.KeyPressMsg{Code: tea.KeyEnter}, later, Close{}},
+		{"esc cancels", tea.KeyPressMsg{Code: tea.KeyEscape}, later, Close{}},
+		{"n cancels", tea.KeyPressMsg{Code: 'n', Text: "n"}, later, Close{}},
+		{"space cancels", tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}, later, Close{}},
+		{"y approves", tea.KeyPressMsg{Code: 'y', Text: "y"}, later, Approve{TaskID: "t", PreviewHash: "h"}},
+	}
+	for _, c := range cases {
+		if got := d.Update(c.key, c.at); got != c.want {
+			t.Errorf("%s: got %#v want %#v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestDenyDialogNeedsAReason(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := newDenyDialog("t", t0)
+	later := t0.Add(time.Second)
+	if got := d.Update(tea.KeyPressMsg{Code: tea.KeyEnter}, later); got != nil || d.err == "" {
+		t.Fatalf("empty reason accepted: %#v", got)
+	}
+	for _, r := range "late" {
+		d.Update(tea.KeyPressMsg{Code: r, Text: string(r)}, later)
+	}
+	if got := d.Update(tea.KeyPressMsg{Code: tea.KeyEnter}, later); got != (Deny{TaskID: "t", Reason: "late"}) {
+		t.Fatalf("got %#v", got)
+	}
+	if got := d.Update(tea.KeyPressMsg{Code: tea.KeyEscape}, later); got != (Close{}) {
+		t.Fatalf("esc: %#v", got)
+	}
+}
+
+// A key typed just as a task slides under the cursor does nothing.
+func TestArrivalGraceSwallowsKeys(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("first", "/media/a.mkv"))
+	p := newPane(env)
+	p.Update(p.reload()())
+	p.Update(p.loadView(p.selID)())
+	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
+	if p.confirm != nil {
+		t.Fatal("a during the arrival grace opened the dialog")
+	}
+	env.Clock.Advance(Grace)
+	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
+	if p.confirm == nil || p.confirm.taskID != "first" {
+		t.Fatal("a after the grace did not open the dialog")
+	}
+}
