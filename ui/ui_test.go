@@ -2,7 +2,7 @@ package ui_test
 
 import (
 	"bytes"
-		"path/filepath"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
