@@ -335,5 +335,6 @@ func newResultCmd(app *App) *cobra.Command {
 		},
 	}
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to `DURATION` for the result")
+	cmd.AddCommand(newResultVerifyCmd(app))
 	return cmd
 }

@@ -116,7 +116,7 @@ var demoTasks = []demoTask{
 		"media_uri":     "https://ada:hunter2@media.example.com/live/stream.m3u8?api_key=sk_live_4eC39HqLyjWDarjtT1zdp7dc&quality=hd",
 		"target_device": "living-room"}, 2 * time.Minute},
 	{"demo-kitchen-pause", "MEDIA_PAUSE", map[string]any{"target_device": "kitchen"}, 4 * time.Minute},
-	{"demo-seek-soon", "MEDIA_SEEK", map[string]any{"target_device": "living-room", "position_seconds": 754}, 9*time.Minute + 15*time.Second},
+	{"demo-seek-soon", "MEDIA_SEEK", map[string]any{"target_device": "living-room", "position_seconds": 754}, 8*time.Minute + 30*time.Second},
 }
 
 // demoApprovals submits the demo agent's pending tasks with valid leases,

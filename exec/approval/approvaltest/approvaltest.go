@@ -75,6 +75,21 @@ func New(t testing.TB, extra ...config.DeviceConfig) *Env {
 	return e
 }
 
+// Reopen opens a queue over an Env's folder from another process (the keys
+// are already there). The clock starts at the same instant as New's.
+func Reopen(t testing.TB, dir string) *Env {
+	t.Helper()
+	issuer, _, err := lease.LoadPrivateKey(filepath.Join(dir, "keys", lease.IssuerKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{T: t, Dir: dir, Clock: NewClock(), Issuer: issuer,
+		Devices: []config.DeviceConfig{{ID: "living-room", Driver: "sim"}},
+		Getenv:  func(string) string { return "test-token-0123456789abcdef" }}
+	e.Queue = e.Open()
+	return e
+}
+
 // Open opens another queue over the same folders, as a second process would.
 func (e *Env) Open() *approval.Queue {
 	t := e.T

@@ -1,0 +1,353 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-dev/vigil/audit"
+)
+
+// auditFilter is the selection shared by `audit show` and `audit tail`.
+type auditFilter struct {
+	task, event string
+}
+
+func (f auditFilter) match(e audit.Entry) bool {
+	return (f.task == "" || e.TaskID == f.task) && (f.event == "" || e.Event == f.event)
+}
+
+func (f auditFilter) none() bool { return f.task == "" && f.event == "" }
+
+func newAuditCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Read and check the tamper-evident audit log",
+		Long: "The audit log is a hash chain in JSON Lines (audit.log under the home). " +
+			"`show` and `tail` read it; `verify` recomputes the chain.",
+	}
+	cmd.AddCommand(newAuditShowCmd(app), newAuditTailCmd(app), newAuditVerifyCmd(app))
+	return cmd
+}
+
+func newAuditShowCmd(app *App) *cobra.Command {
+	var (
+		asJSON bool
+		limit  int
+		f      auditFilter
+	)
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Print audit entries (oldest first)",
+		Long: "Prints the entries that match the filters, oldest first; --limit N keeps the last N.\n" +
+			"Human output is a table (seq, time, actor, event, task, target, outcome). With --json each\n" +
+			"entry is printed as one JSON line, byte for byte as stored in the log (hash and prev included).\n" +
+			"Lines that are not valid entries are named on stderr; run `vigil audit verify` for the chain.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 0 {
+				return Failf(ExitBadInput, "--limit: must be 0 (all) or more, got %d", limit)
+			}
+			lines, err := selectEntries(app.Paths.Audit, f, limit)
+			if err != nil {
+				return Fail(ExitExecution, fmt.Errorf("audit log %s: %w", app.Paths.Audit, err))
+			}
+			if asJSON {
+				return printEntriesJSON(app, lines)
+			}
+			return printEntriesTable(app, lines)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&asJSON, "json", false, "print JSON Lines, one entry per line as stored")
+	fl.StringVar(&f.task, "task", "", "only entries of task `ID`")
+	fl.StringVar(&f.event, "event", "", "only entries of event `E` (submitted, approved, executed, …)")
+	fl.IntVar(&limit, "limit", 0, "print only the last `N` matching entries (0: all)")
+	return cmd
+}
+
+// selectEntries returns the matching lines (bad lines always, so they are
+// reported), keeping the last limit entries. Without filters it reads only
+// the tail of the file.
+func selectEntries(path string, f auditFilter, limit int) ([]audit.Line, error) {
+	if f.none() && limit > 0 {
+		lines, _, err := audit.ReadTail(path, limit)
+		return lines, err
+	}
+	var out []audit.Line
+	_, err := audit.Scan(path, 0, func(l audit.Line) bool {
+		if l.Err == nil && !f.match(l.Entry) {
+			return true
+		}
+		out = append(out, l)
+		if limit > 0 && len(out) > 2*limit {
+			// keep memory bounded on a huge log: drop what can no longer be shown
+			out = append(out[:0], out[len(out)-limit:]...)
+		}
+		return true
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out, err
+}
+
+func printEntriesJSON(app *App, lines []audit.Line) error {
+	for _, l := range lines {
+		if err := writeEntryJSON(app, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeEntryJSON(app *App, l audit.Line) error {
+	if l.Err != nil {
+		fmt.Fprintf(app.Err, "vigil: audit line at byte %d is not a valid entry (%v); run `vigil audit verify`\n", l.Offset, l.Err)
+		return nil
+	}
+	b, err := l.Entry.Line()
+	if err != nil {
+		return Fail(ExitExecution, err)
+	}
+	if _, err := app.Out.Write(append(b, '\n')); err != nil {
+		return Fail(ExitExecution, err)
+	}
+	return nil
+}
+
+const tableHeader = "SEQ\tTIME\tACTOR\tEVENT\tTASK\tTARGET\tOUTCOME"
+
+func printEntriesTable(app *App, lines []audit.Line) error {
+	tw := tabwriter.NewWriter(app.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, tableHeader)
+	for _, l := range lines {
+		if l.Err != nil {
+			fmt.Fprintf(app.Err, "vigil: audit line at byte %d is not a valid entry (%v); run `vigil audit verify`\n", l.Offset, l.Err)
+			continue
+		}
+		fmt.Fprintln(tw, tableRow(l.Entry))
+	}
+	if err := tw.Flush(); err != nil {
+		return Fail(ExitExecution, err)
+	}
+	return nil
+}
+
+func tableRow(e audit.Entry) string {
+	cell := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		// a tab or newline inside a value would break the table's columns
+		return strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, s)
+	}
+	return strings.Join([]string{fmt.Sprint(e.Seq), cell(e.Time), cell(e.Actor), cell(e.Event),
+		cell(e.TaskID), cell(e.Target), e.Outcome()}, "\t")
+}
+
+func newAuditTailCmd(app *App) *cobra.Command {
+	var (
+		asJSON bool
+		n      int
+		f      auditFilter
+	)
+	cmd := &cobra.Command{
+		Use:   "tail",
+		Short: "Print the last entries, then follow new ones as they are appended",
+		Long: "Prints the last -n entries, then waits for appends (by any process) and prints each new\n" +
+			"entry as it arrives, until interrupted. Human output is one line per entry (tab-separated:\n" +
+			"seq, time, actor, event, task, target, outcome); --json prints each entry as one JSON line.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if n < 0 {
+				return Failf(ExitBadInput, "--lines: must be 0 or more, got %d", n)
+			}
+			if err := os.MkdirAll(filepath.Dir(app.Paths.Audit), 0o700); err != nil {
+				return Fail(ExitExecution, err)
+			}
+			emit := func(l audit.Line) error {
+				if l.Err == nil && !f.match(l.Entry) {
+					return nil
+				}
+				if asJSON {
+					return writeEntryJSON(app, l)
+				}
+				if l.Err != nil {
+					fmt.Fprintf(app.Err, "vigil: audit line at byte %d is not a valid entry (%v)\n", l.Offset, l.Err)
+					return nil
+				}
+				_, err := fmt.Fprintln(app.Out, tableRow(l.Entry))
+				return err
+			}
+			return followAudit(cmd.Context(), app.Paths.Audit, n, f, emit)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&asJSON, "json", false, "print each entry as one JSON line")
+	fl.IntVarP(&n, "lines", "n", 10, "print the last `N` matching entries before following")
+	fl.StringVar(&f.task, "task", "", "only entries of task `ID`")
+	fl.StringVar(&f.event, "event", "", "only entries of event `E`")
+	return cmd
+}
+
+// followAudit prints the last n matching entries, then every complete line
+// appended after them. It watches the log's folder (the log may not exist yet
+// and the head beside it is replaced by rename) and reads from the last
+// offset on each event, so a half-written line waits for its end.
+func followAudit(ctx context.Context, path string, n int, f auditFilter, emit func(audit.Line) error) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return Fail(ExitExecution, err)
+	}
+	defer w.Close()
+	// watch before the first read so no append slips between them
+	if err := w.Add(filepath.Dir(path)); err != nil {
+		return Fail(ExitExecution, err)
+	}
+	// lines before off are the backlog; anything after arrives as an event
+	off, err := endOfCompleteLines(path)
+	if err != nil {
+		return Fail(ExitExecution, err)
+	}
+	if n > 0 {
+		first, err := selectEntries(path, f, n)
+		if err != nil {
+			return Fail(ExitExecution, err)
+		}
+		// an append since off is printed by its own event
+		for len(first) > 0 && first[len(first)-1].Offset >= off {
+			first = first[:len(first)-1]
+		}
+		for _, l := range first {
+			if err := emit(l); err != nil {
+				return Fail(ExitExecution, err)
+			}
+		}
+	}
+	catchUp := func() error {
+		if st, err := os.Stat(path); err == nil && st.Size() < off {
+			return Failf(ExitCheck, "audit log %s shrank from %d to %d bytes while following; run `vigil audit verify`", path, off, st.Size())
+		}
+		lines, next, err := audit.ReadRange(path, off, -1)
+		if err != nil {
+			return Fail(ExitExecution, err)
+		}
+		off = next
+		for _, l := range lines {
+			if err := emit(l); err != nil {
+				return Fail(ExitExecution, err)
+			}
+		}
+		return nil
+	}
+	name := filepath.Clean(path)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if filepath.Clean(ev.Name) != name || !ev.Has(fsnotify.Write|fsnotify.Create) {
+				continue
+			}
+			if err := catchUp(); err != nil {
+				return err
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// events were lost; reading from the offset catches up anyway
+				if err := catchUp(); err != nil {
+					return err
+				}
+				continue
+			}
+			return Fail(ExitExecution, err)
+		}
+	}
+}
+
+// endOfCompleteLines is the offset just after the file's last newline.
+func endOfCompleteLines(path string) (int64, error) {
+	fh, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return 0, err
+	}
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	for end := st.Size(); end > 0; {
+		start := max(end-chunk, 0)
+		m, err := fh.ReadAt(buf[:end-start], start)
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		for i := m - 1; i >= 0; i-- {
+			if buf[i] == '\n' {
+				return start + int64(i) + 1, nil
+			}
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+func newAuditVerifyCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Recompute the hash chain; exit 1 naming the first bad entry",
+		Long: "Recomputes every entry's hash and link. Prints \"chain verified · N entries\", or\n" +
+			"\"BROKEN at #I: REASON (DETAIL)\" and exits 1, where I is the 0-based line of the first bad\n" +
+			"entry and REASON one of edited, deleted, duplicated, reordered, truncated, garbage.\n" +
+			"--json prints {\"ok\",\"entries\"} or {\"ok\":false,\"entries\",\"index\",\"reason\",\"detail\"}.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, err := audit.Verify(app.Paths.Audit)
+			if err != nil {
+				return Fail(ExitExecution, fmt.Errorf("audit log %s: %w", app.Paths.Audit, err))
+			}
+			if asJSON {
+				if err := app.PrintJSON(rep); err != nil {
+					return err
+				}
+			} else if _, err := fmt.Fprintln(app.Out, rep.String()); err != nil {
+				return Fail(ExitExecution, err)
+			}
+			if !rep.OK {
+				return Quiet(ExitCheck)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-dev/vigil/exec/memory"
+)
+
+// newMemoryCmd is `vigil memory add|import|search` of CLI.md.
+func newMemoryCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "memory",
+		Short: "Store memories and search them (the search_memory tool)",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newMemoryAddCmd(app), newMemoryImportCmd(app), newMemorySearchCmd(app))
+	return cmd
+}
+
+// openMemory opens the home's memory.db, creating folders as needed.
+func openMemory(app *App) (*memory.Store, error) {
+	if err := app.EnsureState(); err != nil {
+		return nil, err
+	}
+	return memory.Open(app.Paths.Memory, memory.Options{Now: app.Now})
+}
+
+// memoryFail maps store errors to CLI.md's exit codes: invalid input is 2,
+// everything the store could not do is 3.
+func memoryFail(err error) error {
+	var inv *memory.InvalidError
+	var ie *memory.ImportError
+	if errors.As(err, &inv) || (errors.As(err, &ie) && !isCore(ie.Err)) {
+		return Fail(ExitBadInput, err)
+	}
+	return Fail(ExitExecution, err)
+}
+
+func isCore(err error) bool {
+	var ce *memory.CoreError
+	return errors.As(err, &ce)
+}
+
+func newMemoryAddCmd(app *App) *cobra.Command {
+	var text, source, date string
+	var tags []string
+	cmd := &cobra.Command{
+		Use:   "add --text T [--tag X]... [--source S] [--date YYYY-MM-DD]",
+		Short: "Store one memory and print it as JSON",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m := memory.NewMemory{Text: text, Tags: tags, Source: source}
+			if date != "" {
+				t, err := memory.ParseTime(date)
+				if err != nil {
+					return Failf(ExitBadInput, "--date: %v", err)
+				}
+				m.CreatedAt = t
+			}
+			s, err := openMemory(app)
+			if err != nil {
+				return memoryFail(err)
+			}
+			defer s.Close()
+			id, err := s.Add(cmd.Context(), m)
+			if err != nil {
+				return memoryFail(err)
+			}
+			got, err := s.Get(cmd.Context(), id)
+			if err != nil {
+				return memoryFail(err)
+			}
+			return app.PrintJSON(got)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&text, "text", "", "the memory's text (required)")
+	f.StringArrayVar(&tags, "tag", nil, "a tag (repeatable)")
+	f.StringVar(&source, "source", "", "where the memory came from")
+	f.StringVar(&date, "date", "", "creation date, YYYY-MM-DD or RFC 3339 (default: now)")
+	_ = cmd.MarkFlagRequired("text")
+	return cmd
+}
+
+func newMemoryImportCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "import FILE.jsonl|-",
+		Short: "Store every memory of a JSON Lines file, or none of them",
+		Long: "Each line is {\"text\":…, \"tags\":[…], \"source\":…, \"created_at\":\"RFC 3339 or YYYY-MM-DD\"}.\n" +
+			"The file is streamed and stored in one transaction: a bad line is reported with its\n" +
+			"number and nothing of the file is kept.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var r io.Reader = app.In
+			name := args[0]
+			if name != "-" {
+				f, err := os.Open(name)
+				if err != nil {
+					return Fail(ExitBadInput, err)
+				}
+				defer f.Close()
+				r = f
+			}
+			s, err := openMemory(app)
+			if err != nil {
+				return memoryFail(err)
+			}
+			defer s.Close()
+			start := time.Now()
+			n, err := s.Import(cmd.Context(), r)
+			if err != nil {
+				return memoryFail(fmt.Errorf("%s: %w", name, err))
+			}
+			total, err := s.Count(cmd.Context())
+			if err != nil {
+				return memoryFail(err)
+			}
+			return app.PrintJSON(map[string]any{
+				"file": name, "imported": n, "total": total,
+				"seconds": time.Since(start).Round(time.Millisecond).Seconds(),
+			})
+		},
+	}
+}
+
+func newMemorySearchCmd(app *App) *cobra.Command {
+	var (
+		query, source, from, to string
+		limit                   int
+		tags                    []string
+		textOnly                bool
+	)
+	cmd := &cobra.Command{
+		Use:   "search 'ARGS_JSON' | search -q TEXT [--limit N] [--tag X]... [--source S] [--from DATE] [--to DATE]",
+		Short: "Run the search_memory tool and print its MCP response object",
+		Long: "ARGS_JSON is the arguments object exactly as an MCP client sends it, e.g.\n" +
+			"  vigil memory search '{\"query\":\"python\",\"limit\":5,\"filters\":{\"tags\":[\"tutorial\"]}}'\n" +
+			"The flag form builds the same object. The response is printed as JSON and the exit\n" +
+			"code is 0 even when isError is true: the error is part of the response.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			flagForm := cmd.Flags().Changed("query")
+			for _, f := range []string{"limit", "tag", "source", "from", "to"} {
+				if cmd.Flags().Changed(f) && !flagForm {
+					return Failf(ExitBadInput, "--%s needs -q/--query", f)
+				}
+			}
+			var raw []byte
+			switch {
+			case flagForm && len(args) == 1:
+				return Failf(ExitBadInput, "give either ARGS_JSON or -q/--query, not both")
+			case flagForm:
+				raw = flagArgs(cmd, query, limit, tags, source, from, to)
+			case len(args) == 1:
+				raw = []byte(args[0])
+			default:
+				return Failf(ExitBadInput, "missing ARGS_JSON or -q/--query")
+			}
+			var core memory.Searcher
+			s, err := openMemory(app)
+			if err != nil {
+				var ee *ExitError
+				if errors.As(err, &ee) {
+					return err
+				}
+				// A damaged or locked database is the tool's Processing error, not a crash.
+				core = memory.Unavailable(err)
+			} else {
+				defer s.Close()
+				core = s
+			}
+			res := memory.NewTool(core, app.Log).Execute(cmd.Context(), raw)
+			if textOnly {
+				_, err := fmt.Fprintln(app.Out, res.Text())
+				return err
+			}
+			return app.PrintJSON(res)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&query, "query", "q", "", "search text (flag form)")
+	f.IntVar(&limit, "limit", memory.DefaultLimit, "maximum results, 1-100")
+	f.StringArrayVar(&tags, "tag", nil, "only memories with this tag (repeatable, all must match)")
+	f.StringVar(&source, "source", "", "only memories from this source (exact)")
+	f.StringVar(&from, "from", "", "only memories created on or after YYYY-MM-DD")
+	f.StringVar(&to, "to", "", "only memories created on or before YYYY-MM-DD")
+	f.BoolVar(&textOnly, "text", false, "print only the response text instead of the JSON object")
+	return cmd
+}
+
+// flagArgs builds the arguments object from the flag form; unset flags are
+// left out so the tool applies its own defaults and checks.
+func flagArgs(cmd *cobra.Command, query string, limit int, tags []string, source, from, to string) []byte {
+	args := map[string]any{"query": query}
+	if cmd.Flags().Changed("limit") {
+		args["limit"] = limit
+	}
+	filters := map[string]any{}
+	if len(tags) > 0 {
+		filters["tags"] = tags
+	}
+	if cmd.Flags().Changed("source") {
+		filters["source"] = source
+	}
+	if cmd.Flags().Changed("from") {
+		filters["date_from"] = strings.TrimSpace(from)
+	}
+	if cmd.Flags().Changed("to") {
+		filters["date_to"] = strings.TrimSpace(to)
+	}
+	if len(filters) > 0 {
+		args["filters"] = filters
+	}
+	b, _ := json.Marshal(args) // maps of strings, ints and string slices always marshal
+	return b
+}

@@ -1,0 +1,265 @@
+package media
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/vigil-dev/vigil/exec/task"
+)
+
+// Limits on inputs.
+const (
+	maxURILen    = 4096
+	maxDeviceLen = 64
+)
+
+// AllowedSchemes are the URI schemes media_uri may use. An allowlist rather
+// than a denylist because players resolve some schemes by searching the web
+// (mpv's ytdl://ytsearch:…), which seed 004 forbids.
+var AllowedSchemes = []string{"file", "http", "https", "rtsp", "rtsps", "rtmp", "rtmps", "smb", "nfs", "sftp", "media-source"}
+
+// ContentTypes are the media_content_type values accepted for Home Assistant.
+var ContentTypes = []string{"music", "video", "audio", "url", "playlist", "channel", "episode", "tvshow", "image"}
+
+// DefaultContentType is sent to Home Assistant's play_media when the
+// manifest names none: a fixed documented default, not a guess from the URI.
+const DefaultContentType = "music"
+
+type rawInputs struct {
+	MediaURI, TargetDevice, PositionSeconds, MediaContentType *json.RawMessage
+}
+
+func bad(field, format string, args ...any) *task.Error {
+	return task.Errorf(task.ExecutionFailed, "input validation failed: inputs.%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+// targetDevice pulls target_device out of inputs without validating the
+// rest, so the lease's device constraint can be checked in its place in the
+// order (before input validation).
+func targetDevice(inputs json.RawMessage) string {
+	var r struct {
+		TargetDevice any `json:"target_device"`
+	}
+	_ = json.Unmarshal(inputs, &r)
+	s, _ := r.TargetDevice.(string)
+	return s
+}
+
+// ParseInputs validates a media task's inputs per seed 004 §4: unknown
+// fields, wrong types and broken rules are EXECUTION_FAILED errors (the
+// seed's closed set has no input code) naming the field and the rule.
+// allowed is the device allowlist.
+func ParseInputs(capability string, inputs json.RawMessage, allowed []string) (Action, error) {
+	if !Supports(capability) {
+		return Action{}, task.Errorf(task.UnsupportedCapability,
+			"capability check failed: the media executor supports only %s, not %q",
+			strings.Join(Capabilities, ", "), capability)
+	}
+	if len(inputs) == 0 {
+		inputs = json.RawMessage("{}")
+	}
+	// A map, not a struct: encoding/json matches struct fields case-
+	// insensitively, and "Target_Device" must be an unknown field.
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(inputs))
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return Action{}, task.Errorf(task.ExecutionFailed, "input validation failed: inputs: must be a JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Action{}, task.Errorf(task.ExecutionFailed, "input validation failed: inputs: unexpected data after the object")
+	}
+	var r rawInputs
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := m[k]
+		switch k {
+		case "media_uri":
+			r.MediaURI = &v
+		case "target_device":
+			r.TargetDevice = &v
+		case "position_seconds":
+			r.PositionSeconds = &v
+		case "media_content_type":
+			r.MediaContentType = &v
+		default:
+			if len(k) > 64 {
+				k = k[:64] + "…"
+			}
+			return Action{}, bad(k, "unknown field (allowed: media_uri, target_device, position_seconds, media_content_type)")
+		}
+	}
+	a := Action{Capability: capability}
+
+	// target_device: required, allowlisted (seed 004 §5).
+	dev, err := str(r.TargetDevice, "target_device")
+	if err != nil {
+		return Action{}, err
+	}
+	if r.TargetDevice == nil || dev == "" {
+		return Action{}, bad("target_device", "required: name an allowlisted device")
+	}
+	if len(dev) > maxDeviceLen {
+		return Action{}, bad("target_device", "longer than %d characters", maxDeviceLen)
+	}
+	if !slices.Contains(allowed, dev) {
+		return Action{}, bad("target_device", "%q is not an allowlisted device (allowed: %s)", dev, strings.Join(allowed, ", "))
+	}
+	a.Device = dev
+
+	// media_uri: explicit; required to play, checked when present elsewhere.
+	if r.MediaURI != nil {
+		uri, err := str(r.MediaURI, "media_uri")
+		if err != nil {
+			return Action{}, err
+		}
+		if err := checkURI(uri); err != nil {
+			return Action{}, err
+		}
+		a.MediaURI = uri
+	}
+	if capability == CapPlay && a.MediaURI == "" {
+		return Action{}, bad("media_uri", "required for MEDIA_PLAY: an absolute path or absolute URI")
+	}
+
+	// position_seconds: only for seek, a finite number >= 0.
+	if r.PositionSeconds != nil {
+		if capability != CapSeek {
+			return Action{}, bad("position_seconds", "only allowed for MEDIA_SEEK")
+		}
+		var f float64
+		if err := json.Unmarshal(*r.PositionSeconds, &f); err != nil || bytes.Equal(*r.PositionSeconds, []byte("null")) {
+			return Action{}, bad("position_seconds", "must be a number, got %s", kind(*r.PositionSeconds))
+		}
+		if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			return Action{}, bad("position_seconds", "must be >= 0, got %s", *r.PositionSeconds)
+		}
+		if f > 1e7 {
+			return Action{}, bad("position_seconds", "must be at most 10000000, got %s", *r.PositionSeconds)
+		}
+		a.Position = f
+	} else if capability == CapSeek {
+		return Action{}, bad("position_seconds", "required for MEDIA_SEEK: a number >= 0")
+	}
+
+	if r.MediaContentType != nil {
+		if capability != CapPlay {
+			return Action{}, bad("media_content_type", "only allowed for MEDIA_PLAY")
+		}
+		ct, err := str(r.MediaContentType, "media_content_type")
+		if err != nil {
+			return Action{}, err
+		}
+		if !slices.Contains(ContentTypes, ct) {
+			return Action{}, bad("media_content_type", "must be one of %s, got %q", strings.Join(ContentTypes, ", "), ct)
+		}
+		a.ContentType = ct
+	}
+	return a, nil
+}
+
+func str(raw *json.RawMessage, field string) (string, error) {
+	if raw == nil {
+		return "", nil
+	}
+	var s string
+	if (*raw)[0] != '"' || json.Unmarshal(*raw, &s) != nil {
+		return "", bad(field, "must be a string, got %s", kind(*raw))
+	}
+	return s, nil
+}
+
+func kind(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	return "a number"
+}
+
+// checkURI enforces seed 004 §4.1: media_uri is explicit. That means an
+// absolute file path or an absolute URI of an allowed scheme, with no
+// whitespace or control characters — a search phrase fails all of these.
+func checkURI(uri string) error {
+	if uri == "" {
+		return bad("media_uri", "must not be empty")
+	}
+	if len(uri) > maxURILen {
+		return bad("media_uri", "longer than %d bytes", maxURILen)
+	}
+	for _, c := range uri {
+		if unicode.IsControl(c) || c == unicode.ReplacementChar {
+			return bad("media_uri", "must not contain control characters")
+		}
+	}
+	if strings.HasPrefix(uri, "/") {
+		if strings.HasPrefix(uri, "//") {
+			return bad("media_uri", "must be an absolute path or absolute URI, got a network-path reference %q", uri)
+		}
+		return nil // an absolute path; spaces are legal in file names
+	}
+	if strings.ContainsAny(uri, " \t") {
+		return bad("media_uri", "must be an absolute path or absolute URI (no search phrases), got %q", uri)
+	}
+	scheme, _, hasScheme := strings.Cut(uri, ":")
+	if !hasScheme || !validScheme(scheme) {
+		return bad("media_uri", "must be an absolute path or absolute URI (no search phrases), got %q", uri)
+	}
+	scheme = strings.ToLower(scheme)
+	if !slices.Contains(AllowedSchemes, scheme) {
+		return bad("media_uri", "scheme %q is not allowed (allowed: %s)", scheme, strings.Join(AllowedSchemes, ", "))
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return bad("media_uri", "not a valid URI: %v", errors.Unwrap(err))
+	}
+	switch scheme {
+	case "file":
+		if u.Host != "" && u.Host != "localhost" || !strings.HasPrefix(u.Path, "/") {
+			return bad("media_uri", "a file URI must name an absolute local path, got %q", uri)
+		}
+	case "media-source":
+		if u.Opaque != "" || u.Host == "" {
+			return bad("media_uri", "a media-source URI must be media-source://…, got %q", uri)
+		}
+	default:
+		if u.Host == "" {
+			return bad("media_uri", "a %s URI must name a host, got %q", scheme, uri)
+		}
+	}
+	return nil
+}
+
+// validScheme is RFC 3986's scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
+func validScheme(s string) bool {
+	for i, c := range s {
+		alpha := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !alpha && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,135 @@
+package task
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/vigil-dev/vigil/internal/atomicfile"
+)
+
+// Store keeps one signed result per task_id in a folder (results/), which
+// makes task_id the idempotency key: a task runs at most once, across
+// goroutines (a per-task mutex) and across Vigil processes (a per-task file
+// lock), and a repeat gets the stored result.
+type Store struct {
+	dir string
+
+	mu    sync.Mutex
+	locks map[string]*taskLock
+}
+
+type taskLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// ErrNotFound means no result is stored for a task_id.
+var ErrNotFound = errors.New("no result stored for this task_id")
+
+// OpenStore uses dir (created private if missing) for results.
+func OpenStore(dir string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(dir, ".locks"), 0o700); err != nil {
+		return nil, fmt.Errorf("results folder: %w", err)
+	}
+	return &Store{dir: dir, locks: map[string]*taskLock{}}, nil
+}
+
+// Dir is the results folder.
+func (s *Store) Dir() string { return s.dir }
+
+// Path is where a task's result lives.
+func (s *Store) Path(taskID string) string { return filepath.Join(s.dir, taskID+".json") }
+
+// Load returns the stored result for taskID, or an error wrapping ErrNotFound.
+// It checks the shape but not the signature; callers that hand the result to
+// someone else verify it.
+func (s *Store) Load(taskID string) (*Result, error) {
+	if err := ValidateTaskID(taskID); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(s.Path(taskID))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("task %s: %w", taskID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("task %s: %w", taskID, err)
+	}
+	r, err := ParseResult(data)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: stored result: %w", taskID, err)
+	}
+	return r, nil
+}
+
+// Do runs run at most once per taskID. If a result is stored it is returned
+// (fresh=false) without calling run, provided it answered the same request;
+// a stored result for a different requestHash is refused with an
+// EXECUTION_FAILED error and nothing runs. Otherwise run's result, which must
+// carry taskID and requestHash and should already be signed, is stored
+// atomically and returned with fresh=true. An error from run stores nothing.
+func (s *Store) Do(taskID, requestHash string, run func() (*Result, error)) (res *Result, fresh bool, err error) {
+	if err := ValidateTaskID(taskID); err != nil {
+		return nil, false, err
+	}
+	unlock := s.lockLocal(taskID)
+	defer unlock()
+	unlockFile, err := lockFile(filepath.Join(s.dir, ".locks", taskID+".lock"))
+	if err != nil {
+		return nil, false, fmt.Errorf("task %s: lock: %w", taskID, err)
+	}
+	defer unlockFile()
+
+	stored, err := s.Load(taskID)
+	switch {
+	case err == nil:
+		if stored.RequestHash != requestHash {
+			return nil, false, Errorf(ExecutionFailed,
+				"task_id: %q was already executed with different inputs; use a new task_id", taskID)
+		}
+		return stored, false, nil
+	case !errors.Is(err, ErrNotFound):
+		return nil, false, err
+	}
+
+	r, err := run()
+	if err != nil {
+		return nil, false, err
+	}
+	if r == nil || r.TaskID != taskID || r.RequestHash != requestHash {
+		return nil, false, fmt.Errorf("task %s: result does not match the task (task_id or request_hash)", taskID)
+	}
+	data, err := MarshalResult(r)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := atomicfile.Write(s.Path(taskID), data, 0o600); err != nil {
+		return nil, false, fmt.Errorf("task %s: store result: %w", taskID, err)
+	}
+	return r, true, nil
+}
+
+// lockLocal serializes goroutines of this process on one task_id; the file
+// lock alone would not, since flock locks are per open file description but
+// we want waiters to queue cheaply and then read the stored result.
+func (s *Store) lockLocal(taskID string) func() {
+	s.mu.Lock()
+	l := s.locks[taskID]
+	if l == nil {
+		l = &taskLock{}
+		s.locks[taskID] = l
+	}
+	l.refs++
+	s.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		s.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.locks, taskID)
+		}
+		s.mu.Unlock()
+	}
+}
