@@ -1,113 +1,25 @@
 package media
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"math"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/internal/mpvtest"
 )
-
-// writeWAV writes seconds of a quiet 440 Hz tone, 8 kHz mono 8-bit PCM.
-func writeWAV(t *testing.T, path string, seconds int) {
-	t.Helper()
-	const rate = 8000
-	n := rate * seconds
-	data := make([]byte, 44+n)
-	copy(data[0:], "RIFF")
-	binary.LittleEndian.PutUint32(data[4:], uint32(36+n))
-	copy(data[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(data[16:], 16)
-	binary.LittleEndian.PutUint16(data[20:], 1) // PCM
-	binary.LittleEndian.PutUint16(data[22:], 1) // mono
-	binary.LittleEndian.PutUint32(data[24:], rate)
-	binary.LittleEndian.PutUint32(data[28:], rate)
-	binary.LittleEndian.PutUint16(data[32:], 1)
-	binary.LittleEndian.PutUint16(data[34:], 8)
-	copy(data[36:], "data")
-	binary.LittleEndian.PutUint32(data[40:], uint32(n))
-	for i := 0; i < n; i++ {
-		data[44+i] = byte(128 + 20*math.Sin(2*math.Pi*440*float64(i)/rate))
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// startMPV runs a headless mpv and waits until its socket answers.
-func startMPV(t *testing.T, sock string) {
-	t.Helper()
-	bin, err := exec.LookPath("mpv")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("mpv is required in CI: %v", err)
-		}
-		t.Skip("mpv not installed")
-	}
-	cmd := exec.Command(bin, "--idle=yes", "--input-ipc-server="+sock, "--vo=null", "--ao=null",
-		"--no-terminal", "--no-config", "--really-quiet")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if c, err := net.Dial("unix", sock); err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("mpv did not open its IPC socket")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// mpvGet asks mpv for a property over a connection of the test's own, so
-// the assertions do not rest on the driver's reading code.
-func mpvGet(t *testing.T, sock, prop string) any {
-	t.Helper()
-	c, err := net.Dial("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write([]byte(`{"command":["get_property","` + prop + `"],"request_id":99}` + "\n")); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(c)
-	for sc.Scan() {
-		var msg map[string]any
-		if json.Unmarshal(sc.Bytes(), &msg) == nil && msg["request_id"] == float64(99) {
-			if msg["error"] != "success" {
-				return nil
-			}
-			return msg["data"]
-		}
-	}
-	t.Fatalf("no reply for %s: %v", prop, sc.Err())
-	return nil
-}
 
 func TestMPVRealPlayer(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "mpv.sock")
 	wav := filepath.Join(dir, "tone.wav")
-	writeWAV(t, wav, 30)
-	startMPV(t, sock)
+	mpvtest.WriteWAV(t, wav, 30)
+	mpvtest.Start(t, sock)
 
 	h := newHarness(t, []config.DeviceConfig{{ID: "speaker", Driver: "mpv", Socket: sock}}, func(o *Options) {
 		o.ActionTimeout = 20 * time.Second // a loaded CI machine starts decoders slowly
@@ -137,10 +49,10 @@ func TestMPVRealPlayer(t *testing.T) {
 	if r.Status != task.StatusSuccess {
 		t.Fatalf("play: %+v", r.Error)
 	}
-	if got := mpvGet(t, sock, "path"); got != wav {
+	if got := mpvtest.Get(t, sock, "path"); got != wav {
 		t.Fatalf("after play mpv's path is %v", got)
 	}
-	if mpvGet(t, sock, "pause") != false || mpvGet(t, sock, "idle-active") != false {
+	if mpvtest.Get(t, sock, "pause") != false || mpvtest.Get(t, sock, "idle-active") != false {
 		t.Fatal("after play mpv is paused or idle")
 	}
 	if r.ContentHashBefore != StateHash(idleState) || r.ContentHashAfter == r.ContentHashBefore {
@@ -152,7 +64,7 @@ func TestMPVRealPlayer(t *testing.T) {
 	if r.Status != task.StatusSuccess {
 		t.Fatalf("pause: %+v", r.Error)
 	}
-	if mpvGet(t, sock, "pause") != true {
+	if mpvtest.Get(t, sock, "pause") != true {
 		t.Fatal("after pause mpv is not paused")
 	}
 	paused := state()
@@ -168,11 +80,11 @@ func TestMPVRealPlayer(t *testing.T) {
 	// With --ao=null mpv reports time-pos up to its null output's 0.2 s
 	// buffer behind the seek target (measured: 11.80-11.85 for a seek to 12),
 	// so the bound is 0.3 s; before the seek the position was under 1 s.
-	pos, _ := mpvGet(t, sock, "time-pos").(float64)
+	pos, _ := mpvtest.Get(t, sock, "time-pos").(float64)
 	if math.Abs(pos-12) > 0.3 {
 		t.Fatalf("after seek mpv's time-pos is %v", pos)
 	}
-	if mpvGet(t, sock, "pause") != true {
+	if mpvtest.Get(t, sock, "pause") != true {
 		t.Fatal("seek unpaused the player")
 	}
 	seeked := state()
@@ -189,7 +101,7 @@ func TestMPVRealPlayer(t *testing.T) {
 	if r.Status != task.StatusSuccess {
 		t.Fatalf("stop: %+v", r.Error)
 	}
-	if mpvGet(t, sock, "idle-active") != true || mpvGet(t, sock, "path") != nil {
+	if mpvtest.Get(t, sock, "idle-active") != true || mpvtest.Get(t, sock, "path") != nil {
 		t.Fatal("after stop mpv is not idle")
 	}
 	stopped := state()

@@ -1,0 +1,592 @@
+package preview
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Fixed is the mask for passwords and unrecognised secrets: fixed width, so it never reveals a length.
+const Fixed = "********"
+
+// span is one detected secret in a string: [start,end) and what replaces it.
+type span struct {
+	start, end int
+	repl       string
+	secret     string // the original text, remembered so other copies of it are scrubbed too
+}
+
+// detector finds secrets of one kind. Detectors run most specific first; a later detector never claims
+// text that overlaps an earlier claim.
+type detector struct {
+	name string
+	// quick is a cheap test; when it fails the detector cannot match, which keeps masking fast.
+	quick func(s string) bool
+	find  func(m *masker, s string) []span
+}
+
+var (
+	pemRE     = regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)`)
+	pemHeadRE = regexp.MustCompile(`^-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	pemTailRE = regexp.MustCompile(`-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----$`)
+	jwtRE     = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{2,}\.eyJ[A-Za-z0-9_-]{2,}(?:\.[A-Za-z0-9_-]*){1,3}`)
+	// URLs with a scheme; the trailing-punctuation trim happens in code.
+	urlRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s<>"'\x60]+`)
+	// name=value / name: value in free text (log lines, error messages); only secret names are masked.
+	kvRE = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|(?i:(?:bearer|basic|token|digest|negotiate)[ \t]+)?[^\s&,;"'<>)}\]]+)`)
+)
+
+// vendor is one API key shape: a literal prefix, then a run of body characters of bounded length. Matching
+// is by hand rather than by regexp: counted repetitions like {10,99} make regexp programs large and slow.
+type vendor struct {
+	prefixes []string
+	body     func(c byte) bool
+	min, max int                     // body length; max 0 means unbounded
+	show     func(key string) string // the recognisable prefix shown in the mask
+}
+
+func fixedPrefix(n int) func(string) string { return func(k string) string { return k[:n] } }
+
+func upTo(sep byte) func(string) string {
+	return func(k string) string {
+		if i := strings.IndexByte(k, sep); i >= 0 {
+			return k[:i+1]
+		}
+		return k[:3]
+	}
+}
+
+func alnumUnder(c byte) bool     { return isAlnum(c) || c == '_' }
+func alnumDash(c byte) bool      { return isAlnum(c) || c == '-' }
+func alnumUnderDash(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
+func base32Upper(c byte) bool    { return c >= 'A' && c <= 'Z' || c >= '2' && c <= '7' }
+
+func withEach(prefix, set, suffix string) []string {
+	out := make([]string, len(set))
+	for i := range set {
+		out[i] = prefix + set[i:i+1] + suffix
+	}
+	return out
+}
+
+// vendors, most specific first: at one position the first that matches wins (Anthropic before OpenAI).
+var vendors = []vendor{
+	// Anthropic
+	{[]string{"sk-ant-"}, alnumUnderDash, 20, 0, fixedPrefix(7)},
+	// OpenAI (sk-proj-, sk-svcacct-, sk-admin- and the old sk-…)
+	{[]string{"sk-"}, alnumUnderDash, 20, 0, fixedPrefix(3)},
+	// Stripe secret and restricted keys; publishable pk_ keys are public
+	{[]string{"sk_test_", "sk_live_", "sk_prod_", "rk_test_", "rk_live_", "rk_prod_"}, isAlnum, 10, 99, fixedPrefix(3)},
+	// Stripe webhook signing secret
+	{[]string{"whsec_"}, isAlnum, 24, 0, fixedPrefix(6)},
+	// AWS access key ids
+	{append([]string{"AKIA", "ASIA", "ABIA", "ACCA"}, withEach("A3T", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "")...),
+		base32Upper, 16, 16, fixedPrefix(4)},
+	// GitHub fine-grained and classic tokens
+	{[]string{"github_pat_"}, alnumUnder, 82, 0, fixedPrefix(11)},
+	{withEach("gh", "pousr", "_"), isAlnum, 36, 0, fixedPrefix(4)},
+	// Slack
+	{withEach("xox", "abposer", "-"), alnumDash, 10, 0, upTo('-')},
+	{[]string{"xapp-"}, alnumDash, 10, 0, upTo('-')},
+	// GitLab
+	{[]string{"glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-", "glsoat-", "glft-", "glimt-", "glagent-"},
+		alnumUnderDash, 20, 0, upTo('-')},
+	// Google Cloud API keys
+	{[]string{"AIza"}, alnumUnderDash, 35, 35, fixedPrefix(4)},
+}
+
+// vendorFirst holds the first bytes of all prefixes, so most positions are rejected with one lookup.
+var vendorFirst = func() (t [256]bool) {
+	for _, v := range vendors {
+		for _, p := range v.prefixes {
+			t[p[0]] = true
+		}
+	}
+	return t
+}()
+
+// apiKeyShape is the spec's API key shape: recognisable prefix, "...", last four.
+func apiKeyShape(prefix, key string) string {
+	return prefix + "..." + key[len(key)-4:]
+}
+
+// vendorAt matches a vendor key starting exactly at s[0]; it returns its length and the vendor.
+func vendorAt(s string) (int, *vendor) {
+	if s == "" || !vendorFirst[s[0]] {
+		return 0, nil
+	}
+	for i := range vendors {
+		v := &vendors[i]
+		for _, p := range v.prefixes {
+			if !strings.HasPrefix(s, p) {
+				continue
+			}
+			n := 0
+			for len(p)+n < len(s) && v.body(s[len(p)+n]) && (v.max == 0 || n < v.max) {
+				n++
+			}
+			if n >= v.min {
+				return len(p) + n, v
+			}
+		}
+	}
+	return 0, nil
+}
+
+// vendorKey returns the masked shape of s when all of s is one recognised vendor key or JWT.
+func vendorKey(s string) (string, bool) {
+	if loc := jwtRE.FindStringIndex(s); loc != nil && loc[0] == 0 && loc[1] == len(s) {
+		return apiKeyShape("eyJ", s), true
+	}
+	if n, v := vendorAt(s); v != nil && n == len(s) {
+		return apiKeyShape(v.show(s), s), true
+	}
+	return "", false
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func hasDigits(s string, n int) bool {
+	c := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			if c++; c >= n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// detectors in priority order. URL detection is left out when masking the parts of a URL.
+func (m *masker) detectors(withURL bool) []detector {
+	ds := []detector{{"pem", func(s string) bool { return strings.Contains(s, "PRIVATE KEY") }, findPEM}}
+	if withURL {
+		ds = append(ds, detector{"url", func(s string) bool { return strings.Contains(s, "://") }, findURLs})
+	}
+	return append(ds,
+		detector{"jwt", func(s string) bool { return strings.Contains(s, "eyJ") }, findJWT},
+		detector{"vendor", func(s string) bool { return len(s) >= 14 }, findVendor},
+		// Cards and SSNs before name=value pairs: they are checksummed or rule-checked shapes, and a pair's
+		// value ends at a space, which would leave the later groups of "password=4111 1111 …" unmasked.
+		detector{"card", func(s string) bool { return hasDigits(s, 13) }, findCards},
+		detector{"ssn", func(s string) bool { return hasDigits(s, 9) }, findSSN},
+		detector{"kv", mayHaveSecretName, findKV},
+		detector{"email", func(s string) bool { return strings.IndexByte(s, '@') > 0 }, findEmails},
+	)
+}
+
+// text masks every detected secret in s. Claimed spans never overlap; the first detector to claim wins.
+func (m *masker) text(s string, withURL bool) string {
+	if len(s) < 6 {
+		return s // nothing shorter than "a@b.cd" is detectable
+	}
+	var claimed []span
+	overlaps := func(sp span) bool {
+		for _, c := range claimed {
+			if sp.start < c.end && c.start < sp.end {
+				return true
+			}
+		}
+		return false
+	}
+	for _, d := range m.detectors(withURL) {
+		if !d.quick(s) {
+			continue
+		}
+		for _, sp := range d.find(m, s) {
+			if !overlaps(sp) {
+				claimed = append(claimed, sp)
+			}
+		}
+	}
+	if len(claimed) == 0 {
+		return s
+	}
+	sort.Slice(claimed, func(i, j int) bool { return claimed[i].start < claimed[j].start })
+	var b strings.Builder
+	prev := 0
+	for _, c := range claimed {
+		b.WriteString(s[prev:c.start])
+		b.WriteString(c.repl)
+		m.note(c.secret)
+		prev = c.end
+	}
+	b.WriteString(s[prev:])
+	return b.String()
+}
+
+func findPEM(_ *masker, s string) []span {
+	var out []span
+	for _, loc := range pemRE.FindAllStringIndex(s, -1) {
+		block := s[loc[0]:loc[1]]
+		head := pemHeadRE.FindString(block)
+		tail := pemTailRE.FindString(block)
+		if tail == "" {
+			tail = strings.Replace(head, "BEGIN", "END", 1)
+		}
+		out = append(out, span{loc[0], loc[1], head + Fixed + tail, block})
+	}
+	return out
+}
+
+func findJWT(_ *masker, s string) []span {
+	var out []span
+	for _, loc := range jwtRE.FindAllStringIndex(s, -1) {
+		tok := s[loc[0]:loc[1]]
+		out = append(out, span{loc[0], loc[1], apiKeyShape("eyJ", tok), tok})
+	}
+	return out
+}
+
+func findVendor(_ *masker, s string) []span {
+	var out []span
+	for p := 0; p < len(s); p++ {
+		// The left boundary: "task_test_…" must not read as a Stripe "sk_test_…" key.
+		if !vendorFirst[s[p]] || p > 0 && isAlnum(s[p-1]) {
+			continue
+		}
+		if n, v := vendorAt(s[p:]); v != nil {
+			key := s[p : p+n]
+			out = append(out, span{p, p + n, apiKeyShape(v.show(key), key), key})
+			p += n - 1
+		}
+	}
+	return out
+}
+
+// findURLs masks whole URLs through MaskURL's rules, so userinfo, secret query parameters and fragments
+// are handled structurally rather than by value shape alone.
+func findURLs(m *masker, s string) []span {
+	var out []span
+	for _, loc := range urlRE.FindAllStringIndex(s, -1) {
+		end := loc[1]
+		for end > loc[0] && strings.IndexByte(".,;:!?)]'\"", s[end-1]) >= 0 {
+			end--
+		}
+		raw := s[loc[0]:end]
+		if masked := m.url(raw); masked != raw {
+			out = append(out, span{loc[0], end, masked, ""})
+		}
+	}
+	return out
+}
+
+func isNameChar(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c == '-' }
+
+// authSchemes may precede a credential in "Authorization: Bearer xyz"; the credential is masked with it.
+var authSchemes = []string{"bearer", "basic", "token", "digest", "negotiate"}
+
+// findKV masks the value of secret-named "name=value" and "name: value" pairs in free text (log lines,
+// error messages, JSON or headers quoted inside a string). Quoted values lose only their inside.
+func findKV(m *masker, s string) []span {
+	var out []span
+	next := 0
+	for i := 0; i < len(s); i++ {
+		if (s[i] != '=' && s[i] != ':') || i < next {
+			continue
+		}
+		j := i
+		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+			j--
+		}
+		if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
+			j--
+		}
+		ne := j
+		for j > 0 && isNameChar(s[j-1]) {
+			j--
+		}
+		for j < ne && !(s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z') {
+			j++
+		}
+		if j == ne {
+			continue
+		}
+		name := s[j:ne]
+		kind := classifyName(name)
+		if kind == kindNone {
+			continue
+		}
+		k := i + 1
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		if k >= len(s) {
+			continue
+		}
+		vs, ve := k, k
+		if q := s[k]; q == '"' || q == '\'' {
+			e := k + 1
+			for e < len(s) && s[e] != q && s[e] != '\n' {
+				e++
+			}
+			vs, ve = k+1, e
+		} else {
+			for _, sc := range authSchemes {
+				if len(s)-k > len(sc) && strings.EqualFold(s[k:k+len(sc)], sc) && (s[k+len(sc)] == ' ' || s[k+len(sc)] == '\t') {
+					ve = k + len(sc)
+					for ve < len(s) && (s[ve] == ' ' || s[ve] == '\t') {
+						ve++
+					}
+					break
+				}
+			}
+			for ve < len(s) && !isSpace(s[ve]) && strings.IndexByte("&,;\"'<>)}]", s[ve]) < 0 {
+				ve++
+			}
+			if kind == kindCard || kind == kindSSN {
+				// Card numbers and SSNs are often written in space-separated groups: take all of them.
+				e := ve
+				for e < len(s) && (s[e] >= '0' && s[e] <= '9' || s[e] == ' ' || s[e] == '-') {
+					e++
+				}
+				for e > ve && (s[e-1] == ' ' || s[e-1] == '-') {
+					e--
+				}
+				ve = e
+			}
+		}
+		if val := s[vs:ve]; strings.TrimSpace(val) != "" {
+			out = append(out, span{vs, ve, m.field(name, val), ""})
+		}
+		next = ve
+	}
+	return out
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// luhn reports whether the digits pass the Luhn checksum.
+func luhn(digits []byte) bool {
+	sum := 0
+	double := false
+	for i := len(digits) - 1; i >= 0; i-- {
+		d := int(digits[i] - '0')
+		if double {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return sum%10 == 0
+}
+
+func digitsOf(s string) []byte {
+	var d []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			d = append(d, s[i])
+		}
+	}
+	return d
+}
+
+func cardShape(digits []byte) string { return "****-****-****-" + string(digits[len(digits)-4:]) }
+
+// findCards looks at runs of digit groups joined by single spaces or dashes and masks any consecutive
+// groups holding 13–19 digits with a valid Luhn sum, so a card next to a date ("2024 4111…") is still found.
+// A group glued to letters (part of an identifier or a hex hash) cannot be part of a card.
+func findCards(_ *masker, s string) []span {
+	var out []span
+	i := 0
+	for i < len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			i++
+			continue
+		}
+		var groups []group
+		for {
+			j := i
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			groups = append(groups, group{i, j})
+			if j+1 < len(s) && (s[j] == ' ' || s[j] == '-') && s[j+1] >= '0' && s[j+1] <= '9' {
+				i = j + 1
+				continue
+			}
+			i = j
+			break
+		}
+		if g := groups[0]; g.start > 0 && isAlnum(s[g.start-1]) {
+			groups = groups[1:]
+		}
+		if n := len(groups); n > 0 && groups[n-1].end < len(s) && isAlnum(s[groups[n-1].end]) {
+			groups = groups[:n-1]
+		}
+		for a := 0; a < len(groups); {
+			found := false
+			for b := len(groups) - 1; b >= a; b-- {
+				if b > a && !cardGroups(groups[a:b+1]) {
+					continue
+				}
+				txt := s[groups[a].start:groups[b].end]
+				d := digitsOf(txt)
+				if len(d) >= 13 && len(d) <= 19 && luhn(d) {
+					out = append(out, span{groups[a].start, groups[b].end, cardShape(d), txt})
+					a = b + 1
+					found = true
+					break
+				}
+			}
+			if !found {
+				a++
+			}
+		}
+	}
+	return out
+}
+
+type group struct{ start, end int }
+
+// cardGroups accepts the groupings cards are written in (4-4-4-4, 4-4-4-4-3, 4-6-5, 4-6-4): groups of at
+// most 6 digits, all but the last at least 3. A UUID's "5127-299212506518" tail has the digits and the
+// checksum of a card but not its grouping.
+func cardGroups(gs []group) bool {
+	for i, g := range gs {
+		n := g.end - g.start
+		if n > 6 || n < 3 && i < len(gs)-1 {
+			return false
+		}
+	}
+	return true
+}
+
+// validSSN applies the notes' rejection rules: area 000, 666 or 9xx, group 00, serial 0000, all one digit.
+func validSSN(area, group, serial string) bool {
+	if area == "000" || area == "666" || area[0] == '9' || group == "00" || serial == "0000" {
+		return false
+	}
+	all := area + group + serial
+	return strings.Count(all, all[:1]) != len(all)
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// findSSN finds ddd-dd-dddd (or with spaces or dots, never mixed) standing on its own.
+func findSSN(_ *masker, s string) []span {
+	var out []span
+	for i := 0; i+11 <= len(s); i++ {
+		if i > 0 && (isAlnum(s[i-1]) || s[i-1] == '-' || s[i-1] == '.') {
+			continue
+		}
+		c := s[i : i+11]
+		d := c[3]
+		if (d != '-' && d != ' ' && d != '.') || c[6] != d || !allDigits(c[:3]) || !allDigits(c[4:6]) || !allDigits(c[7:]) {
+			continue
+		}
+		e := i + 11
+		if e < len(s) && (isAlnum(s[e]) || (s[e] == '-' || s[e] == '.') && e+1 < len(s) && isAlnum(s[e+1])) {
+			continue
+		}
+		if !validSSN(c[:3], c[4:6], c[7:]) {
+			continue
+		}
+		out = append(out, span{i, e, "***-**-" + c[7:], c})
+		i = e - 1
+	}
+	return out
+}
+
+func emailShape(addr string) string {
+	at := strings.LastIndexByte(addr, '@')
+	return addr[:1] + "***" + addr[at:]
+}
+
+func isLocalChar(c byte) bool { return isAlnum(c) || strings.IndexByte("._%+-", c) >= 0 }
+
+// findEmails expands around each '@' over the address characters and checks the domain has a dotted name
+// ending in a letters-only TLD. A local part already masked ("j***") has no address characters next to '@'.
+func findEmails(_ *masker, s string) []span {
+	var out []span
+	next := 0
+	for i := 1; i < len(s); i++ {
+		if s[i] != '@' || i < next {
+			continue
+		}
+		j := i
+		for j > next && isLocalChar(s[j-1]) {
+			j--
+		}
+		for j < i && !isAlnum(s[j]) {
+			j++ // "._%+-" may not start the shape we print
+		}
+		if j == i {
+			continue
+		}
+		k := i + 1
+		for k < len(s) && (isAlnum(s[k]) || s[k] == '-' || s[k] == '.') {
+			k++
+		}
+		end := validDomainEnd(s[i+1 : k])
+		if end == 0 {
+			continue
+		}
+		e := i + 1 + end
+		addr := s[j:e]
+		out = append(out, span{j, e, emailShape(addr), addr})
+		next = e
+	}
+	return out
+}
+
+// validDomainEnd returns the length of the longest prefix of d that is a dotted domain name whose last
+// label starts with at least two letters (what follows them is not part of the address), or 0.
+func validDomainEnd(d string) int {
+	for {
+		dot := strings.LastIndexByte(d, '.')
+		if dot <= 0 {
+			return 0
+		}
+		head, tld := d[:dot], d[dot+1:]
+		n := 0
+		for n < len(tld) && (tld[n] >= 'a' && tld[n] <= 'z' || tld[n] >= 'A' && tld[n] <= 'Z') {
+			n++
+		}
+		if n >= 2 && validLabels(head) {
+			return dot + 1 + n
+		}
+		d = head
+	}
+}
+
+func validLabels(head string) bool {
+	for _, l := range strings.Split(head, ".") {
+		if l == "" || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// secretNameHints are lowercase fragments every secret field name contains; text without any of them can
+// hold no secret "name=value" pair.
+var secretNameHints = []string{"pass", "pwd", "token", "secret", "key", "auth", "cookie", "session", "ssn",
+	"card", "cvv", "cvc", "otp", "pin", "sig", "credential", "social", "ccnumber", "cc_number", "cc-number"}
+
+func mayHaveSecretName(s string) bool {
+	if !strings.ContainsAny(s, "=:") {
+		return false
+	}
+	l := strings.ToLower(s)
+	for _, h := range secretNameHints {
+		if strings.Contains(l, h) {
+			return true
+		}
+	}
+	return false
+}
