@@ -10,6 +10,8 @@ func commands(app *App) []*cobra.Command {
 		newDemoCmd(app),
 		newVersionCmd(app),
 		newSearchCmd(app),
+		newMemoryCmd(app),
+		newMcpCmd(app),
 		newKeysCmd(app),
 		newLeaseCmd(app),
 		newSubmitCmd(app),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/lease"
+	"github.com/vigil-dev/vigil/exec/memory"
 	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/internal/atomicfile"
 	"github.com/vigil-dev/vigil/internal/demotree"
@@ -82,6 +83,14 @@ func demoSteps() []demoStep {
 			return err
 		}},
 		{"audit", demoAudit},
+		{"memories", func(ctx context.Context, app *App, _ string) error {
+			s, err := memory.Open(app.Paths.Memory, memory.Options{Now: app.Now})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return memory.SeedDemo(s, app.Now())
+		}},
 		{"keys", func(_ context.Context, app *App, dir string) error {
 			if err := atomicfile.Write(filepath.Join(dir, "hass-token.txt"), []byte("demo-hass-token-0123456789abcdef\n"), 0o600); err != nil {
 				return err

@@ -1,0 +1,124 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+)
+
+// benchVocab is a synthetic vocabulary; words are drawn Zipf-distributed so a
+// few are common and most are rare, like real text.
+func benchVocab() []string {
+	syll := []string{"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "do", "gu"}
+	var out []string
+	for _, a := range syll {
+		for _, b := range syll {
+			for _, c := range syll {
+				out = append(out, a+b+c)
+			}
+		}
+	}
+	return out // 1728 words
+}
+
+// benchCorpus writes n memories as JSONL.
+func benchCorpus(n int) []byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := benchVocab()
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 2, uint64(len(vocab)-1))
+	var b bytes.Buffer
+	base := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		words := make([]byte, 0, 256)
+		for w := 15 + rng.IntN(30); w > 0; w-- {
+			words = append(words, vocab[zipf.Uint64()]...)
+			words = append(words, ' ')
+		}
+		tags := []string{fmt.Sprintf("tag%02d", rng.IntN(50))}
+		if rng.IntN(2) == 0 {
+			tags = append(tags, fmt.Sprintf("tag%02d", rng.IntN(50)))
+		}
+		jsonLine(&b, map[string]any{
+			"text": string(words), "tags": tags,
+			"source":     fmt.Sprintf("source%d", rng.IntN(10)),
+			"created_at": base.Add(time.Duration(rng.IntN(3*365*24)) * time.Hour).Format(time.RFC3339),
+		})
+	}
+	return b.Bytes()
+}
+
+func BenchmarkImport100k(b *testing.B) {
+	data := benchCorpus(100_000)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		s, err := Open(filepath.Join(b.TempDir(), fmt.Sprintf("m%d.db", i)), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		n, err := s.Import(context.Background(), bytes.NewReader(data))
+		if err != nil || n != 100_000 {
+			b.Fatal(n, err)
+		}
+		b.StopTimer()
+		s.Close()
+		b.StartTimer()
+	}
+}
+
+// benchSearch measures per-query latency over a 100k store and reports P50/P95.
+// Query words are drawn uniformly from the vocabulary: typical queries use
+// content words, not the handful of words that occur in nearly every memory.
+func benchSearch(b *testing.B, filters func(rng *rand.Rand) string) {
+	s, err := Open(filepath.Join(b.TempDir(), "m.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Import(context.Background(), bytes.NewReader(benchCorpus(100_000))); err != nil {
+		b.Fatal(err)
+	}
+	tool := NewTool(s, nil)
+	vocab := benchVocab()
+	rng := rand.New(rand.NewPCG(5, 6))
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		args := fmt.Sprintf(`{"query": "%s %s"%s}`, vocab[rng.IntN(len(vocab))], vocab[rng.IntN(len(vocab))], filters(rng))
+		start := time.Now()
+		r := tool.Execute(context.Background(), []byte(args))
+		lat = append(lat, time.Since(start))
+		if r.IsError {
+			b.Fatal(r.Text())
+		}
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+}
+
+func BenchmarkSearch100kNoFilters(b *testing.B) {
+	benchSearch(b, func(*rand.Rand) string { return "" })
+}
+
+func BenchmarkSearch100kFilters(b *testing.B) {
+	benchSearch(b, func(rng *rand.Rand) string {
+		from := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, rng.IntN(700))
+		return fmt.Sprintf(`, "filters": {"tags": ["tag%02d"], "source": "source%d", "date_from": "%s", "date_to": "%s"}`,
+			rng.IntN(50), rng.IntN(10), from.Format("2006-01-02"), from.AddDate(0, 6, 0).Format("2006-01-02"))
+	})
+}
+
+func BenchmarkSearch100kDateOnly(b *testing.B) {
+	benchSearch(b, func(rng *rand.Rand) string {
+		return `, "filters": {"date_from": "2023-01-01", "date_to": "2025-12-31"}`
+	})
+}
