@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/internal/atomicfile"
 	"github.com/vigil-dev/vigil/internal/demotree"
+	searchpane "github.com/vigil-dev/vigil/panes/search"
 )
 
 // demoConfig is the demo home's config.toml. Paths are relative to the home.
@@ -81,6 +82,14 @@ func demoSteps() []demoStep {
 		{"files", func(_ context.Context, _ *App, dir string) error {
 			_, err := demotree.Write(filepath.Join(dir, "files"))
 			return err
+		}},
+		{"history", func(_ context.Context, app *App, _ string) error {
+			for _, q := range []string{"TODO", `func \w+Context\(`} {
+				if err := searchpane.AppendHistory(app.Paths.History, q); err != nil {
+					return err
+				}
+			}
+			return nil
 		}},
 		{"audit", demoAudit},
 		{"memories", func(ctx context.Context, app *App, _ string) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/panes/approvals"
 	auditpane "github.com/vigil-dev/vigil/panes/audit"
+	searchpane "github.com/vigil-dev/vigil/panes/search"
 	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/themes"
 	"github.com/vigil-dev/vigil/ui"
@@ -51,5 +52,13 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
 		opts.Queue = eng.Queue
 	}
 	apr := approvals.New(opts, styles)
-	return []panes.Pane{apr, ap}, func() { ap.Close(); apr.Close() }
+	sp := searchpane.New(searchpane.Options{
+		Search:      searchOptions(app),
+		Scopes:      app.Cfg.Scopes,
+		HistoryPath: app.Paths.History,
+		Debounce:    app.Cfg.UI.SearchDebounce.Duration,
+		Now:         app.Now,
+		Getenv:      app.Getenv,
+	}, styles)
+	return []panes.Pane{sp, apr, ap}, func() { sp.Close(); ap.Close(); apr.Close() }
 }

@@ -1,0 +1,318 @@
+package searchpane
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-dev/vigil/exec/scope"
+	"github.com/vigil-dev/vigil/exec/search"
+)
+
+// results holds every event of the shown search and a row index grouped by
+// file. Adding is proportional to the batch; drawing touches only the rows
+// on screen, however many millions there are.
+type results struct {
+	events  []search.Event
+	rows    []row
+	groups  []group
+	matches int
+}
+
+type row struct {
+	group int32
+	ev    int32 // index into events; -1 for the file header
+}
+
+type group struct {
+	path    string
+	matches int
+}
+
+func (r *results) add(evs []search.Event) {
+	for i := range evs {
+		ev := &evs[i]
+		if len(r.groups) == 0 || r.groups[len(r.groups)-1].path != ev.Path {
+			r.groups = append(r.groups, group{path: ev.Path})
+			r.rows = append(r.rows, row{group: int32(len(r.groups) - 1), ev: -1})
+		}
+		g := len(r.groups) - 1
+		if ev.Type == "match" {
+			r.groups[g].matches++
+			r.matches++
+		}
+		r.rows = append(r.rows, row{group: int32(g), ev: int32(len(r.events))})
+		r.events = append(r.events, *ev)
+	}
+}
+
+// rowCount is the number of selectable rows in the current mode.
+func (p *Pane) rowCount() int {
+	if p.isScoped() {
+		if p.scoped == nil {
+			return 0
+		}
+		return len(p.scoped.Hits)
+	}
+	return len(p.res.rows)
+}
+
+// move changes the selection by d rows, skipping file headers in the
+// direction of travel.
+func (p *Pane) move(d int) {
+	n := p.rowCount()
+	if n == 0 {
+		p.sel = 0
+		return
+	}
+	p.sel = min(max(p.sel+d, 0), n-1)
+	if !p.isScoped() {
+		step := 1
+		if d < 0 {
+			step = -1
+		}
+		for p.sel >= 0 && p.sel < n && p.res.rows[p.sel].ev < 0 {
+			p.sel += step
+		}
+		if p.sel >= n { // a header at the very end cannot happen, but be safe
+			p.sel = n - 1
+		}
+		if p.sel < 0 {
+			p.sel = min(1, n-1)
+		}
+	}
+	p.prevScroll = 0
+}
+
+// selected is the event under the cursor, if any.
+func (p *Pane) selected() (*search.Event, bool) {
+	if p.isScoped() || p.sel < 0 || p.sel >= len(p.res.rows) {
+		return nil, false
+	}
+	r := p.res.rows[p.sel]
+	if r.ev < 0 {
+		return nil, false
+	}
+	return &p.res.events[r.ev], true
+}
+
+func (p *Pane) resultsKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.keys
+	if p.showErrs {
+		switch {
+		case key.Matches(msg, k.Errors), key.Matches(msg, k.Back):
+			p.showErrs = false
+		case key.Matches(msg, k.Up):
+			p.errScroll = max(p.errScroll-1, 0)
+		case key.Matches(msg, k.Down):
+			p.errScroll = min(p.errScroll+1, max(len(p.fileErrs)-1, 0))
+		}
+		return nil
+	}
+	page := max(p.listH-1, 1)
+	switch {
+	case key.Matches(msg, k.Up):
+		p.move(-1)
+	case key.Matches(msg, k.Down):
+		p.move(1)
+	case key.Matches(msg, k.PageUp):
+		p.move(-page)
+	case key.Matches(msg, k.PageDown):
+		p.move(page)
+	case key.Matches(msg, k.Top):
+		p.sel = 0
+		p.move(1)
+		p.move(-1)
+	case key.Matches(msg, k.Bottom):
+		p.sel = p.rowCount()
+		p.move(-1)
+	case key.Matches(msg, k.Edit):
+		p.focus, p.field = focusComposer, fPattern
+	case key.Matches(msg, k.Open):
+		return p.open()
+	case key.Matches(msg, k.Copy):
+		return p.copySelection()
+	case key.Matches(msg, k.Preview):
+		p.preview = !p.preview
+		p.prevScroll = 0
+	case key.Matches(msg, k.PreviewUp):
+		p.prevScroll--
+	case key.Matches(msg, k.PreviewDown):
+		p.prevScroll++
+	case key.Matches(msg, k.Errors):
+		if len(p.fileErrs) > 0 {
+			p.showErrs, p.errScroll = true, 0
+		}
+	case key.Matches(msg, k.Scope):
+		return p.cycle(fScope, 1)
+	case key.Matches(msg, k.Back):
+		p.preview = false
+	}
+	return nil
+}
+
+// absPath is where a result's file lives: event paths are relative to the
+// sandbox root because the pane always sends relative paths.
+func (p *Pane) absPath(rel string) string {
+	return filepath.Join(p.root, filepath.FromSlash(rel))
+}
+
+// open runs the editor on the selected match (content) or opens the
+// selected hit in the pane's viewer (scopes).
+func (p *Pane) open() tea.Cmd {
+	if p.isScoped() {
+		if p.scoped == nil || p.sel >= len(p.scoped.Hits) {
+			return nil
+		}
+		sc, id := p.opts.Scopes[p.scopeIdx-1], p.scoped.Hits[p.sel].ID
+		p.docLoading = true
+		return func() tea.Msg {
+			doc, err := scope.Open(sc, id)
+			return docMsg{doc: doc, err: err}
+		}
+	}
+	ev, ok := p.selected()
+	if !ok {
+		return nil
+	}
+	cmd, err := p.editorCommand(p.absPath(ev.Path), ev.LineNumber)
+	if err != nil {
+		p.notice = err.Error()
+		return nil
+	}
+	return tea.ExecProcess(cmd, func(err error) tea.Msg { return editorMsg{err: err} })
+}
+
+// editorCommand builds `$VISUAL +N file` (or $EDITOR, or vi). The variable
+// may carry arguments ("code -w"); it is split on spaces, never run by a shell.
+func (p *Pane) editorCommand(path string, line uint64) (*exec.Cmd, error) {
+	ed := strings.TrimSpace(p.getenv("VISUAL"))
+	if ed == "" {
+		ed = strings.TrimSpace(p.getenv("EDITOR"))
+	}
+	if ed == "" {
+		ed = "vi"
+	}
+	parts := strings.Fields(ed)
+	args := append(parts[1:len(parts):len(parts)], fmt.Sprintf("+%d", max(line, 1)), path)
+	return exec.Command(parts[0], args...), nil
+}
+
+// copySelection puts path:line on the clipboard through OSC 52.
+func (p *Pane) copySelection() tea.Cmd {
+	var s string
+	if p.isScoped() {
+		if p.scoped == nil || p.sel >= len(p.scoped.Hits) {
+			return nil
+		}
+		s = p.scoped.Hits[p.sel].ID
+	} else if ev, ok := p.selected(); ok {
+		s = fmt.Sprintf("%s:%d", ev.Path, ev.LineNumber)
+	} else {
+		return nil
+	}
+	p.notice = "copied " + s
+	return tea.SetClipboard(s)
+}
+
+// syncPreview loads the selected file for the preview when it changes,
+// off the UI goroutine.
+func (p *Pane) syncPreview() tea.Cmd {
+	if !p.preview || p.isScoped() {
+		return nil
+	}
+	ev, ok := p.selected()
+	if !ok || ev.Path == p.prevPath {
+		return nil
+	}
+	p.prevPath, p.prevLines, p.prevErr, p.prevLoading = ev.Path, nil, nil, true
+	path, abs := ev.Path, p.absPath(ev.Path)
+	return func() tea.Msg {
+		lines, err := readLines(abs, scope.OpenMaxBytes)
+		return previewMsg{path: path, lines: lines, err: err}
+	}
+}
+
+func readLines(path string, limit int64) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, limit)
+	n, _ := f.Read(buf)
+	for n < len(buf) {
+		m, err := f.Read(buf[n:])
+		n += m
+		if err != nil || m == 0 {
+			break
+		}
+	}
+	text := strings.TrimSuffix(string(buf[:n]), "\n")
+	return strings.Split(text, "\n"), nil
+}
+
+// completions lists directory names under the sandbox root that complete
+// the path field (hidden ones only when asked for with a leading dot).
+func (p *Pane) completions() (base string, names []string) {
+	v := p.inputs[fPath].Value()
+	dir, prefix := "", v
+	if i := strings.LastIndex(v, "/"); i >= 0 {
+		dir, prefix = v[:i+1], v[i+1:]
+	}
+	abs := filepath.Join(p.root, filepath.FromSlash(dir))
+	if rel, err := filepath.Rel(p.root, abs); err != nil || strings.HasPrefix(rel, "..") {
+		return dir, nil
+	}
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		return dir, nil
+	}
+	for _, e := range ents {
+		name := e.Name()
+		isDir := e.IsDir()
+		if e.Type()&os.ModeSymlink != 0 {
+			if st, err := os.Stat(filepath.Join(abs, name)); err == nil && st.IsDir() {
+				isDir = true
+			}
+		}
+		if !isDir || !strings.HasPrefix(name, prefix) || (strings.HasPrefix(name, ".") && !strings.HasPrefix(prefix, ".")) {
+			continue
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return dir, names
+}
+
+// complete extends the path field like a shell: a single candidate
+// completes with a slash, several complete their common prefix. It reports
+// whether the field changed.
+func (p *Pane) complete() bool {
+	v := p.inputs[fPath].Value()
+	dir, names := p.completions()
+	if len(names) == 0 {
+		return false
+	}
+	next := dir + names[0] + "/"
+	if len(names) > 1 {
+		common := names[0]
+		for _, n := range names[1:] {
+			for !strings.HasPrefix(n, common) {
+				common = common[:len(common)-1]
+			}
+		}
+		next = dir + common
+	}
+	if next == v {
+		return false
+	}
+	p.inputs[fPath].SetValue(next)
+	return true
+}

@@ -1,0 +1,347 @@
+package searchpane
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-dev/vigil/exec/search"
+)
+
+// press sends a key and returns the pane's command.
+func press(p *Pane, k string) tea.Cmd { return p.Update(kp(k)) }
+
+func TestTypingDebouncesIntoOneRun(t *testing.T) {
+	needBackend(t, "ugrep")
+	p := New(baseOptions(fixtureTree(t), "ugrep"), styles())
+	defer p.Close()
+	var ticks []tea.Cmd
+	for _, r := range "needle" {
+		ticks = append(ticks, press(p, string(r)))
+	}
+	if p.gen != 0 || p.cur != nil {
+		t.Fatal("a search started before the debounce elapsed")
+	}
+	// every keystroke armed a timer; only the last one may start a search
+	var starts []tea.Cmd
+	for _, c := range ticks {
+		if c == nil {
+			t.Fatal("keystroke armed no debounce")
+		}
+		if cmd := p.Update(c()); cmd != nil {
+			starts = append(starts, cmd)
+		}
+	}
+	if p.gen != 1 || len(starts) != 1 {
+		t.Fatalf("want exactly one run, got gen=%d starts=%d", p.gen, len(starts))
+	}
+	drain(t, p, starts[0])
+	if p.final == nil || p.res.matches != 6 || p.lastReq.Pattern != "needle" {
+		t.Fatalf("results: final=%v matches=%d", p.final != nil, p.res.matches)
+	}
+	// enter runs at once, without a debounce
+	cmd := press(p, "enter")
+	if p.gen != 2 || p.cur == nil {
+		t.Fatalf("enter did not run at once: gen=%d", p.gen)
+	}
+	drain(t, p, cmd)
+}
+
+func TestNewQueryDropsStaleBatches(t *testing.T) {
+	needBackend(t, "ugrep")
+	p := New(baseOptions(fixtureTree(t), "ugrep"), styles())
+	defer p.Close()
+	for _, r := range "needle" {
+		press(p, string(r))
+	}
+	oldPump := press(p, "enter") // gen 1, its pump not yet run
+	old := p.cur
+	press(p, "ctrl+u")
+	for _, r := range "three" {
+		press(p, string(r))
+	}
+	newCmd := press(p, "enter") // gen 2 cancels gen 1
+	<-old.done
+	// gen 1's batch arrives late: it must not reach the screen
+	msg := findBatch(oldPump)
+	if msg == nil {
+		t.Fatal("old search delivered nothing at all")
+	}
+	if msg.gen != 1 {
+		t.Fatalf("old batch has gen %d", msg.gen)
+	}
+	if cmd := p.Update(*msg); cmd != nil {
+		t.Fatal("a stale batch was pumped again")
+	}
+	if len(p.res.rows) != 0 || len(p.res.events) != 0 {
+		t.Fatalf("stale batch reached the screen: %d rows", len(p.res.rows))
+	}
+	drain(t, p, newCmd)
+	for _, ev := range p.res.events {
+		if !strings.Contains(ev.Line, "three") {
+			t.Fatalf("event of the old query shown: %+v", ev)
+		}
+	}
+	if p.res.matches != 1 {
+		t.Fatalf("want 1 match for three, got %d", p.res.matches)
+	}
+}
+
+// findBatch runs a (possibly batched) command and returns its batchMsg.
+func findBatch(c tea.Cmd) *batchMsg {
+	if c == nil {
+		return nil
+	}
+	switch m := c().(type) {
+	case batchMsg:
+		return &m
+	case tea.BatchMsg:
+		for _, cc := range m {
+			if b := findBatch(cc); b != nil {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+// slowBackend is a wrapper around the real ugrep: --version and the
+// pattern check go straight to ugrep; a search records its pid, starts a
+// child that sleeps, and waits for it, so only a kill of the whole process
+// group ends it quickly.
+func slowBackend(t *testing.T) (bin, pidDir string) {
+	ug, err := exec.LookPath("ugrep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	pidDir = filepath.Join(dir, "pids")
+	if err := os.Mkdir(pidDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`#!/bin/sh
+for a in "$@"; do
+  case "$a" in --version|-) exec %[1]s "$@";; esac
+done
+sleep 300 &
+echo $! > %[2]s/child.$$
+echo $$ > %[2]s/leader.$$
+wait
+exec %[1]s "$@"
+`, ug, pidDir)
+	bin = filepath.Join(dir, "slowgrep")
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin, pidDir
+}
+
+// alive is true while pid exists and is not a zombie (a container's init
+// may be slow to reap orphans).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+func TestNewQueryKillsTheBackendProcessGroup(t *testing.T) {
+	needBackend(t, "ugrep")
+	bin, pidDir := slowBackend(t)
+	o := baseOptions(fixtureTree(t), "")
+	o.Search.Search.Binary, o.Search.Search.FallbackBinary = bin, ""
+	p := New(o, styles())
+	defer p.Close()
+	for _, r := range "needle" {
+		press(p, string(r))
+	}
+	press(p, "enter")
+	old := p.cur
+	// wait for the wrapper and its sleeping child to be running
+	var pids []int
+	deadline := time.Now().Add(15 * time.Second)
+	for len(pids) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("backend never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+		pids = pids[:0]
+		ents, _ := os.ReadDir(pidDir)
+		for _, e := range ents {
+			b, _ := os.ReadFile(filepath.Join(pidDir, e.Name()))
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				pids = append(pids, n)
+			}
+		}
+	}
+	for _, pid := range pids {
+		if !alive(pid) {
+			t.Fatalf("pid %d not running before the new query", pid)
+		}
+	}
+	press(p, "x") // a new query: the old one is cancelled at once (not debounced)
+	if old.ctxErr() == nil {
+		t.Fatal("typing did not cancel the running search")
+	}
+	select {
+	case <-old.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("cancelled search did not return")
+	}
+	// SIGKILL is delivered asynchronously: give the kernel a moment, far
+	// less than the 300 s the sleeper would otherwise live
+	for _, pid := range pids {
+		deadline := time.Now().Add(5 * time.Second)
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("backend process %d survived the cancel", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func TestHistoryWalks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "search_history")
+	for _, q := range []string{"one", "two", "one"} {
+		if err := AppendHistory(path, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := baseOptions(t.TempDir(), "ugrep")
+	o.HistoryPath = path
+	p := New(o, styles())
+	defer p.Close()
+	if got := strings.Join(p.history, ","); got != "two,one" {
+		t.Fatalf("history %q, want two,one (dedup, newest last)", got)
+	}
+	press(p, "d")
+	press(p, "r")
+	steps := []struct{ key, want string }{
+		{"up", "one"}, {"up", "two"}, {"up", "two"}, {"down", "one"}, {"down", "dr"}, {"down", "dr"},
+	}
+	for i, s := range steps {
+		press(p, s.key)
+		if got := p.inputs[fPattern].Value(); got != s.want {
+			t.Fatalf("step %d (%s): pattern %q, want %q", i, s.key, got, s.want)
+		}
+	}
+	// enter records the query, in memory and on disk
+	p.opts.Search.Backend = "" // any backend; the run itself does not matter here
+	cmd := press(p, "enter")
+	drain(t, p, cmd)
+	hist, err := LoadHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(hist, ","); got != "two,one,dr" {
+		t.Fatalf("persisted history %q", got)
+	}
+	if err := AppendHistory(path, "  "); err == nil {
+		t.Fatal("blank query accepted")
+	}
+	if err := AppendHistory("", "x"); err == nil {
+		t.Fatal("empty path accepted")
+	}
+}
+
+func TestComposerEditsEveryOption(t *testing.T) {
+	p := New(baseOptions(fixtureTree(t), "ugrep"), styles())
+	defer p.Close()
+	for _, k := range []string{"alt+c", "alt+f", "alt+w", "alt+h", "alt+l", "alt+i", "alt+r", "alt+z"} {
+		press(p, k)
+	}
+	press(p, "n")
+	r, ok := p.buildRequest()
+	if !ok || *r.Case != "sensitive" || !*r.FixedStrings || !*r.WordRegexp || !*r.Hidden || !*r.Follow ||
+		!*r.NoIgnore || *r.Recursive || r.Fuzzy == nil || *r.Fuzzy != 1 {
+		t.Fatalf("toggles not applied: %+v", r)
+	}
+	// tab to the path field, complete "sr" to "src/"
+	for p.field != fPath {
+		press(p, "tab")
+	}
+	press(p, "s")
+	press(p, "r")
+	press(p, "tab")
+	if got := p.inputs[fPath].Value(); got != "src/" {
+		t.Fatalf("completion gave %q", got)
+	}
+	press(p, "tab") // nothing more to complete: next field
+	if p.field != fInclude {
+		t.Fatalf("tab after a complete path went to field %d", p.field)
+	}
+	for _, r := range "*.go, *.txt" {
+		press(p, string(r))
+	}
+	press(p, "down")
+	press(p, "down") // context
+	press(p, "backspace")
+	press(p, "x")
+	if p.errField != fContext || !strings.Contains(p.errText, `context: must be an integer, got "x"`) {
+		t.Fatalf("inline error: field %d %q", p.errField, p.errText)
+	}
+	press(p, "backspace")
+	press(p, "2")
+	r, ok = p.buildRequest()
+	if !ok || *r.Context != 2 || *r.Path != "src/" || strings.Join(r.IncludeGlob, "|") != "*.go|*.txt" {
+		t.Fatalf("request: %+v", r)
+	}
+	// space toggles on a toggle field; q is typed, not a quit
+	p.field = fWord
+	press(p, "space")
+	if p.word {
+		t.Fatal("space did not toggle word")
+	}
+	if !p.Capturing() {
+		t.Fatal("composer does not capture keys")
+	}
+	press(p, "esc")
+	if p.Capturing() {
+		t.Fatal("esc did not leave the composer")
+	}
+}
+
+func TestEditorAndClipboard(t *testing.T) {
+	o := baseOptions(t.TempDir(), "ugrep")
+	o.Getenv = func(k string) string {
+		if k == "VISUAL" {
+			return "myed -w"
+		}
+		return "nano"
+	}
+	p := New(o, styles())
+	cmd, _ := p.editorCommand("/r/a.go", 42)
+	if got := strings.Join(cmd.Args, " "); got != "myed -w +42 /r/a.go" {
+		t.Fatalf("editor args %q", got)
+	}
+	p.getenv = func(string) string { return "" }
+	cmd, _ = p.editorCommand("/r/a.go", 7)
+	if got := strings.Join(cmd.Args, " "); got != "vi +7 /r/a.go" {
+		t.Fatalf("fallback editor args %q", got)
+	}
+	p.res.add([]search.Event{{Type: "match", Path: "src/a.go", LineNumber: 9, Line: "x", Column: 1, MatchText: "x"}})
+	p.sel, p.focus = 1, focusResults
+	if press(p, "y") == nil || p.notice != "copied src/a.go:9" {
+		t.Fatalf("copy: %q", p.notice)
+	}
+	if press(p, "o") == nil {
+		t.Fatal("o did not open the editor")
+	}
+}
