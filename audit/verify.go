@@ -32,6 +32,24 @@ type Report struct {
 	Detail  string `json:"detail,omitempty"`
 }
 
+// MarshalJSON always includes index, reason and detail for a broken chain
+// (index 0 must not vanish under omitempty) and leaves them out of a good one.
+func (r Report) MarshalJSON() ([]byte, error) {
+	if r.OK {
+		return json.Marshal(struct {
+			OK      bool  `json:"ok"`
+			Entries int64 `json:"entries"`
+		}{true, r.Entries})
+	}
+	return json.Marshal(struct {
+		OK      bool   `json:"ok"`
+		Entries int64  `json:"entries"`
+		Index   int64  `json:"index"`
+		Reason  string `json:"reason"`
+		Detail  string `json:"detail"`
+	}{false, r.Entries, r.Index, r.Reason, r.Detail})
+}
+
 func (r Report) String() string {
 	if r.OK {
 		return fmt.Sprintf("chain verified · %d entries", r.Entries)
@@ -176,7 +194,7 @@ func (v *verifier) feedFrom(f *os.File, off int64) (int64, bool, error) {
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return off, false, err
 	}
-	r := bufio.NewReaderSize(f, 1<<20)
+	r := bufio.NewReaderSize(f, 64<<10)
 	for {
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {

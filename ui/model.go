@@ -216,10 +216,16 @@ func (m *Model) renderTabs(w int) string {
 
 func (m *Model) renderStatus(w int) string {
 	var bindings []key.Binding
-	if p := m.Active(); p != nil {
+	p := m.Active()
+	if p != nil {
 		bindings = append(bindings, p.ShortHelp()...)
 	}
-	bindings = append(bindings, m.keys.short()...)
+	if p != nil && p.Capturing() {
+		// the pane has the keyboard: tab and q are typed, only ctrl+c quits
+		bindings = append(bindings, m.keys.ForceQuit)
+	} else {
+		bindings = append(bindings, m.keys.short()...)
+	}
 	m.help.SetWidth(w)
 	return panes.Fit(m.help.ShortHelpView(bindings), w)
 }

@@ -1,0 +1,528 @@
+// Package memorypane is the Memory screen: a search_memory form with inline
+// validation, ranked hits with a fuzzy filter, and a full-text detail view.
+package memorypane
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/sahilm/fuzzy"
+
+	"github.com/vigil-dev/vigil/exec/memory"
+	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/themes"
+)
+
+// Options configure the pane.
+type Options struct {
+	// Tool answers searches. The CLI builds it over memory.Unavailable when
+	// the store could not open, so searches still answer in the seed's words.
+	Tool *memory.Tool
+	// Store reloads a memory for the detail view; nil shows the hit as found.
+	Store *memory.Store
+	// OpenErr is why the store could not open, shown above the results.
+	OpenErr error
+	// Now is the clock for the detail view's "how long ago".
+	Now func() time.Time
+}
+
+type mode int
+
+const (
+	modeFields mode = iota // editing the form: every key is typed
+	modeList               // moving through hits
+	modeFilter             // typing the fuzzy filter
+	modeDetail             // one memory in full
+)
+
+// The form's fields, in tab order.
+const (
+	fQuery = iota
+	fTags
+	fSource
+	fFrom
+	fTo
+	fLimit
+	nFields
+)
+
+var fieldNames = [nFields]string{"query", "tags", "source", "from", "to", "limit"}
+
+type (
+	// resultMsg carries a search's outcome back with the generation of the
+	// request that produced it, so a slow old search cannot overwrite a newer one.
+	resultMsg struct {
+		gen int
+		out memory.Outcome
+	}
+	detailMsg struct {
+		gen int
+		mem memory.Memory
+		err error
+	}
+)
+
+// Keys are the pane's bindings.
+type Keys struct {
+	Run, NextField, PrevField, Leave           key.Binding
+	Up, Down, PageUp, PageDown, Top, Bottom    key.Binding
+	Open, Filter, Edit, Rerun, ClearFilter     key.Binding
+	FilterDone, FilterCancel, FilterUp, FilterDn key.Binding
+	Back, ScrollUp, ScrollDown                 key.Binding
+}
+
+func defaultKeys() Keys {
+	b := func(h, d string, k ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(k...), key.WithHelp(h, d))
+	}
+	return Keys{
+		Run: b("enter", "search", "enter"), NextField: b("tab", "next field", "tab"),
+		PrevField: b("shift+tab", "previous field", "shift+tab"), Leave: b("esc", "to results", "esc"),
+		Up: b("↑/k", "up", "up", "k"), Down: b("↓/j", "down", "down", "j"),
+		PageUp: b("pgup", "page up", "pgup", "ctrl+u"), PageDown: b("pgdn", "page down", "pgdown", "ctrl+d", "space"),
+		Top: b("g", "first", "home", "g"), Bottom: b("G", "last", "end", "G"),
+		Open: b("enter", "open", "enter"), Filter: b("/", "filter hits", "/"),
+		Edit: b("e", "edit search", "e", "i"), Rerun: b("ctrl+r", "search again", "ctrl+r"),
+		ClearFilter: b("esc", "clear filter", "esc"),
+		FilterDone:  b("enter", "keep filter", "enter"), FilterCancel: b("esc", "clear filter", "esc"),
+		FilterUp: b("↑", "up", "up"), FilterDn: b("↓", "down", "down"),
+		Back:     b("esc", "back", "esc", "backspace", "left", "h"),
+		ScrollUp: b("↑/k", "scroll up", "up", "k"), ScrollDown: b("↓/j", "scroll down", "down", "j"),
+	}
+}
+
+var _ panes.Pane = (*Pane)(nil)
+
+// Pane is the Memory screen.
+type Pane struct {
+	o      Options
+	styles *themes.Styles
+	keys   Keys
+
+	mode   mode
+	focus  int
+	inputs [nFields]field
+	// invalid holds the engine's validation failures by the field they are
+	// shown under; general holds those that belong to no single field.
+	invalid [nFields][]memory.FieldError
+	general []memory.FieldError
+
+	gen      int
+	cancel   context.CancelFunc
+	running  bool
+	searched bool
+	out      memory.Outcome
+
+	previews []string // seed previews of out.Hits, the fuzzy haystack
+	filter   field
+	shown    []int         // indexes into out.Hits, rank order
+	marks    map[int][]int // hit index → matched byte offsets in its preview
+	sel, top int           // indexes into shown
+	listH    int           // rows the list had at the last render
+
+	detail    *detail
+	detailGen int
+}
+
+type detail struct {
+	rank    int
+	hit     memory.Hit
+	mem     memory.Memory
+	loading bool
+	err     error
+	scroll  int
+	bodyH   int
+}
+
+// New builds the pane.
+func New(o Options, styles *themes.Styles) *Pane {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Pane{o: o, styles: styles, keys: defaultKeys(), mode: modeFields}
+}
+
+func (p *Pane) ID() string                 { return "memory" }
+func (p *Pane) Title() string              { return "Memory" }
+func (p *Pane) SetStyles(s *themes.Styles) { p.styles = s }
+func (p *Pane) Badge() string              { return "" }
+func (p *Pane) Init() tea.Cmd              { return nil }
+
+// Capturing is true while the form or the filter has the keyboard.
+func (p *Pane) Capturing() bool { return p.mode == modeFields || p.mode == modeFilter }
+
+// Close cancels a search in flight.
+func (p *Pane) Close() {
+	if p.cancel != nil {
+		p.cancel()
+		p.cancel = nil
+	}
+}
+
+// Update handles the pane's messages and, when focused, its keys.
+func (p *Pane) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case resultMsg:
+		if msg.gen != p.gen {
+			return nil // superseded by a newer search
+		}
+		p.applyResult(msg.out)
+	case detailMsg:
+		if p.detail == nil || msg.gen != p.detailGen {
+			return nil // closed or replaced before it loaded
+		}
+		p.detail.loading = false
+		p.detail.mem, p.detail.err = msg.mem, msg.err
+	case tea.MouseWheelMsg:
+		step := 0
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			step = -3
+		case tea.MouseWheelDown:
+			step = 3
+		}
+		if p.mode == modeDetail && p.detail != nil {
+			p.detail.scroll = max(p.detail.scroll+step, 0)
+		} else if p.mode == modeList {
+			p.move(step)
+		}
+	case tea.KeyPressMsg:
+		switch p.mode {
+		case modeFields:
+			return p.fieldsKey(msg)
+		case modeFilter:
+			p.filterKey(msg)
+		case modeDetail:
+			p.detailKey(msg)
+		default:
+			return p.listKey(msg)
+		}
+	}
+	return nil
+}
+
+func (p *Pane) fieldsKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.keys
+	switch {
+	case key.Matches(msg, k.Run):
+		return p.run()
+	case key.Matches(msg, k.NextField):
+		p.focus = (p.focus + 1) % nFields
+	case key.Matches(msg, k.PrevField):
+		p.focus = (p.focus + nFields - 1) % nFields
+	case key.Matches(msg, k.Leave):
+		p.mode = modeList
+	default:
+		if changed, _ := p.inputs[p.focus].handle(msg); changed {
+			// an edited field's old complaint no longer applies
+			p.invalid[p.focus] = nil
+			if p.focus == fFrom {
+				p.invalid[fTo] = dropRange(p.invalid[fTo])
+			}
+		}
+	}
+	return nil
+}
+
+// dropRange removes the from > to complaint, which both date fields share.
+func dropRange(errs []memory.FieldError) []memory.FieldError {
+	var out []memory.FieldError
+	for _, e := range errs {
+		if e.Field != "filters" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (p *Pane) listKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		p.move(-1)
+	case key.Matches(msg, k.Down):
+		p.move(1)
+	case key.Matches(msg, k.PageUp):
+		p.move(-max(p.listH/2, 1))
+	case key.Matches(msg, k.PageDown):
+		p.move(max(p.listH/2, 1))
+	case key.Matches(msg, k.Top):
+		p.move(-len(p.shown))
+	case key.Matches(msg, k.Bottom):
+		p.move(len(p.shown))
+	case key.Matches(msg, k.Open):
+		return p.openDetail()
+	case key.Matches(msg, k.Filter):
+		if len(p.out.Hits) > 0 {
+			p.mode = modeFilter
+		}
+	case key.Matches(msg, k.Edit):
+		p.mode = modeFields
+	case key.Matches(msg, k.Rerun):
+		return p.run()
+	case key.Matches(msg, k.ClearFilter):
+		p.filter.SetValue("")
+		p.refilter()
+	}
+	return nil
+}
+
+func (p *Pane) filterKey(msg tea.KeyPressMsg) {
+	k := p.keys
+	switch {
+	case key.Matches(msg, k.FilterDone):
+		p.mode = modeList
+	case key.Matches(msg, k.FilterCancel):
+		p.filter.SetValue("")
+		p.refilter()
+		p.mode = modeList
+	case key.Matches(msg, k.FilterUp):
+		p.move(-1)
+	case key.Matches(msg, k.FilterDn):
+		p.move(1)
+	default:
+		if changed, _ := p.filter.handle(msg); changed {
+			p.refilter()
+		}
+	}
+}
+
+func (p *Pane) detailKey(msg tea.KeyPressMsg) {
+	k, d := p.keys, p.detail
+	if d == nil {
+		p.mode = modeList
+		return
+	}
+	page := max(d.bodyH-1, 1)
+	switch {
+	case key.Matches(msg, k.Back):
+		p.detail = nil
+		p.detailGen++
+		p.mode = modeList
+	case key.Matches(msg, k.ScrollUp):
+		d.scroll = max(d.scroll-1, 0)
+	case key.Matches(msg, k.ScrollDown):
+		d.scroll++
+	case key.Matches(msg, k.PageUp):
+		d.scroll = max(d.scroll-page, 0)
+	case key.Matches(msg, k.PageDown):
+		d.scroll += page
+	case key.Matches(msg, k.Top):
+		d.scroll = 0
+	case key.Matches(msg, k.Bottom):
+		d.scroll = 1 << 30 // clamped when drawn
+	}
+}
+
+func (p *Pane) move(delta int) {
+	if len(p.shown) == 0 {
+		p.sel = 0
+		return
+	}
+	p.sel = min(max(p.sel+delta, 0), len(p.shown)-1)
+}
+
+// arguments builds the search_memory arguments object from the form, so the
+// engine validates exactly what an MCP client would send. A limit that is not
+// a JSON number goes as a string, for the engine to reject in its own words.
+func (p *Pane) arguments() []byte {
+	args := map[string]any{"query": p.inputs[fQuery].Value()}
+	if l := strings.TrimSpace(p.inputs[fLimit].Value()); l != "" {
+		if _, err := strconv.ParseFloat(l, 64); err == nil && json.Valid([]byte(l)) {
+			args["limit"] = json.RawMessage(l)
+		} else {
+			args["limit"] = l
+		}
+	}
+	filters := map[string]any{}
+	if t := strings.TrimSpace(p.inputs[fTags].Value()); t != "" {
+		tags := []string{}
+		for _, tag := range strings.Split(t, ",") {
+			if tag = strings.TrimSpace(tag); tag != "" {
+				tags = append(tags, tag)
+			}
+		}
+		filters["tags"] = tags
+	}
+	if s := strings.TrimSpace(p.inputs[fSource].Value()); s != "" {
+		filters["source"] = s
+	}
+	if s := strings.TrimSpace(p.inputs[fFrom].Value()); s != "" {
+		filters["date_from"] = s
+	}
+	if s := strings.TrimSpace(p.inputs[fTo].Value()); s != "" {
+		filters["date_to"] = s
+	}
+	if len(filters) > 0 {
+		args["filters"] = filters
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		// only strings and a checked number go in; keep the tool's answer path anyway
+		return []byte(`null`)
+	}
+	return raw
+}
+
+// fieldOf maps an engine field path to the form field it is shown under.
+func fieldOf(e memory.FieldError) int {
+	switch e.Field {
+	case "query":
+		return fQuery
+	case "limit":
+		return fLimit
+	case "filters.tags":
+		return fTags
+	case "filters.source":
+		return fSource
+	case "filters.date_from":
+		return fFrom
+	case "filters.date_to":
+		return fTo
+	case "filters":
+		if strings.Contains(e.Message, "date_from") {
+			return fTo
+		}
+	}
+	return -1
+}
+
+// run validates the form and, when valid, starts a search in the background.
+// Validation is synchronous: it is pure and cheap, and the person sees the
+// complaint in the same frame as their enter.
+func (p *Pane) run() tea.Cmd {
+	req, invalid := memory.ParseArguments(p.arguments())
+	p.invalid = [nFields][]memory.FieldError{}
+	p.general = nil
+	if len(invalid) > 0 {
+		first := -1
+		for _, e := range invalid {
+			if f := fieldOf(e); f >= 0 {
+				p.invalid[f] = append(p.invalid[f], e)
+				if first < 0 {
+					first = f
+				}
+			} else {
+				p.general = append(p.general, e)
+			}
+		}
+		p.mode = modeFields
+		if first >= 0 {
+			p.focus = first
+		}
+		return nil
+	}
+	p.gen++
+	p.Close()
+	p.mode = modeList
+	if p.o.Tool == nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel, p.running = cancel, true
+	gen, tool := p.gen, p.o.Tool
+	return func() tea.Msg { return resultMsg{gen: gen, out: tool.Search(ctx, req)} }
+}
+
+func (p *Pane) applyResult(out memory.Outcome) {
+	p.Close()
+	p.running, p.searched = false, true
+	p.out = out
+	p.previews = make([]string, len(out.Hits))
+	for i, h := range out.Hits {
+		p.previews[i] = memory.Preview(h.Text)
+	}
+	// a filter typed for the old hits means nothing for the new ones
+	p.filter.SetValue("")
+	p.sel, p.top = 0, 0
+	p.refilter()
+}
+
+// refilter narrows the hits to those whose preview fuzzy-matches the filter,
+// keeping rank order and, when it survives, the selected hit.
+func (p *Pane) refilter() {
+	selHit := -1
+	if p.sel < len(p.shown) {
+		selHit = p.shown[p.sel]
+	}
+	p.shown, p.marks = p.shown[:0], nil
+	pat := p.filter.Value()
+	if strings.TrimSpace(pat) == "" {
+		for i := range p.out.Hits {
+			p.shown = append(p.shown, i)
+		}
+	} else {
+		p.marks = map[int][]int{}
+		for _, m := range fuzzy.FindNoSort(pat, p.previews) {
+			p.shown = append(p.shown, m.Index)
+			p.marks[m.Index] = m.MatchedIndexes
+		}
+	}
+	p.sel, p.top = 0, 0
+	for i, h := range p.shown {
+		if h == selHit {
+			p.sel = i
+		}
+	}
+}
+
+// Selected is the hit under the cursor, if any.
+func (p *Pane) Selected() (memory.Hit, bool) {
+	if p.sel < 0 || p.sel >= len(p.shown) {
+		return memory.Hit{}, false
+	}
+	return p.out.Hits[p.shown[p.sel]], true
+}
+
+// openDetail shows the selected memory and reloads it from the store off the
+// UI goroutine, so the detail is the stored memory, not a copy from the search.
+func (p *Pane) openDetail() tea.Cmd {
+	h, ok := p.Selected()
+	if !ok {
+		return nil
+	}
+	p.detailGen++
+	p.detail = &detail{rank: p.shown[p.sel] + 1, hit: h, mem: h.Memory}
+	p.mode = modeDetail
+	if p.o.Store == nil {
+		return nil
+	}
+	p.detail.loading = true
+	gen, store, id := p.detailGen, p.o.Store, h.ID
+	return func() tea.Msg {
+		m, err := store.Get(context.Background(), id)
+		return detailMsg{gen: gen, mem: m, err: err}
+	}
+}
+
+// ShortHelp is the status bar's keys for the current mode.
+func (p *Pane) ShortHelp() []key.Binding {
+	k := p.keys
+	switch p.mode {
+	case modeFields:
+		return []key.Binding{k.Run, k.NextField, k.PrevField, k.Leave}
+	case modeFilter:
+		return []key.Binding{k.FilterDone, k.FilterCancel, k.FilterUp, k.FilterDn}
+	case modeDetail:
+		return []key.Binding{k.Back, k.ScrollDown, k.PageDown}
+	}
+	if strings.TrimSpace(p.filter.Value()) != "" {
+		return []key.Binding{k.Open, k.Filter, k.ClearFilter, k.Edit}
+	}
+	return []key.Binding{k.Open, k.Filter, k.Edit, k.Down}
+}
+
+// FullHelp is the ? overlay's keys.
+func (p *Pane) FullHelp() [][]key.Binding {
+	k := p.keys
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Open, k.Filter, k.ClearFilter, k.Edit, k.Rerun},
+		{k.Run, k.NextField, k.PrevField, k.Leave},
+	}
+}

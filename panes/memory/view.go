@@ -1,0 +1,348 @@
+package memorypane
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/vigil-dev/vigil/exec/memory"
+	"github.com/vigil-dev/vigil/panes"
+)
+
+// Display widths of the filter fields' values; fixed so the form does not
+// jump while typing.
+var fieldWidth = [nFields]int{fTags: 18, fSource: 12, fFrom: 10, fTo: 10, fLimit: 3}
+
+var placeholder = [nFields]string{fQuery: "what to recall", fTags: "any (a, b)", fSource: "any",
+	fFrom: "YYYY-MM-DD", fTo: "YYYY-MM-DD", fLimit: strconv.Itoa(memory.DefaultLimit)}
+
+const (
+	barCells = 10
+	indent   = 6 // preview lines start under the score bar
+)
+
+// View renders the form, the status line and the visible hits, or the detail.
+func (p *Pane) View(w, h int) string {
+	if w <= 0 || h <= 0 {
+		return panes.Block(nil, w, h)
+	}
+	if p.mode == modeDetail && p.detail != nil {
+		return panes.Block(p.detailLines(w, h), w, h)
+	}
+	s := p.styles
+	lines := p.formLines(w)
+	if p.o.OpenErr != nil {
+		lines = append(lines, panes.Wrap(s.Err.Render("memory store unavailable: "+p.o.OpenErr.Error()), w)...)
+	}
+	lines = append(lines, s.Subtle.Render(strings.Repeat("─", w)))
+	lines = append(lines, p.statusLines(w)...)
+	p.listH = max(h-len(lines), 0)
+	lines = append(lines, p.listLines(w, p.listH)...)
+	return panes.Block(lines, w, h)
+}
+
+// renderField draws one field: its label, then its value, placeholder or
+// (when focused) its text with the cursor, padded to width cells.
+func (p *Pane) renderField(i, width int) string {
+	s := p.styles
+	f := &p.inputs[i]
+	focused := p.mode == modeFields && p.focus == i
+	mark := " "
+	label := s.Label.Render(fieldNames[i] + " ")
+	if focused {
+		mark = s.Cursor.Render("›")
+		label = s.Cursor.Render(fieldNames[i] + " ")
+	}
+	var val string
+	switch {
+	case focused:
+		before, at, after := f.window(width)
+		val = s.InputFocused.Render(before) + s.Cursor.Reverse(true).Render(at) + s.InputFocused.Render(after)
+	case f.Value() == "":
+		val = s.Subtle.Render(panes.Truncate(placeholder[i], width))
+	default:
+		val = s.Input.Render(panes.Truncate(f.Value(), width))
+	}
+	if len(p.invalid[i]) > 0 && !focused {
+		label = s.Err.Render(fieldNames[i] + " ")
+	}
+	return mark + label + panes.Fit(val, width)
+}
+
+// formLines lays out the query on its own line and packs the filter fields
+// into as few lines as the width allows, each line followed by the inline
+// complaints of the fields on it, aligned under their field when they fit.
+func (p *Pane) formLines(w int) []string {
+	s := p.styles
+	var out []string
+	qw := max(w-len(fieldNames[fQuery])-2, 1)
+	out = append(out, p.renderField(fQuery, qw))
+	out = append(out, p.errorLines(fQuery, 0, w)...)
+
+	type placed struct{ field, col int }
+	var line string
+	var row []placed
+	col := 0
+	flush := func() {
+		if len(row) == 0 {
+			return
+		}
+		out = append(out, line)
+		for _, pl := range row {
+			out = append(out, p.errorLines(pl.field, pl.col, w)...)
+		}
+		line, row, col = "", nil, 0
+	}
+	for i := fTags; i < nFields; i++ {
+		cellW := 1 + len(fieldNames[i]) + 1 + fieldWidth[i]
+		gap := 0
+		if col > 0 {
+			gap = 2
+		}
+		if col > 0 && col+gap+cellW > w {
+			flush()
+			gap = 0
+		}
+		line += strings.Repeat(" ", gap) + p.renderField(i, fieldWidth[i])
+		row = append(row, placed{i, col + gap})
+		col += gap + cellW
+	}
+	flush()
+	for _, e := range p.general {
+		out = append(out, panes.Wrap(s.Err.Render("✗ "+e.String()), w)...)
+	}
+	return out
+}
+
+// errorLines are a field's validation failures in the engine's own words.
+func (p *Pane) errorLines(i, col, w int) []string {
+	var out []string
+	for _, e := range p.invalid[i] {
+		msg := "✗ " + e.String()
+		c := col + 1 // under the label, past the focus mark
+		if c+utf8.RuneCountInString(msg) > w {
+			c = 0
+		}
+		for _, l := range panes.Wrap(msg, w-c) {
+			out = append(out, strings.Repeat(" ", c)+p.styles.Err.Render(l))
+		}
+	}
+	return out
+}
+
+// statusLines say what the list below holds: the seed's own first line for
+// hits, its exact text for no results and errors, or what to do next.
+func (p *Pane) statusLines(w int) []string {
+	s := p.styles
+	var out []string
+	text := p.out.Result.Text()
+	switch {
+	case p.running:
+		out = append(out, s.Muted.Render("searching…"))
+	case p.gen > 0 && p.o.Tool == nil:
+		out = append(out, s.Err.Render("memory search is unavailable"))
+	case !p.searched:
+		out = append(out, s.Muted.Render("type a query and press enter to search memory"))
+	case p.out.Result.IsError:
+		out = append(out, panes.Wrap(s.Err.Render(text), w)...)
+	case len(p.out.Hits) == 0:
+		out = append(out, panes.Wrap(s.Text.Render(text), w)...)
+	default:
+		first, _, _ := strings.Cut(text, "\n")
+		out = append(out, s.Heading.Render(first)+s.Muted.Render(" for “"+p.out.Request.Query+"”"))
+	}
+	if p.mode == modeFilter || (p.filter.Value() != "" && len(p.out.Hits) > 0) {
+		count := s.Muted.Render(fmt.Sprintf("  %d of %d match", len(p.shown), len(p.out.Hits)))
+		var val string
+		if p.mode == modeFilter {
+			before, at, after := p.filter.window(max(w-24, 1))
+			val = s.InputFocused.Render(before) + s.Cursor.Reverse(true).Render(at) + s.InputFocused.Render(after)
+		} else {
+			val = s.Input.Render(p.filter.Value())
+		}
+		out = append(out, s.Cursor.Render("/ ")+val+count)
+	}
+	return out
+}
+
+// itemLines is one hit: a header (rank, score bar and value, date, source,
+// tag chips) and its preview wrapped under it, matched characters marked.
+func (p *Pane) itemLines(idx int, selected bool, w int) []string {
+	s := p.styles
+	h := p.out.Hits[idx]
+	cursor := "  "
+	if selected {
+		cursor = s.Cursor.Render("▸ ")
+	}
+	head := cursor + s.Muted.Render(fmt.Sprintf("%3d", idx+1)) + " " + p.bar(h.Score) + " " +
+		s.Text.Render(strconv.FormatFloat(h.Score, 'f', 2, 64)) + "  " +
+		s.Muted.Render(h.CreatedAt.UTC().Format("2006-01-02")) + "  " + s.Label.Render(h.Source)
+	if chips := p.chips(h.Tags); chips != "" {
+		head += "  " + chips
+	}
+	if selected {
+		head = s.Selected.Render(panes.Fit(head, w))
+	}
+	out := []string{head}
+	body := p.highlight(p.previews[idx], p.marks[idx])
+	pad := strings.Repeat(" ", min(indent, max(w-1, 0)))
+	for _, l := range panes.Wrap(body, max(w-len(pad), 1)) {
+		out = append(out, pad+l)
+	}
+	return out
+}
+
+func (p *Pane) bar(score float64) string {
+	n := min(max(int(math.Round(score*barCells)), 0), barCells)
+	return p.styles.Success.Render(strings.Repeat("█", n)) + p.styles.Subtle.Render(strings.Repeat("░", barCells-n))
+}
+
+func (p *Pane) chips(tags []string) string {
+	parts := make([]string, len(tags))
+	for i, t := range tags {
+		parts[i] = p.styles.Badge.Render("#" + t)
+	}
+	return strings.Join(parts, " ")
+}
+
+// clean makes stored text safe to draw: control characters (escape
+// sequences included) become U+FFFD so a memory cannot drive the terminal.
+// Newlines and tabs survive when keepLines is set, else become spaces.
+func clean(s string, keepLines bool) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			if keepLines {
+				return r
+			}
+			return ' '
+		case r < 0x20 || (r >= 0x7f && r < 0xa0):
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+// highlight styles the matched bytes of text (fuzzy's byte offsets, each the
+// start of a rune) with MatchChar and the rest as plain text.
+func (p *Pane) highlight(text string, marks []int) string {
+	s := p.styles
+	if len(marks) == 0 {
+		return s.Text.Render(text)
+	}
+	var b strings.Builder
+	run := 0 // start of the pending unmatched run
+	for _, m := range marks {
+		if m < run || m >= len(text) {
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(text[m:])
+		if m > run {
+			b.WriteString(s.Text.Render(text[run:m]))
+		}
+		b.WriteString(s.MatchChar.Render(text[m : m+size]))
+		run = m + size
+	}
+	if run < len(text) {
+		b.WriteString(s.Text.Render(text[run:]))
+	}
+	return b.String()
+}
+
+// listLines renders only the hits that are visible: from the first shown
+// item down until the list height is full, scrolled so the selected hit fits
+// (with a line left for the "more" hint when hits follow it).
+func (p *Pane) listLines(w, h int) []string {
+	if h <= 0 || len(p.shown) == 0 {
+		if h > 0 && p.searched && len(p.out.Hits) > 0 {
+			return []string{p.styles.Muted.Render("no hit matches the filter; esc clears it")}
+		}
+		return nil
+	}
+	p.sel = min(max(p.sel, 0), len(p.shown)-1)
+	p.top = min(max(p.top, 0), p.sel)
+	room := h
+	if p.sel < len(p.shown)-1 {
+		room = h - 1
+	}
+	// measure only the items between top and the selection
+	span := 0
+	for i := p.top; i <= p.sel; i++ {
+		span += p.itemHeight(p.shown[i], w)
+	}
+	for p.top < p.sel && span > room {
+		span -= p.itemHeight(p.shown[p.top], w)
+		p.top++
+	}
+	var out []string
+	full := 0
+	for i := p.top; i < len(p.shown) && len(out) < h; i++ {
+		item := p.itemLines(p.shown[i], i == p.sel, w)
+		if len(out)+len(item) <= h {
+			full++
+		}
+		out = append(out, item...)
+	}
+	if len(out) > h {
+		out = out[:h]
+	}
+	if below := len(p.shown) - p.top - full; below > 0 && len(out) == h {
+		out[h-1] = p.styles.Muted.Render(fmt.Sprintf("↓ %d more", below))
+	}
+	return out
+}
+
+func (p *Pane) itemHeight(idx, w int) int {
+	return 1 + len(panes.Wrap(p.previews[idx], max(w-min(indent, max(w-1, 0)), 1)))
+}
+
+// detailLines show one memory in full: its metadata, then its text wrapped
+// and scrolled. Nothing is cut off without a way to scroll to it.
+func (p *Pane) detailLines(w, h int) []string {
+	s, d := p.styles, p.detail
+	m := d.mem
+	head := []string{s.Heading.Render(fmt.Sprintf("Memory #%d", m.ID)) + s.Muted.Render(fmt.Sprintf("  · hit %d of %d", d.rank, len(p.out.Hits)))}
+	meta := fmt.Sprintf("score %s %s · source %s · created %s", p.bar(d.hit.Score),
+		strconv.FormatFloat(d.hit.Score, 'f', 2, 64), m.Source, m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+	if ago := age(p.o.Now().Sub(m.CreatedAt)); ago != "" {
+		meta += " (" + ago + ")"
+	}
+	head = append(head, panes.Wrap(meta, w)...)
+	if chips := p.chips(m.Tags); chips != "" {
+		head = append(head, panes.Wrap("tags "+chips, w)...)
+	}
+	switch {
+	case d.loading:
+		head = append(head, s.Muted.Render("loading…"))
+	case d.err != nil:
+		head = append(head, panes.Wrap(s.Err.Render("could not reload this memory: "+d.err.Error()+" (showing the search's copy)"), w)...)
+	}
+	head = append(head, s.Subtle.Render(strings.Repeat("─", w)))
+	body := panes.Wrap(s.Text.Render(m.Text), w)
+	d.bodyH = max(h-len(head), 0)
+	d.scroll = min(d.scroll, max(len(body)-d.bodyH, 0))
+	end := min(d.scroll+d.bodyH, len(body))
+	view := body[d.scroll:end]
+	if end < len(body) && len(view) > 0 {
+		view = append([]string(nil), view...)
+		view[len(view)-1] = s.Muted.Render(fmt.Sprintf("↓ %d more lines — j/pgdn to scroll", len(body)-end+1))
+	}
+	return append(head, view...)
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return ""
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
+	case d < 48*time.Hour:
+		return "1 day ago"
+	}
+	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+}
