@@ -2,6 +2,7 @@ package approval_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -15,6 +16,7 @@ import (
 
 	. "github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
+	"github.com/vigil-dev/vigil/exec/scope"
 )
 
 // TestHelperProcess is not a test: other tests re-run the test binary with
@@ -44,6 +46,17 @@ func TestHelperProcess(t *testing.T) {
 		default:
 			fmt.Println("ERR", err)
 		}
+	case "search":
+		scopes, err := scope.WriteDemo(filepath.Join(os.Getenv("VIGIL_DIR"), "scopes"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Scopes = scopes
+		env.Queue = env.Open()
+		raw, _ := os.ReadFile(os.Getenv("VIGIL_MANIFEST"))
+		out := env.Submit(raw)
+		b, _ := json.Marshal(out.Result)
+		os.Stdout.Write(b)
 	case "crashrun":
 		// submit and approve tasks until killed
 		run := os.Getenv("VIGIL_RUN")

@@ -46,6 +46,7 @@ type Env struct {
 	Audit   *audit.Log
 	Results *task.Store
 	Devices []config.DeviceConfig
+	Scopes  []config.ScopeConfig // set, then Open, for SEARCH_* tasks
 	Getenv  func(string) string
 }
 
@@ -123,7 +124,7 @@ func (e *Env) Open() *approval.Queue {
 	}
 	q, err := approval.Open(context.Background(), approval.Options{Dir: e.TasksDir(), Inbox: e.InboxDir(),
 		Executor: ex, Devices: e.Devices, Leases: leases, Results: res, Signer: signer, Audit: log,
-		Timeout: 10 * time.Minute, Now: e.Clock.Now})
+		Scopes: e.Scopes, Timeout: 10 * time.Minute, Now: e.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
