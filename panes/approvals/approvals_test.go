@@ -3,6 +3,8 @@ package approvals
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -261,5 +263,31 @@ func TestArrivalGraceSwallowsKeys(t *testing.T) {
 	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
 	if p.confirm == nil || p.confirm.taskID != "first" {
 		t.Fatal("a after the grace did not open the dialog")
+	}
+}
+
+// A manifest another program drops into inbox/new shows up in the running
+// screen (fsnotify), and a bad one is moved to inbox/rejected with its reason.
+func TestInboxDropShowsUpLive(t *testing.T) {
+	env := approvaltest.New(t)
+	s := start(t, env, 100, 30, "nothing waiting")
+	dir := filepath.Join(env.InboxDir(), "new")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(env.Dir, "drop.tmp")
+	os.WriteFile(tmp, env.Play("dropped", "/media/dropped.mkv"), 0o600)
+	if err := os.Rename(tmp, filepath.Join(dir, "dropped.json")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(tmp, []byte(`{"task_id":"broken","capability_id":"MEDIA_PLAY"}`), 0o600)
+	os.Rename(tmp, filepath.Join(dir, "broken.json"))
+	s.wait("dropped.mkv")
+	out := s.final()
+	if !strings.Contains(out, "Pending approvals (1)") {
+		t.Fatalf("dropped task not listed:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(env.InboxDir(), "rejected", "broken.json.reason.json")); err != nil {
+		t.Fatalf("bad manifest not rejected: %v", err)
 	}
 }
