@@ -1,6 +1,10 @@
 package cli
 
-import "github.com/vigil-dev/vigil/exec/search"
+import (
+	"os/exec"
+
+	"github.com/vigil-dev/vigil/exec/search"
+)
 
 // searchOptions maps the config onto the search engine's options.
 func searchOptions(app *App) search.Options {
@@ -12,3 +16,5 @@ func searchOptions(app *App) search.Options {
 
 // detectBackends lists the search backends found, with their versions.
 func detectBackends(app *App) []search.BackendInfo { return search.DetectBackends(searchOptions(app)) }
+
+var lookPath = exec.LookPath
