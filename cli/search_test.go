@@ -45,7 +45,8 @@ func TestSearchCommandGolden(t *testing.T) {
 			if err := json.Unmarshal([]byte(got), &resp); err != nil {
 				t.Fatalf("not JSON: %v\n%s", err, out)
 			}
-			if strings.Contains(got, "SECRET") || resp["count"] != float64(6) // 3 matches + 3 context events (FR-LS-06b) {
+			// count is 3 matches + 3 context events (FR-LS-06b)
+			if strings.Contains(got, "SECRET") || resp["count"] != float64(6) {
 				t.Fatalf("unexpected response:\n%s", got)
 			}
 			golden := filepath.Join("testdata", "search.golden.json")
