@@ -8,9 +8,11 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-dev/vigil/exec/memory"
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/panes/approvals"
 	auditpane "github.com/vigil-dev/vigil/panes/audit"
+	memorypane "github.com/vigil-dev/vigil/panes/memory"
 	searchpane "github.com/vigil-dev/vigil/panes/search"
 	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/themes"
@@ -60,5 +62,23 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
 		Now:         app.Now,
 		Getenv:      app.Getenv,
 	}, styles)
-	return []panes.Pane{sp, apr, ap}, func() { sp.Close(); ap.Close(); apr.Close() }
+	mo := memorypane.Options{Now: app.Now}
+	if st, err := openMemory(app); err != nil {
+		// the pane still answers every search with the seed's Processing error
+		mo.OpenErr = err
+		mo.Tool = memory.NewTool(memory.Unavailable(err), app.Log)
+	} else {
+		mo.Store = st
+		mo.Tool = memory.NewTool(st, app.Log)
+	}
+	mem := memorypane.New(mo, styles)
+	return []panes.Pane{sp, mem, apr, ap}, func() {
+		sp.Close()
+		mem.Close()
+		ap.Close()
+		apr.Close()
+		if mo.Store != nil {
+			mo.Store.Close()
+		}
+	}
 }

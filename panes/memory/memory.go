@@ -69,11 +69,11 @@ type (
 
 // Keys are the pane's bindings.
 type Keys struct {
-	Run, NextField, PrevField, Leave           key.Binding
-	Up, Down, PageUp, PageDown, Top, Bottom    key.Binding
-	Open, Filter, Edit, Rerun, ClearFilter     key.Binding
+	Run, NextField, PrevField, Leave             key.Binding
+	Up, Down, PageUp, PageDown, Top, Bottom      key.Binding
+	Open, Filter, Edit, Rerun, ClearFilter       key.Binding
 	FilterDone, FilterCancel, FilterUp, FilterDn key.Binding
-	Back, ScrollUp, ScrollDown                 key.Binding
+	Back, ScrollUp, ScrollDown                   key.Binding
 }
 
 func defaultKeys() Keys {
@@ -130,13 +130,12 @@ type Pane struct {
 }
 
 type detail struct {
-	rank    int
-	hit     memory.Hit
-	mem     memory.Memory
-	loading bool
-	err     error
-	scroll  int
-	bodyH   int
+	rank   int
+	hit    memory.Hit
+	mem    memory.Memory
+	err    error
+	scroll int
+	bodyH  int
 }
 
 // New builds the pane.
@@ -176,8 +175,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		if p.detail == nil || msg.gen != p.detailGen {
 			return nil // closed or replaced before it loaded
 		}
-		p.detail.loading = false
-		p.detail.mem, p.detail.err = msg.mem, msg.err
+		if p.detail.err = msg.err; msg.err == nil {
+			p.detail.mem = msg.mem
+		}
 	case tea.MouseWheelMsg:
 		step := 0
 		switch msg.Button {
@@ -248,9 +248,9 @@ func (p *Pane) listKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Down):
 		p.move(1)
 	case key.Matches(msg, k.PageUp):
-		p.move(-max(p.listH/2, 1))
+		p.move(-max(p.listH/3, 1)) // a hit is about three lines
 	case key.Matches(msg, k.PageDown):
-		p.move(max(p.listH/2, 1))
+		p.move(max(p.listH/3, 1))
 	case key.Matches(msg, k.Top):
 		p.move(-len(p.shown))
 	case key.Matches(msg, k.Bottom):
@@ -435,7 +435,7 @@ func (p *Pane) applyResult(out memory.Outcome) {
 	p.out = out
 	p.previews = make([]string, len(out.Hits))
 	for i, h := range out.Hits {
-		p.previews[i] = memory.Preview(h.Text)
+		p.previews[i] = clean(memory.Preview(h.Text), false)
 	}
 	// a filter typed for the old hits means nothing for the new ones
 	p.filter.SetValue("")
@@ -492,7 +492,6 @@ func (p *Pane) openDetail() tea.Cmd {
 	if p.o.Store == nil {
 		return nil
 	}
-	p.detail.loading = true
 	gen, store, id := p.detailGen, p.o.Store, h.ID
 	return func() tea.Msg {
 		m, err := store.Get(context.Background(), id)
@@ -510,6 +509,9 @@ func (p *Pane) ShortHelp() []key.Binding {
 		return []key.Binding{k.FilterDone, k.FilterCancel, k.FilterUp, k.FilterDn}
 	case modeDetail:
 		return []key.Binding{k.Back, k.ScrollDown, k.PageDown}
+	}
+	if len(p.out.Hits) == 0 {
+		return []key.Binding{k.Edit, k.Rerun}
 	}
 	if strings.TrimSpace(p.filter.Value()) != "" {
 		return []key.Binding{k.Open, k.Filter, k.ClearFilter, k.Edit}

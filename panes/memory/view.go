@@ -14,7 +14,7 @@ import (
 
 // Display widths of the filter fields' values; fixed so the form does not
 // jump while typing.
-var fieldWidth = [nFields]int{fTags: 18, fSource: 12, fFrom: 10, fTo: 10, fLimit: 3}
+var fieldWidth = [nFields]int{fTags: 18, fSource: 12, fFrom: 10, fTo: 10, fLimit: 5}
 
 var placeholder = [nFields]string{fQuery: "what to recall", fTags: "any (a, b)", fSource: "any",
 	fFrom: "YYYY-MM-DD", fTo: "YYYY-MM-DD", fLimit: strconv.Itoa(memory.DefaultLimit)}
@@ -147,12 +147,12 @@ func (p *Pane) statusLines(w int) []string {
 	case !p.searched:
 		out = append(out, s.Muted.Render("type a query and press enter to search memory"))
 	case p.out.Result.IsError:
-		out = append(out, panes.Wrap(s.Err.Render(text), w)...)
+		out = append(out, panes.Wrap(s.Err.Render(clean(text, true)), w)...)
 	case len(p.out.Hits) == 0:
-		out = append(out, panes.Wrap(s.Text.Render(text), w)...)
+		out = append(out, panes.Wrap(s.Text.Render(clean(text, true)), w)...)
 	default:
 		first, _, _ := strings.Cut(text, "\n")
-		out = append(out, s.Heading.Render(first)+s.Muted.Render(" for “"+p.out.Request.Query+"”"))
+		out = append(out, s.Heading.Render(first)+s.Muted.Render("  “"+clean(p.out.Request.Query, false)+"”"))
 	}
 	if p.mode == modeFilter || (p.filter.Value() != "" && len(p.out.Hits) > 0) {
 		count := s.Muted.Render(fmt.Sprintf("  %d of %d match", len(p.shown), len(p.out.Hits)))
@@ -179,7 +179,7 @@ func (p *Pane) itemLines(idx int, selected bool, w int) []string {
 	}
 	head := cursor + s.Muted.Render(fmt.Sprintf("%3d", idx+1)) + " " + p.bar(h.Score) + " " +
 		s.Text.Render(strconv.FormatFloat(h.Score, 'f', 2, 64)) + "  " +
-		s.Muted.Render(h.CreatedAt.UTC().Format("2006-01-02")) + "  " + s.Label.Render(h.Source)
+		s.Muted.Render(h.CreatedAt.UTC().Format("2006-01-02")) + "  " + s.Label.Render(clean(h.Source, false))
 	if chips := p.chips(h.Tags); chips != "" {
 		head += "  " + chips
 	}
@@ -203,7 +203,7 @@ func (p *Pane) bar(score float64) string {
 func (p *Pane) chips(tags []string) string {
 	parts := make([]string, len(tags))
 	for i, t := range tags {
-		parts[i] = p.styles.Badge.Render("#" + t)
+		parts[i] = p.styles.Badge.Render("#" + clean(t, false))
 	}
 	return strings.Join(parts, " ")
 }
@@ -306,7 +306,7 @@ func (p *Pane) detailLines(w, h int) []string {
 	m := d.mem
 	head := []string{s.Heading.Render(fmt.Sprintf("Memory #%d", m.ID)) + s.Muted.Render(fmt.Sprintf("  · hit %d of %d", d.rank, len(p.out.Hits)))}
 	meta := fmt.Sprintf("score %s %s · source %s · created %s", p.bar(d.hit.Score),
-		strconv.FormatFloat(d.hit.Score, 'f', 2, 64), m.Source, m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+		strconv.FormatFloat(d.hit.Score, 'f', 2, 64), clean(m.Source, false), m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
 	if ago := age(p.o.Now().Sub(m.CreatedAt)); ago != "" {
 		meta += " (" + ago + ")"
 	}
@@ -314,14 +314,13 @@ func (p *Pane) detailLines(w, h int) []string {
 	if chips := p.chips(m.Tags); chips != "" {
 		head = append(head, panes.Wrap("tags "+chips, w)...)
 	}
-	switch {
-	case d.loading:
-		head = append(head, s.Muted.Render("loading…"))
-	case d.err != nil:
+	// While the reload runs the search's copy is shown: it is the same memory,
+	// so the screen does not flicker; a failed reload says so.
+	if d.err != nil {
 		head = append(head, panes.Wrap(s.Err.Render("could not reload this memory: "+d.err.Error()+" (showing the search's copy)"), w)...)
 	}
 	head = append(head, s.Subtle.Render(strings.Repeat("─", w)))
-	body := panes.Wrap(s.Text.Render(m.Text), w)
+	body := panes.Wrap(s.Text.Render(clean(m.Text, true)), w)
 	d.bodyH = max(h-len(head), 0)
 	d.scroll = min(d.scroll, max(len(body)-d.bodyH, 0))
 	end := min(d.scroll+d.bodyH, len(body))
