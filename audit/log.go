@@ -8,10 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/atomicfile"
+	"github.com/vigil-dev/vigil/internal/flock"
 )
 
 // Log appends to one audit.log. It is safe across goroutines and processes:
@@ -50,37 +50,12 @@ func (l *Log) Path() string { return l.path }
 // HeadPath is where the anchor of the chain's end lives.
 func HeadPath(logPath string) string { return logPath + ".head" }
 
-func (l *Log) lock() (*os.File, error) {
-	f, err := os.OpenFile(l.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
+func (l *Log) lock() (func(), error) { return flock.Lock(l.path + ".lock") }
 
 // lockShared holds appenders off while a reader looks at the tail. It returns
 // nil when there is no lock file (no Vigil process has appended yet) or the
 // lock cannot be taken; the caller then reads without it.
-func lockShared(path string) *os.File {
-	f, err := os.Open(path + ".lock")
-	if err != nil {
-		return nil
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
-		f.Close()
-		return nil
-	}
-	return f
-}
-
-func unlock(f *os.File) {
-	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	f.Close()
-}
+func lockShared(path string) func() { return flock.Shared(path + ".lock") }
 
 // Append seals e (seq, time, prev, hash) onto the chain and makes it durable.
 // The caller fills actor, event and the rest; they must already be masked.
@@ -94,7 +69,7 @@ func (l *Log) Append(e Entry) (Entry, error) {
 	if err != nil {
 		return Entry{}, fmt.Errorf("audit: lock: %w", err)
 	}
-	defer unlock(lk)
+	defer lk()
 	if err := l.repairTornLocked(); err != nil {
 		return Entry{}, err
 	}
@@ -170,7 +145,7 @@ func (l *Log) repairTorn() error {
 	if err != nil {
 		return err
 	}
-	defer unlock(lk)
+	defer lk()
 	return l.repairTornLocked()
 }
 

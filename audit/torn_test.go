@@ -161,7 +161,7 @@ func TestVerifyWaitsForInFlightAppend(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.Write(full[half:])
 	f.Close()
-	unlock(lk)
+	lk()
 	if rep := <-got; !rep.OK || rep.Entries != 4 {
 		t.Fatalf("Verify during an append: %s", rep)
 	}

@@ -154,7 +154,7 @@ func Verify(path string) (Report, error) {
 		// an append may be in flight: look again while appenders are held off
 		if lk := lockShared(path); lk != nil {
 			off, partial, err = v.feedFrom(f, off)
-			unlock(lk)
+			lk()
 			if err != nil {
 				return Report{}, err
 			}

@@ -23,11 +23,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/internal/atomicfile"
+	"github.com/vigil-dev/vigil/internal/flock"
 )
 
 // State is where a task is in its life.
@@ -101,15 +101,7 @@ func (s store) lock(id string) (func(), error) {
 	if err := os.MkdirAll(s.taskDir(id), 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(s.taskDir(id), "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+	return flock.Lock(filepath.Join(s.taskDir(id), "lock"))
 }
 
 func (s store) load(id string) (Record, error) {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/vigil-dev/vigil/internal/atomicfile"
+	"github.com/vigil-dev/vigil/internal/flock"
 )
 
 // Sim is the simulated player: its state is a small JSON file under a
@@ -91,7 +92,7 @@ func (s *Sim) Do(ctx context.Context, p Plan) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	unlock, err := flock(s.path() + ".lock")
+	unlock, err := flock.Lock(s.path() + ".lock")
 	if err != nil {
 		return Transient(fmt.Errorf("sim: lock: %w", err))
 	}

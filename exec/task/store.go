@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/vigil-dev/vigil/internal/atomicfile"
+	"github.com/vigil-dev/vigil/internal/flock"
 )
 
 // Store keeps one signed result per task_id in a folder (results/), which
@@ -76,7 +77,7 @@ func (s *Store) Do(taskID, requestHash string, run func() (*Result, error)) (res
 	}
 	unlock := s.lockLocal(taskID)
 	defer unlock()
-	unlockFile, err := lockFile(filepath.Join(s.dir, ".locks", taskID+".lock"))
+	unlockFile, err := flock.Lock(filepath.Join(s.dir, ".locks", taskID+".lock"))
 	if err != nil {
 		return nil, false, fmt.Errorf("task %s: lock: %w", taskID, err)
 	}

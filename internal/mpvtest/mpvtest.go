@@ -98,4 +98,3 @@ func Get(t testing.TB, sock, prop string) any {
 	t.Fatalf("no reply for %s: %v", prop, sc.Err())
 	return nil
 }
-

@@ -106,7 +106,7 @@ type Pane struct {
 
 	mode   mode
 	focus  int
-	inputs [nFields]field
+	inputs [nFields]panes.TextField
 	// invalid holds the engine's validation failures by the field they are
 	// shown under; general holds those that belong to no single field.
 	invalid [nFields][]memory.FieldError
@@ -119,7 +119,7 @@ type Pane struct {
 	out      memory.Outcome
 
 	previews []string // seed previews of out.Hits, the fuzzy haystack
-	filter   field
+	filter   panes.TextField
 	shown    []int         // indexes into out.Hits, rank order
 	marks    map[int][]int // hit index → matched byte offsets in its preview
 	sel, top int           // indexes into shown
@@ -218,7 +218,7 @@ func (p *Pane) fieldsKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Leave):
 		p.mode = modeList
 	default:
-		if changed, _ := p.inputs[p.focus].handle(msg); changed {
+		if changed, _ := p.inputs[p.focus].Handle(msg); changed {
 			// an edited field's old complaint no longer applies
 			p.invalid[p.focus] = nil
 			if p.focus == fFrom {
@@ -286,7 +286,7 @@ func (p *Pane) filterKey(msg tea.KeyPressMsg) {
 	case key.Matches(msg, k.FilterDn):
 		p.move(1)
 	default:
-		if changed, _ := p.filter.handle(msg); changed {
+		if changed, _ := p.filter.Handle(msg); changed {
 			p.refilter()
 		}
 	}

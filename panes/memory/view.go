@@ -59,7 +59,7 @@ func (p *Pane) renderField(i, width int) string {
 	var val string
 	switch {
 	case focused:
-		before, at, after := f.window(width)
+		before, at, after := f.Window(width)
 		val = s.InputFocused.Render(before) + s.Cursor.Reverse(true).Render(at) + s.InputFocused.Render(after)
 	case f.Value() == "":
 		val = s.Subtle.Render(panes.Truncate(placeholder[i], width))
@@ -158,7 +158,7 @@ func (p *Pane) statusLines(w int) []string {
 		count := s.Muted.Render(fmt.Sprintf("  %d of %d match", len(p.shown), len(p.out.Hits)))
 		var val string
 		if p.mode == modeFilter {
-			before, at, after := p.filter.window(max(w-24, 1))
+			before, at, after := p.filter.Window(max(w-24, 1))
 			val = s.InputFocused.Render(before) + s.Cursor.Reverse(true).Render(at) + s.InputFocused.Render(after)
 		} else {
 			val = s.Input.Render(p.filter.Value())

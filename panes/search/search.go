@@ -149,8 +149,8 @@ type Pane struct {
 	// composer
 	focus    focusArea
 	field    int
-	inputs   [nFields]field // text fields: pattern, path, include, exclude, numbers
-	scopeIdx int            // 0 = content, i = Scopes[i-1]
+	inputs   [nFields]panes.TextField // text fields: pattern, path, include, exclude, numbers
+	scopeIdx int                      // 0 = content, i = Scopes[i-1]
 	caseIdx  int
 	fixed    bool
 	word     bool
@@ -426,7 +426,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		p.histErr = msg.err
 	case tea.PasteMsg:
 		if p.focus == focusComposer && isTextField(p.field) {
-			p.inputs[p.field].insert(msg.Content)
+			p.inputs[p.field].Insert(msg.Content)
 			return p.changed()
 		}
 	case tea.MouseWheelMsg:
@@ -596,7 +596,7 @@ func (p *Pane) composerKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	changed, _ := p.inputs[p.field].handle(msg)
+	changed, _ := p.inputs[p.field].Handle(msg)
 	if changed {
 		if p.field == fPattern {
 			p.histIdx = len(p.history)

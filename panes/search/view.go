@@ -275,27 +275,12 @@ func (p *Pane) chip(f, w int) string {
 // horizontally so the cursor stays in view.
 func (p *Pane) renderField(f, width int) string {
 	fd := &p.inputs[f]
-	width = max(width, 1)
 	focused := p.focus == focusComposer && p.field == f
-	text := fd.text
-	start := 0
-	if width > 1 && fd.pos >= width {
-		start = fd.pos - width + 1
-	}
-	end := min(len(text), start+width)
-	before := string(text[start:min(fd.pos, end)])
+	before, at, after := fd.Window(max(width, 1))
 	if !focused {
-		return p.styles.Input.Render(string(text[start:end]))
+		return p.styles.Input.Render(before + strings.TrimRight(at+after, " "))
 	}
-	cur := " "
-	after := ""
-	if fd.pos < len(text) {
-		cur = string(text[fd.pos])
-		if fd.pos+1 < end {
-			after = string(text[fd.pos+1 : end])
-		}
-	}
-	return p.styles.InputFocused.Render(before) + p.styles.Cursor.Reverse(true).Render(cur) + p.styles.InputFocused.Render(after)
+	return p.styles.InputFocused.Render(before) + p.styles.Cursor.Reverse(true).Render(at) + p.styles.InputFocused.Render(after)
 }
 
 // list draws the visible window of the results (content or scoped).

@@ -1,4 +1,4 @@
-package memorypane
+package panes
 
 import (
 	"strings"
@@ -8,24 +8,25 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// field is a one-line text editor. It keeps no blink state so every frame of
-// the same input renders the same, which keeps goldens stable.
-type field struct {
+// TextField is a one-line text editor shared by the panes. It keeps no blink
+// state (unlike bubbles' textinput), so every frame of the same input renders
+// the same — goldens stay stable — and a keystroke costs only the edit.
+type TextField struct {
 	text []rune
 	pos  int
 }
 
-func (f *field) Value() string { return string(f.text) }
+func (f *TextField) Value() string { return string(f.text) }
 
-func (f *field) SetValue(s string) {
+func (f *TextField) SetValue(s string) {
 	f.text = nil
 	f.pos = 0
-	f.insert(s)
+	f.Insert(s)
 }
 
-// handle applies an editing key and reports whether the text changed and
+// Handle applies an editing key and reports whether the text changed and
 // whether the key meant anything to the field.
-func (f *field) handle(msg tea.KeyPressMsg) (changed, used bool) {
+func (f *TextField) Handle(msg tea.KeyPressMsg) (changed, used bool) {
 	switch msg.String() {
 	case "left", "ctrl+b":
 		f.pos = max(f.pos-1, 0)
@@ -77,11 +78,11 @@ func (f *field) handle(msg tea.KeyPressMsg) (changed, used bool) {
 	if msg.Mod&(tea.ModCtrl|tea.ModAlt) != 0 || msg.Text == "" {
 		return false, false
 	}
-	f.insert(msg.Text)
+	f.Insert(msg.Text)
 	return true, true
 }
 
-func (f *field) insert(s string) {
+func (f *TextField) Insert(s string) {
 	// a field is one line: pasted newlines and tabs become spaces, other
 	// control characters are dropped so they cannot reach the terminal
 	s = strings.Map(func(r rune) rune {
@@ -105,9 +106,9 @@ func (f *field) insert(s string) {
 	f.pos += len(rs)
 }
 
-// window returns the part of the text shown in width cells, scrolled so the
+// Window returns the part of the text shown in width cells, scrolled so the
 // cursor stays visible, split at the cursor (at is " " past the end).
-func (f *field) window(width int) (before, at, after string) {
+func (f *TextField) Window(width int) (before, at, after string) {
 	if width <= 0 {
 		return "", "", ""
 	}
