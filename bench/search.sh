@@ -1,28 +1,62 @@
 #!/usr/bin/env bash
 # Side-by-side wall time and peak memory of `vigil search` and raw rg over
-# the Go source tree (issue 3, Speed). Usage: bench/search.sh [VIGIL_BIN] [RUNS]
+# the Go source tree (issue 3, Speed). Runs are interleaved (raw, vigil,
+# raw, vigil, ...) so that machine load hits both alike; medians are shown.
+# Usage: bench/search.sh [VIGIL_BIN] [RUNS] [BACKENDS]   (BACKENDS: "auto rg")
 set -euo pipefail
-VIGIL=${1:-./vigil}
-RUNS=${2:-5}
+VIGIL=$(realpath "${1:-./vigil}")
+RUNS=${2:-7}
+BACKENDS=${3:-auto rg}
 SRC=$(go env GOROOT)/src
+[ -x "$VIGIL" ] || { echo "no vigil binary at $VIGIL (go build -o vigil .)" >&2; exit 2; }
 cd "$SRC"
-# Best-of-N wall seconds and max RSS (KB) of a command, output discarded.
-measure() {
-  local best=999 rss=0 t m
-  for _ in $(seq "$RUNS"); do
-    read -r t m < <( { /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-    best=$(echo "$t $best" | awk '{print ($1<$2)?$1:$2}')
-    rss=$(( m > rss ? m : rss ))
-  done
-  printf '%-8s %6.0f MB  %s\n' "$best" "$((rss/1024))" "$*"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# The tree has more files than the default max_files hard cap (10,000).
+export VIGIL_HOME=$tmp/home
+mkdir -p "$VIGIL_HOME"
+printf '[tools.search]\nmax_files = 100000\n' >"$VIGIL_HOME/config.toml"
+
+# run FILE CMD...: one run; appends "wall_seconds max_rss_kb" to FILE. Output
+# goes through a pipe (as to a reader), not to /dev/null, which some tools
+# detect and then skip work.
+run() {
+  local out=$1
+  shift
+  /usr/bin/time -o "$tmp/t" -f "%e %M" "$@" | cat >/dev/null
+  cat "$tmp/t" >>"$out"
 }
-"$VIGIL" search --max-results 1 x . >/dev/null 2>&1 || true # warm the cache
-echo "== selective: func \\w+Context\\( (target: vigil <= 1.3x rg --json)"
-measure rg --json 'func \w+Context\('
-measure "$VIGIL" search --case sensitive --max-files 100000 'func \w+Context\(' .
-echo "== dense, default max_results (target: vigil <= 0.5x rg --json --sort path)"
-measure rg --json --sort path err
-measure "$VIGIL" search --case sensitive --max-files 100000 err .
-echo "== dense, all results (target: vigil <= 1.5x rg --json)"
-measure rg --json err
-measure "$VIGIL" search --case sensitive --max-files 100000 --max-results 1000000 err .
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# compare NAME TARGET RAW_CMD -- VIGIL_ARGS: prints medians and the ratio.
+compare() {
+  local name=$1 target=$2
+  shift 2
+  local raw=() vig=()
+  while [ "$1" != "--" ]; do raw+=("$1"); shift; done
+  shift
+  vig=("$@")
+  for be in $BACKENDS; do
+    : >"$tmp/raw" && : >"$tmp/vig"
+    for _ in $(seq "$RUNS"); do
+      run "$tmp/raw" "${raw[@]}"
+      run "$tmp/vig" "$VIGIL" search --backend "$be" "${vig[@]}"
+    done
+    local r v m
+    r=$(cut -d' ' -f1 "$tmp/raw" | median)
+    v=$(cut -d' ' -f1 "$tmp/vig" | median)
+    m=$(cut -d' ' -f2 "$tmp/vig" | sort -n | tail -1)
+    printf '%-34s backend=%-5s raw %6.3fs  vigil %6.3fs  ratio %5.2f (target %s)  vigil peak %d MB\n' \
+      "$name" "$be" "$r" "$v" "$(awk -v a="$v" -v b="$r" 'BEGIN {print (b > 0) ? a / b : 0}')" "$target" "$((m / 1024))"
+  done
+}
+
+"$VIGIL" search --max-results 1 x . >/dev/null 2>&1 || true # warm the page cache
+rg --json err >/dev/null || true
+compare 'selective func \w+Context\(' '<= 1.3' rg --json 'func \w+Context\(' -- \
+  --case sensitive --max-files 100000 'func \w+Context\(' .
+compare 'dense err, max_results 200' '<= 0.5' rg --json --sort path err -- \
+  --case sensitive --max-files 100000 err .
+compare 'dense err, max_results 1000000' '<= 1.5' rg --json err -- \
+  --case sensitive --max-files 100000 --max-results 1000000 err .

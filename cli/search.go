@@ -115,9 +115,11 @@ func newSearchCmd(app *App) *cobra.Command {
 			if err != nil && !errors.Is(err, context.Canceled) {
 				return printToolError(app, err)
 			}
-			out := resp.AppendJSON(nil)
-			out = append(out, '\n')
-			if _, werr := app.Out.Write(out); werr != nil {
+			// streamed: a million-match response is never held twice
+			if werr := resp.WriteJSON(app.Out); werr != nil {
+				return Fail(ExitExecution, werr)
+			}
+			if _, werr := io.WriteString(app.Out, "\n"); werr != nil {
 				return Fail(ExitExecution, werr)
 			}
 			if err != nil {

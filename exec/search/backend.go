@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,14 +139,28 @@ func parseVersion(v string) (int, int, bool) {
 // configured binary, the configured fallback, then ugrep and rg on PATH.
 // Duplicates (same resolved path) are listed once.
 func DetectBackends(opts Options) []BackendInfo {
+	var out []BackendInfo
+	eachCandidate(opts, "", func(b BackendInfo) bool {
+		out = append(out, b)
+		return true
+	})
+	return out
+}
+
+// eachCandidate probes the candidates in preference order and calls fn until
+// it returns false. Probing is lazy (each probe starts a process), and when
+// want names a kind, candidates named after the other kind are skipped.
+func eachCandidate(opts Options, want string, fn func(BackendInfo) bool) {
 	names := []string{opts.Search.Binary, opts.Search.FallbackBinary, "ugrep", "rg"}
 	seen := map[string]bool{}
-	var out []BackendInfo
 	for _, n := range names {
 		if n == "" || seen[n] {
 			continue
 		}
 		seen[n] = true
+		if (want == "rg" && n == "ugrep") || (want == "ugrep" && n == "rg") {
+			continue
+		}
 		info := probe(n, opts.Env)
 		if info.Path != "" {
 			if seen["path:"+info.Path] {
@@ -153,9 +168,10 @@ func DetectBackends(opts Options) []BackendInfo {
 			}
 			seen["path:"+info.Path] = true
 		}
-		out = append(out, info)
+		if !fn(info) {
+			return
+		}
 	}
-	return out
 }
 
 const installHint = "install ugrep (>= 3.0) or ripgrep (>= 13.0), e.g. `apt-get install ugrep ripgrep` or `brew install ugrep ripgrep`, or set [tools.search] binary to its path"
@@ -171,14 +187,20 @@ func selectBackend(opts Options) (BackendInfo, error) {
 		return BackendInfo{}, badArgs("backend: must be one of auto, ugrep, rg; got %q", opts.Backend)
 	}
 	var problems []string
-	for _, b := range DetectBackends(opts) {
+	var found *BackendInfo
+	eachCandidate(opts, want, func(b BackendInfo) bool {
 		if !b.OK {
 			problems = append(problems, b.Problem)
-			continue
+			return true
 		}
 		if want == "" || b.Name == want {
-			return b, nil
+			found = &b
+			return false
 		}
+		return true
+	})
+	if found != nil {
+		return *found, nil
 	}
 	what := "no usable search backend"
 	if want != "" {
@@ -196,17 +218,19 @@ const ugrepFormat = `{"f":%h,"n":%n,"k":%k,"d":%d,"l":%J}%~`
 // last, after "--", each starting with "./".
 func backendArgs(be BackendInfo, e effective, pat string, fixed bool, files []string) []string {
 	var a []string
+	threads := strconv.Itoa(backendThreads(len(files)))
 	if be.Name == "rg" {
-		// -j1 keeps output in argument order; -a because Vigil decides
-		// what is binary; -s because case folding is done in the pattern.
-		a = []string{"--json", "--no-config", "-j1", "-a", "-s", "--no-ignore", "--hidden"}
+		// -a because Vigil decides what is binary; -s because case
+		// folding is done in the pattern. Files come out in any order, each
+		// file's messages contiguous; Vigil regroups them.
+		a = []string{"--json", "--no-config", "-j" + threads, "-a", "-s", "--no-ignore", "--hidden"}
 		if e.maxPerFile > 0 {
 			a = append(a, "-m", strconv.Itoa(e.maxPerFile))
 		}
 	} else {
 		// ugrep's -m counts matches rather than lines when -u is given, so
 		// the per-file cap is applied while parsing instead.
-		a = []string{"-a", "-u", "-H", "-J1", "--tabs=1", "--format=" + ugrepFormat}
+		a = []string{"-a", "-u", "-H", "-J" + threads, "--tabs=1", "--format=" + ugrepFormat}
 		if e.fuzzy > 0 {
 			a = append(a, "-Z"+strconv.Itoa(e.fuzzy))
 		}
@@ -219,6 +243,16 @@ func backendArgs(be BackendInfo, e effective, pat string, fixed bool, files []st
 	}
 	a = append(a, "-e", pat, "--")
 	return append(a, files...)
+}
+
+// backendThreads is how many threads one backend process gets: all cores
+// for a long file list (two chunks run at once, and the OS shares the
+// cores), one for a short one, where threads only cost start-up.
+func backendThreads(files int) int {
+	if files < 64 {
+		return 1
+	}
+	return max(runtime.NumCPU(), 1)
 }
 
 // command prepares a backend process in its own process group so that

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -12,13 +14,31 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
+// plainASCII marks the bytes copied as they are: one table load per byte
+// on the hot loop instead of four comparisons.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
+	b = appendEscaped(b, s)
+	return append(b, '"')
+}
+
+// appendEscaped appends s's JSON string body (no quotes).
+func appendEscaped(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if plainASCII[c] {
 			i++
+			for i < len(s) && plainASCII[s[i]] {
+				i++
+			}
 			continue
 		}
 		if c >= utf8.RuneSelf {
@@ -57,8 +77,7 @@ func appendString(b []byte, s string) []byte {
 		i++
 		start = i
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }
 
 // AppendJSON appends the event as FR-LS-04 shapes it.
@@ -98,8 +117,48 @@ func (ev *Event) AppendJSON(b []byte) []byte {
 // MarshalJSON implements json.Marshaler.
 func (ev Event) MarshalJSON() ([]byte, error) { return ev.AppendJSON(nil), nil }
 
+// jsonSize estimates the encoded size, so that a large response is
+// encoded into one allocation instead of a doubling series of copies.
+func (r *Response) jsonSize() int {
+	n := 256 + len(r.Pattern) + len(r.Path) + len(r.Stderr) + len(r.Content) + len(r.Content)/16
+	for i := range r.Matches {
+		ev := &r.Matches[i]
+		n += 112 + len(ev.Path) + len(ev.Line) + len(ev.Line)/16 + len(ev.MatchText) + 32*len(ev.Submatches)
+	}
+	for _, e := range r.Errors {
+		n += 32 + len(e.Path) + len(e.Error)
+	}
+	return n
+}
+
 // AppendJSON appends the response object (FR-LS-05) with a stable key order.
 func (r *Response) AppendJSON(b []byte) []byte {
+	return r.appendJSON(slices.Grow(b, r.jsonSize()), nil)
+}
+
+// writeChunk is how much WriteJSON buffers before writing.
+const writeChunk = 256 << 10
+
+// WriteJSON writes exactly what AppendJSON appends, through a small
+// buffer: a response with a million events need not also exist as one
+// 50 MB byte slice (allocating and faulting it in cost more than encoding).
+func (r *Response) WriteJSON(w io.Writer) error {
+	var werr error
+	flush := func(b []byte) []byte {
+		if werr == nil {
+			_, werr = w.Write(b)
+		}
+		return b[:0]
+	}
+	b := r.appendJSON(make([]byte, 0, writeChunk+writeChunk/4), flush)
+	flush(b)
+	return werr
+}
+
+// appendJSON encodes r; flush (when not nil) is called whenever the
+// buffer holds more than writeChunk bytes and returns the buffer to reuse.
+func (r *Response) appendJSON(b []byte, flush func([]byte) []byte) []byte {
+	full := func() bool { return flush != nil && len(b) >= writeChunk }
 	b = append(b, `{"pattern":`...)
 	b = appendString(b, r.Pattern)
 	b = append(b, `,"path":`...)
@@ -112,6 +171,9 @@ func (r *Response) AppendJSON(b []byte) []byte {
 			b = append(b, ',')
 		}
 		b = r.Matches[i].AppendJSON(b)
+		if full() {
+			b = flush(b)
+		}
 	}
 	b = append(b, `],"truncated":`...)
 	b = strconv.AppendBool(b, r.Truncated)
@@ -139,9 +201,24 @@ func (r *Response) AppendJSON(b []byte) []byte {
 		b = append(b, `,"stderr":`...)
 		b = appendString(b, r.Stderr)
 	}
-	b = append(b, `,"content":`...)
-	b = appendString(b, r.Content)
-	return append(b, '}')
+	b = append(b, `,"content":"`...)
+	for rest := r.Content; rest != ""; {
+		// Cut only before a byte that starts a UTF-8 sequence (or is
+		// invalid on its own), so the escaping is the same as in one go.
+		k := min(len(rest), writeChunk)
+		for k < len(rest) && k > 0 && rest[k]&0xC0 == 0x80 {
+			k--
+		}
+		if k == 0 {
+			k = min(len(rest), writeChunk)
+		}
+		b = appendEscaped(b, rest[:k])
+		rest = rest[k:]
+		if full() {
+			b = flush(b)
+		}
+	}
+	return append(b, '"', '}')
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -152,18 +229,24 @@ func (r Response) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil 
 // note when the list is cut short.
 func content(r *Response, e effective) string {
 	var b strings.Builder
+	size := 128
+	for i := range r.Matches {
+		size += len(r.Matches[i].Path) + len(r.Matches[i].Line) + 24
+	}
+	b.Grow(size)
+	var num [24]byte
 	for i := range r.Matches {
 		ev := &r.Matches[i]
 		b.WriteString(ev.Path)
 		if ev.Type == "match" {
 			b.WriteByte(':')
-			b.WriteString(strconv.FormatUint(ev.LineNumber, 10))
+			b.Write(strconv.AppendUint(num[:0], ev.LineNumber, 10))
 			b.WriteByte(':')
-			b.WriteString(strconv.FormatUint(ev.Column, 10))
+			b.Write(strconv.AppendUint(num[:0], ev.Column, 10))
 			b.WriteByte(':')
 		} else {
 			b.WriteByte('-')
-			b.WriteString(strconv.FormatUint(ev.LineNumber, 10))
+			b.Write(strconv.AppendUint(num[:0], ev.LineNumber, 10))
 			b.WriteByte('-')
 		}
 		b.WriteString(ev.Line)

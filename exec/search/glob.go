@@ -14,7 +14,20 @@ type glob struct {
 	dirOnly  bool // written with a trailing slash: matches directories only
 	basename bool // no slash inside: matches the last component at any depth
 	negate   bool // .gitignore "!" rule
+	// Common shapes ("name", "*.ext", "prefix*") skip the regexp: the walk
+	// matches every path against the deny list.
+	kind globKind
+	lit  string
 }
+
+type globKind uint8
+
+const (
+	globRegexp globKind = iota
+	globExact
+	globSuffix // basename "*" + lit
+	globPrefix // basename lit + "*"
+)
 
 // compileGlob turns a glob into an anchored regexp. Supported: *, ?, **,
 // [...] (with ! or ^ negation), {a,b}, and backslash escapes.
@@ -133,6 +146,15 @@ func compileGlob(g string) (*glob, error) {
 		return nil, err
 	}
 	out.re = re
+	const meta = `*?[\{}`
+	switch {
+	case !strings.ContainsAny(g, meta):
+		out.kind, out.lit = globExact, g
+	case out.basename && len(g) > 1 && g[0] == '*' && !strings.ContainsAny(g[1:], meta):
+		out.kind, out.lit = globSuffix, g[1:]
+	case out.basename && len(g) > 1 && g[len(g)-1] == '*' && !strings.ContainsAny(g[:len(g)-1], meta):
+		out.kind, out.lit = globPrefix, g[:len(g)-1]
+	}
 	return out, nil
 }
 
@@ -146,6 +168,14 @@ func (g *glob) match(rel string, isDir bool) bool {
 		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 			rel = rel[i+1:]
 		}
+	}
+	switch g.kind {
+	case globExact:
+		return rel == g.lit
+	case globSuffix:
+		return strings.HasSuffix(rel, g.lit)
+	case globPrefix:
+		return strings.HasPrefix(rel, g.lit)
 	}
 	return g.re.MatchString(rel)
 }

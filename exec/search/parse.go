@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"unicode/utf8"
@@ -25,6 +26,14 @@ type jscan struct {
 	b   []byte
 	i   int
 	err error
+	sb  *[]byte // when set, str(nil) decodes escaped strings into it (reused)
+}
+
+// parseBuf is scratch space reused across lines: a record's text and spans
+// may live here until the next line is parsed (fileRecs.add copies them).
+type parseBuf struct {
+	text  []byte
+	spans []span
 }
 
 func (s *jscan) fail() {
@@ -94,6 +103,16 @@ func (s *jscan) str(dst []byte) []byte {
 	}
 	s.i++
 	start := s.i
+	// Fast path: find the closing quote with a vectorized scan and check
+	// the span for escapes the same way.
+	qpos := -1
+	sb := false // decoding into *s.sb
+	if q := bytes.IndexByte(s.b[s.i:], '"'); q >= 0 {
+		qpos = s.i + q
+		if bytes.IndexByte(s.b[s.i:qpos], '\\') < 0 {
+			s.i = qpos
+		}
+	}
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		if c == '"' {
@@ -104,11 +123,31 @@ func (s *jscan) str(dst []byte) []byte {
 			}
 			dst = append(dst, s.b[start:s.i]...)
 			s.i++
+			if sb {
+				*s.sb = dst[:0] // keep the grown buffer for the next line
+			}
 			return dst
 		}
 		if c != '\\' {
-			s.i++
+			// Jump to the next backslash or the closing quote (vectorized;
+			// the quote's position is remembered, so this stays linear).
+			if qpos < s.i {
+				if q := bytes.IndexByte(s.b[s.i:], '"'); q >= 0 {
+					qpos = s.i + q
+				} else {
+					qpos = len(s.b)
+				}
+			}
+			if e := bytes.IndexByte(s.b[s.i:qpos], '\\'); e >= 0 {
+				s.i += e
+			} else {
+				s.i = qpos
+			}
 			continue
+		}
+		if dst == nil && s.sb != nil {
+			dst = (*s.sb)[:0]
+			sb = true
 		}
 		dst = append(dst, s.b[start:s.i]...)
 		if dst == nil {
@@ -279,6 +318,11 @@ var rgMatchPrefix = []byte(`{"type":"match"`)
 // types Vigil does not need (begin, end, summary, context); err is set for
 // malformed input.
 func parseRGLine(line []byte) (rec record, ok bool, err error) {
+	return parseRGLineBuf(line, nil)
+}
+
+// parseRGLineBuf is parseRGLine with reusable scratch space (pb may be nil).
+func parseRGLineBuf(line []byte, pb *parseBuf) (rec record, ok bool, err error) {
 	if len(line) < len(rgMatchPrefix) || string(line[:len(rgMatchPrefix)]) != string(rgMatchPrefix) {
 		// rg always writes "type" first; anything else that is not JSON
 		// at all is a malformed stream.
@@ -287,6 +331,14 @@ func parseRGLine(line []byte) (rec record, ok bool, err error) {
 		}
 		return rec, false, nil
 	}
+	if rec, ok := parseRGMatchFast(line, pb); ok {
+		return rec, true, nil
+	}
+	return parseRGGeneric(line)
+}
+
+// parseRGGeneric reads any key order and the {"bytes": …} form.
+func parseRGGeneric(line []byte) (rec record, ok bool, err error) {
 	s := jscan{b: line}
 	var isMatch bool
 	s.object(0, func(k []byte) {
@@ -368,6 +420,12 @@ func clampSpans(sp []span, n int) []span {
 // parseUgrepLine parses one record of ugrepFormat. Each record is one
 // match; the caller merges records of the same line.
 func parseUgrepLine(line []byte) (rec record, err error) {
+	return parseUgrepLineBuf(line, nil)
+}
+
+// parseUgrepLineBuf is parseUgrepLine with reusable scratch space (pb may
+// be nil).
+func parseUgrepLineBuf(line []byte, pb *parseBuf) (rec record, err error) {
 	s := jscan{b: line}
 	var col, length uint64
 	s.object(0, func(k []byte) {
@@ -381,7 +439,11 @@ func parseUgrepLine(line []byte) (rec record, err error) {
 		case "d":
 			length = s.uint()
 		case "l":
+			if pb != nil {
+				s.sb = &pb.text
+			}
 			rec.text = s.str(nil)
+			s.sb = nil
 		default:
 			s.skip(1)
 		}
@@ -398,7 +460,12 @@ func parseUgrepLine(line []byte) (rec record, err error) {
 	if end > len(rec.text) {
 		end = len(rec.text)
 	}
-	rec.spans = []span{{start, end}}
+	if pb != nil {
+		rec.spans = append(pb.spans[:0], span{start, end})
+		pb.spans = rec.spans
+	} else {
+		rec.spans = []span{{start, end}}
+	}
 	return rec, nil
 }
 
@@ -416,4 +483,82 @@ func charToByte(text []byte, col int) int {
 		}
 	}
 	return len(text)
+}
+
+// expect consumes lit at the cursor.
+func (s *jscan) expect(lit string) bool {
+	if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
+		s.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// parseRGMatchFast reads a match message in the exact shape rg 13 writes
+// (keys in this order, UTF-8 text, no whitespace) without the generic
+// reader's per-key dispatch: this is the hot path for dense results.
+// Anything else returns ok == false and goes to the generic reader.
+func parseRGMatchFast(line []byte, pb *parseBuf) (rec record, ok bool) {
+	s := jscan{b: line}
+	if pb != nil {
+		rec.spans = pb.spans[:0]
+		defer func() { pb.spans = rec.spans[:0] }()
+	}
+	if !s.expect(`{"type":"match","data":{"path":{"text":`) {
+		return rec, false
+	}
+	rec.path = s.str(nil)
+	if !s.expect(`},"lines":{"text":`) {
+		return rec, false
+	}
+	if pb != nil {
+		s.sb = &pb.text
+	}
+	rec.text = s.str(nil)
+	s.sb = nil
+	if !s.expect(`},"line_number":`) {
+		return rec, false
+	}
+	rec.line = s.uint()
+	if !s.expect(`,"absolute_offset":`) {
+		return rec, false
+	}
+	s.uint()
+	if !s.expect(`,"submatches":[`) {
+		return rec, false
+	}
+	if !s.expect(`]`) {
+		for {
+			if !s.expect(`{"match":{"text":`) {
+				return rec, false
+			}
+			s.str(nil)
+			var sp span
+			if !s.expect(`},"start":`) {
+				return rec, false
+			}
+			sp.start = int(s.uint())
+			if !s.expect(`,"end":`) {
+				return rec, false
+			}
+			sp.end = int(s.uint())
+			if !s.expect(`}`) {
+				return rec, false
+			}
+			rec.spans = append(rec.spans, sp)
+			if s.expect(`,`) {
+				continue
+			}
+			if s.expect(`]`) {
+				break
+			}
+			return rec, false
+		}
+	}
+	if !s.expect(`}}`) || s.i != len(s.b) || s.err != nil || rec.line == 0 {
+		return record{}, false
+	}
+	rec.text = trimEOL(rec.text)
+	rec.spans = clampSpans(rec.spans, len(rec.text))
+	return rec, true
 }

@@ -1,13 +1,10 @@
 package search
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +72,19 @@ type prepared struct {
 }
 
 func prepare(ctx context.Context, req Request, opts Options) (*prepared, error) {
+	p, err := prepareUnchecked(req, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPattern(ctx, p.be, p.e, p.pat, p.fixed, p.env); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// prepareUnchecked is prepare without asking the backend to compile the
+// pattern, which Run does while the walk and the first chunks start.
+func prepareUnchecked(req Request, opts Options) (*prepared, error) {
 	e, err := validateFields(req, opts)
 	if err != nil {
 		return nil, err
@@ -98,9 +108,6 @@ func prepare(ctx context.Context, req Request, opts Options) (*prepared, error) 
 		return nil, badArgs("fuzzy: not supported by the %s backend; install ugrep or omit fuzzy (FR-LS-VAL-07)", p.be.Name)
 	}
 	p.pat, p.fixed = e.backendPattern()
-	if err := checkPattern(ctx, p.be, e, p.pat, p.fixed, p.env); err != nil {
-		return nil, err
-	}
 	return p, nil
 }
 
@@ -128,11 +135,15 @@ type fileResult struct {
 }
 
 // Chunks start small so that the first results (and early stop for dense
-// patterns) come quickly, then grow to amortize process start-up.
+// patterns) come quickly, then grow fast: a backend process costs its
+// start-up (ugrep compiles a Unicode \w into a DFA in ~40 ms) and each
+// runs on all cores. Argument bytes are capped well below ARG_MAX.
 const (
-	firstChunk = 32
-	maxChunk   = 1024
-	sniffBytes = 8192
+	firstChunk    = 32
+	chunkGrowth   = 4
+	maxChunk      = 8192
+	maxChunkBytes = 512 << 10
+	sniffBytes    = 8192
 )
 
 // Run executes a search. emit (may be nil) receives batches in final
@@ -140,15 +151,20 @@ const (
 // kills the backend's process group; Run then returns the partial response
 // and ctx's error. Tool errors are *ToolError.
 func Run(ctx context.Context, req Request, opts Options, emit func(Batch)) (Response, error) {
-	p, err := prepare(ctx, req, opts)
+	p, err := prepareUnchecked(req, opts)
 	if err != nil {
 		return Response{}, err
 	}
-	return p.run(ctx, req.Pattern, emit)
+	// The pattern check (a backend process of its own; ugrep needs ~40 ms to
+	// compile a Unicode \w) runs alongside the walk and the first chunks;
+	// nothing is emitted before it has passed.
+	checked := make(chan error, 1)
+	go func() { checked <- checkPattern(ctx, p.be, p.e, p.pat, p.fixed, p.env) }()
+	return p.run(ctx, req.Pattern, emit, checked)
 }
 
-func (p *prepared) run(parent context.Context, pattern string, emit func(Batch)) (Response, error) {
-	resp := Response{Pattern: pattern, Path: p.pl.target, Matches: []Event{}, Errors: []FileError{}}
+func (p *prepared) run(parent context.Context, pattern string, emit func(Batch), checked <-chan error) (Response, error) {
+	resp := Response{Pattern: pattern, Path: p.pl.target, Errors: []FileError{}}
 	ctx, cancelTimeout := context.WithTimeout(parent, time.Duration(p.e.timeoutMS)*time.Millisecond)
 	defer cancelTimeout()
 	ctx, stop := context.WithCancel(ctx)
@@ -163,14 +179,15 @@ func (p *prepared) run(parent context.Context, pattern string, emit func(Batch))
 		defer close(ordered)
 		defer close(work)
 		size := firstChunk
-		var cur []item
+		cur := make([]item, 0, size)
+		var curBytes int
 		push := func() bool {
 			if len(cur) == 0 {
 				return true
 			}
 			c := &chunk{items: cur, results: make(chan fileResult, 2*len(cur)+2)}
-			cur = nil
-			size = min(size*2, maxChunk)
+			size = min(size*chunkGrowth, maxChunk)
+			cur, curBytes = make([]item, 0, size), 0
 			select {
 			case ordered <- c:
 			case <-ctx.Done():
@@ -186,7 +203,8 @@ func (p *prepared) run(parent context.Context, pattern string, emit func(Batch))
 		w := &walker{ctx: ctx, pl: p.pl, e: p.e, deny: p.deny, include: p.include, exclude: p.exclude,
 			emit: func(it item) bool {
 				cur = append(cur, it)
-				if len(cur) >= size {
+				curBytes += len(it.arg) + 1
+				if len(cur) >= size || curBytes >= maxChunkBytes {
 					return push()
 				}
 				return true
@@ -210,15 +228,34 @@ func (p *prepared) run(parent context.Context, pattern string, emit func(Batch))
 		stopped    bool
 		lastPos    int64
 		canceledBy error
+		parts      [][]Event // per-file event lists, joined once at the end
+		count      int
 	)
 	flush := func() {
 		if emit != nil && (len(batch.Events) > 0 || len(batch.Errors) > 0) {
 			batch.FilesScanned = lastPos
 			emit(batch)
 		}
-		batch = Batch{Offset: len(resp.Matches)}
+		batch = Batch{Offset: count}
 	}
 	n := p.e.maxResults
+	var checkErr error
+	select {
+	case checkErr = <-checked:
+	case <-parent.Done():
+		checkErr = <-checked // the check's process is killed by the same cancel
+	}
+	if checkErr != nil {
+		stop()
+		go func() {
+			for c := range ordered {
+				for range c.results {
+				}
+			}
+		}()
+		wg.Wait()
+		return Response{}, checkErr
+	}
 outer:
 	for c := range ordered {
 		for {
@@ -238,7 +275,9 @@ outer:
 			}
 			if fr.err != nil {
 				resp.Errors = append(resp.Errors, *fr.err)
-				batch.Errors = append(batch.Errors, *fr.err)
+				if emit != nil {
+					batch.Errors = append(batch.Errors, *fr.err)
+				}
 			}
 			if fr.last {
 				codes = append(codes, fr.code)
@@ -246,24 +285,41 @@ outer:
 					stderrs = append(stderrs, fr.stderr)
 				}
 			}
-			for _, ev := range fr.events {
-				if ev.Type == "match" {
+			evs := fr.events
+			// The +1 look-ahead (FR-LS-06a): one event beyond max_results
+			// means the list is truncated.
+			over := len(evs) > n-count
+			if over {
+				evs = evs[:n-count]
+			}
+			for i := range fr.events[:min(len(fr.events), len(evs)+1)] {
+				if fr.events[i].Type == "match" {
 					anyMatch = true
+					break
 				}
-				if len(resp.Matches) == n {
-					// The +1 look-ahead event exists (FR-LS-06a).
-					resp.Truncated = true
-					stopped = true
-					break outer
+			}
+			if len(evs) > 0 {
+				parts = append(parts, evs)
+				count += len(evs)
+				if emit != nil {
+					batch.Events = append(batch.Events, evs...)
 				}
-				resp.Matches = append(resp.Matches, ev)
-				batch.Events = append(batch.Events, ev)
+			}
+			if over {
+				resp.Truncated = true
+				stopped = true
+				break outer
 			}
 			if len(batch.Events) >= 512 || len(c.results) == 0 {
 				flush()
 			}
 		}
 	}
+	resp.Matches = make([]Event, 0, count)
+	for _, evs := range parts {
+		resp.Matches = append(resp.Matches, evs...)
+	}
+	parts = nil
 	if canceledBy == nil && !stopped && ctx.Err() != nil {
 		canceledBy = ctx.Err()
 	}
@@ -302,241 +358,6 @@ outer:
 	return resp, nil
 }
 
-// searchChunk sniffs the chunk's files, runs the backend over the text
-// ones and delivers one fileResult per item, in item order.
-func (p *prepared) searchChunk(ctx context.Context, c *chunk) {
-	defer close(c.results)
-	send := func(fr fileResult) { c.results <- fr } // buffered: never blocks
-	var args []string
-	index := make(map[string]int, len(c.items))
-	pending := make([]bool, len(c.items)) // searched by the backend
-	// Sniff in parallel: on slow file systems opening every file is the
-	// dominant cost, and it overlaps with other chunks' backend runs.
-	verdict := make([]string, len(c.items))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i := range c.items {
-		it := &c.items[i]
-		if it.err != "" || it.skip || ctx.Err() != nil {
-			continue
-		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			verdict[i] = sniff(it.abs, p.e.maxSize)
-		})
-	}
-	wg.Wait()
-	for i, it := range c.items {
-		if it.err != "" || it.skip || ctx.Err() != nil {
-			continue
-		}
-		switch msg := verdict[i]; msg {
-		case "":
-			pending[i] = true
-			index[it.arg] = i
-			args = append(args, it.arg)
-		case "binary", "too large":
-			// Skipped without error, still counted (FR-LS-SRC-08, 05e).
-		default:
-			c.items[i].err = msg
-		}
-	}
-	next := 0 // items before next have been delivered
-	deliverUpTo := func(end int) {
-		for ; next < end; next++ {
-			it := c.items[next]
-			fr := fileResult{pos: it.pos}
-			if it.err != "" {
-				fr.err = &FileError{Path: it.rel, Error: it.err}
-			}
-			send(fr)
-		}
-	}
-	code, stderr := 1, ""
-	if len(args) > 0 && ctx.Err() == nil {
-		code, stderr = p.runBackend(ctx, c, args, index, pending, &next, deliverUpTo)
-	}
-	deliverUpTo(len(c.items))
-	c.results <- fileResult{last: true, code: code, stderr: stderr}
-}
-
-// sniff opens a file the way the backend will and reads its start: ""
-// for text, "binary" when it has a NUL byte, "too large" over maxSize,
-// else the error.
-func sniff(path string, maxSize int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return errText(err)
-	}
-	defer f.Close()
-	if maxSize > 0 {
-		st, err := f.Stat()
-		if err != nil {
-			return errText(err)
-		}
-		if st.Size() > maxSize {
-			return "too large"
-		}
-	}
-	var buf [sniffBytes]byte
-	n, err := io.ReadFull(f, buf[:])
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return errText(err)
-	}
-	if bytes.IndexByte(buf[:n], 0) >= 0 {
-		return "binary"
-	}
-	return ""
-}
-
-// runBackend streams one backend process's output into per-file events.
-func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, index map[string]int,
-	pending []bool, next *int, deliverUpTo func(int)) (int, string) {
-	cmd := command(ctx, p.be, p.pl.orderRoot, p.env, backendArgs(p.be, p.e, p.pat, p.fixed, args))
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return 2, err.Error()
-	}
-	var stderr limitedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return 2, p.be.Name + ": " + err.Error()
-	}
-	cur := -1
-	var recs []record
-	finish := func() {
-		if cur < 0 {
-			return
-		}
-		deliverUpTo(cur)
-		it := c.items[cur]
-		fr := fileResult{pos: it.pos, events: p.fileEvents(it, recs)}
-		if fr.events == nil && len(recs) > 0 {
-			fr.err = &FileError{Path: it.rel, Error: "cannot read file for context lines"}
-		}
-		c.results <- fr
-		*next = cur + 1
-		cur, recs = -1, recs[:0]
-	}
-	malformed := false
-	br := bufio.NewReaderSize(stdout, 256<<10)
-	var pendingLine []byte
-	for {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			pendingLine = append(pendingLine, line...)
-			continue
-		}
-		if len(pendingLine) > 0 {
-			pendingLine = append(pendingLine, line...)
-			line = pendingLine
-		}
-		if len(line) > 0 {
-			var rec record
-			var ok bool
-			var perr error
-			if p.be.Name == "rg" {
-				rec, ok, perr = parseRGLine(bytes.TrimRight(line, "\n"))
-			} else {
-				rec, perr = parseUgrepLine(line)
-				ok = perr == nil
-				if perr != nil && err == nil && bytes.Count(line, []byte{'"'})%2 == 1 {
-					// A raw newline inside a file name: read on.
-					pendingLine = append(pendingLine[:0:0], line...)
-					continue
-				}
-			}
-			pendingLine = pendingLine[:0]
-			if perr != nil {
-				malformed = true
-			} else if ok {
-				i, known := index[string(rec.path)]
-				if !known || i < *next && i != cur {
-					malformed = true
-				} else {
-					if i != cur {
-						finish()
-						cur = i
-					}
-					recs = appendRecord(recs, rec, p.e.maxPerFile)
-				}
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	finish()
-	werr := cmd.Wait()
-	code := exitCode(werr)
-	if ctx.Err() != nil {
-		return 0, ""
-	}
-	unexplained := p.explainStderr(c, stderr.String(), index, pending)
-	if malformed {
-		unexplained = strings.TrimSpace(unexplained + "\n" + p.be.Name + ": output could not be parsed")
-		code = max(code, 2)
-	}
-	if unexplained == "" && code >= 2 {
-		code = 0
-	}
-	return code, unexplained
-}
-
-// appendRecord merges records of the same line (ugrep prints one per
-// match) and applies the per-file cap on matching lines (FR-LS-SRC-10).
-func appendRecord(recs []record, rec record, maxPerFile int) []record {
-	if n := len(recs); n > 0 && recs[n-1].line == rec.line {
-		recs[n-1].spans = append(recs[n-1].spans, rec.spans...)
-		return recs
-	}
-	if maxPerFile > 0 && len(recs) >= maxPerFile {
-		return recs
-	}
-	rec.path = nil
-	rec.text = bytes.Clone(rec.text)
-	rec.spans = slices.Clone(rec.spans)
-	return append(recs, rec)
-}
-
-// explainStderr turns backend warnings that name one of the chunk's files
-// into per-file errors; the rest is returned as unexplained stderr.
-func (p *prepared) explainStderr(c *chunk, stderr string, index map[string]int, pending []bool) string {
-	if stderr == "" {
-		return ""
-	}
-	var rest []string
-	for _, line := range strings.Split(strings.TrimSpace(lossy(stderr)), "\n") {
-		best := ""
-		for _, tok := range strings.Fields(line) {
-			tok = strings.TrimSuffix(tok, ":")
-			if _, ok := index[tok]; ok && len(tok) > len(best) {
-				best = tok
-			}
-		}
-		if best == "" {
-			rest = append(rest, line)
-			continue
-		}
-		i := index[best]
-		if c.items[i].err == "" {
-			msg := line
-			if k := strings.LastIndex(line, ": "); k >= 0 {
-				msg = line[k+2:]
-			}
-			msg = strings.TrimSpace(msg)
-			if k := strings.Index(msg, " (os error"); k >= 0 {
-				msg = msg[:k]
-			}
-			c.items[i].err = strings.ToLower(strings.TrimSuffix(msg, "."))
-			// Already delivered files get their error as an extra result.
-			c.results <- fileResult{err: &FileError{Path: c.items[i].rel, Error: c.items[i].err}}
-		}
-	}
-	return strings.Join(rest, "\n")
-}
-
 // limitedBuffer keeps the first 64 KiB of stderr.
 type limitedBuffer struct{ bytes.Buffer }
 
@@ -545,71 +366,4 @@ func (l *limitedBuffer) Write(b []byte) (int, error) {
 		l.Buffer.Write(b[:min(room, len(b))])
 	}
 	return len(b), nil
-}
-
-// fileEvents builds a file's events in order: context lines (read from the
-// file, for both backends, so they agree) before and after each match.
-func (p *prepared) fileEvents(it item, recs []record) []Event {
-	if len(recs) == 0 {
-		return []Event{}
-	}
-	var lines [][]byte
-	if p.e.context > 0 {
-		data, err := os.ReadFile(it.abs)
-		if err != nil {
-			return nil
-		}
-		lines = bytes.Split(data, []byte{'\n'})
-		if len(data) > 0 && data[len(data)-1] == '\n' {
-			lines = lines[:len(lines)-1]
-		}
-	}
-	out := make([]Event, 0, len(recs))
-	var emitted uint64 // highest line number already emitted
-	isMatch := func(ln uint64, from int) bool {
-		for _, r := range recs[from:] {
-			if r.line == ln {
-				return true
-			}
-			if r.line > ln {
-				return false
-			}
-		}
-		return false
-	}
-	for k, r := range recs {
-		if p.e.context > 0 {
-			from := uint64(1)
-			if r.line > uint64(p.e.context) {
-				from = r.line - uint64(p.e.context)
-			}
-			for ln := max(from, emitted+1); ln < r.line; ln++ {
-				if ln-1 < uint64(len(lines)) && !isMatch(ln, k) {
-					out = append(out, Event{Type: "context", Path: it.rel, LineNumber: ln, Line: lossy(string(trimEOL(lines[ln-1])))})
-				}
-			}
-		}
-		ev := Event{Type: "match", Path: it.rel, LineNumber: r.line, Line: lossy(string(r.text)), Column: 1}
-		if len(r.spans) > 0 {
-			ev.Column = uint64(r.spans[0].start) + 1
-			ev.MatchText = lossy(string(r.text[r.spans[0].start:r.spans[0].end]))
-			ev.Submatches = make([]Span, len(r.spans))
-			for i, s := range r.spans {
-				ev.Submatches[i] = Span{s.start, s.end}
-			}
-		}
-		out = append(out, ev)
-		emitted = max(emitted, r.line)
-		if p.e.context > 0 {
-			limit := r.line + uint64(p.e.context)
-			if k+1 < len(recs) && recs[k+1].line <= limit {
-				limit = recs[k+1].line - 1
-			}
-			for ln := r.line + 1; ln <= limit && ln-1 < uint64(len(lines)); ln++ {
-				out = append(out, Event{Type: "context", Path: it.rel, LineNumber: ln, Line: lossy(string(trimEOL(lines[ln-1])))})
-				emitted = ln
-			}
-		}
-	}
-	return out
 }

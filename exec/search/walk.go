@@ -11,8 +11,9 @@ import (
 	"syscall"
 )
 
-// item is one step of the ordered walk: an eligible file (pos > 0) or a
-// per-path error found while walking (pos == 0).
+// item is one step of the ordered walk: an eligible file (pos > 0, which
+// may carry an error such as a failed stat) or a per-path error found while
+// walking (pos == 0, no abs).
 type item struct {
 	pos  int64  // 1-based position among eligible files (files_scanned)
 	abs  string // path to open
@@ -36,6 +37,10 @@ func idOf(fi fs.FileInfo) (devIno, bool) {
 // walker enumerates the eligible file set in final order. Children are
 // visited sorted by NFC name (directories keyed as "name/"), which yields
 // the bytewise order of whole relative paths without sorting them all.
+//
+// Per-file work is kept to string slicing: a file's absolute path is built
+// once as orderRoot + "/./" + rel, so that the backend argument ("./" + rel)
+// and rel are substrings of it.
 type walker struct {
 	ctx              context.Context
 	pl               place
@@ -45,20 +50,46 @@ type walker struct {
 	emit             func(item) bool
 	pos              int64
 	stopped          bool
+
+	prefix string // orderRoot + "/./"
+	sbPre  string // sandbox-relative path of the order root + "/" ("" when equal)
+	seCut  int    // bytes to cut from an order-relative path to get the search-relative one
 }
 
 type child struct {
 	name  string
-	key   string
+	key   string // sortKey(name), without the directory slash
 	isDir bool
 	info  fs.FileInfo
+}
+
+// cmpChild orders children by key, a directory's key followed by "/",
+// then by raw name; it avoids building the "/" keys for every comparison.
+func cmpChild(a, b child) int {
+	n := min(len(a.key), len(b.key))
+	if c := strings.Compare(a.key[:n], b.key[:n]); c != 0 {
+		return c
+	}
+	// One key is a prefix of the other: compare the remainders with the
+	// directory slash appended (short strings, built only here).
+	if c := strings.Compare(a.key[n:]+dirSlash(a.isDir), b.key[n:]+dirSlash(b.isDir)); c != 0 {
+		return c
+	}
+	return strings.Compare(a.name, b.name)
+}
+
+func dirSlash(d bool) string {
+	if d {
+		return "/"
+	}
+	return ""
 }
 
 func (w *walker) send(it item) bool {
 	if w.stopped {
 		return false
 	}
-	if it.err == "" {
+	if it.abs != "" { // a file (possibly with an error): it counts (FR-LS-05e)
 		w.pos++
 		it.pos = w.pos
 	}
@@ -68,10 +99,20 @@ func (w *walker) send(it item) bool {
 	return !w.stopped
 }
 
-// relOrder returns the display path and backend argument of abs.
+// names returns the display path and backend argument of abs.
 func (w *walker) names(abs string) (rel, arg string) {
 	r := relSlash(w.pl.orderRoot, abs)
 	return sortKey(r), "./" + r
+}
+
+// dirPos is a directory being walked: its paths relative to the order root
+// (raw and as sort key) and its absolute path.
+type dirPos struct {
+	abs    string
+	rel    string // relative to the order root, raw bytes
+	key    string // sortKey(rel)
+	same   bool   // key == rel (no normalization needed below)
+	absPre string // w.prefix + rel + "/" (or w.prefix at the root)
 }
 
 func (w *walker) run() {
@@ -84,15 +125,20 @@ func (w *walker) run() {
 		w.send(item{abs: w.pl.target, arg: arg, rel: rel, size: fi.Size(), skip: w.e.maxSize > 0 && fi.Size() > w.e.maxSize})
 		return
 	}
+	w.prefix = strings.TrimSuffix(w.pl.orderRoot, "/") + "/./"
+	if r := relSlash(w.pl.sandbox, w.pl.orderRoot); r != "" {
+		w.sbPre = r + "/"
+	}
+	if r := relSlash(w.pl.orderRoot, w.pl.target); r != "" {
+		w.seCut = len(r) + 1
+	}
 	var stack []ignoreFile
 	if !w.e.noIgnore {
-		// Ignore files between the sandbox root and the search root apply too.
+		// Ignore files between the sandbox root and the search root apply
+		// too; the search root's own are read by dir.
 		dir := w.pl.sandbox
-		for {
-			stack = w.loadIgnores(stack, dir)
-			if dir == w.pl.target {
-				break
-			}
+		for dir != w.pl.target {
+			stack = w.loadIgnores(stack, dir, nil)
 			next := relSlash(dir, w.pl.target)
 			if i := strings.IndexByte(next, '/'); i >= 0 {
 				next = next[:i]
@@ -106,12 +152,23 @@ func (w *walker) run() {
 			anc = append(anc, id)
 		}
 	}
-	w.dir(w.pl.target, 0, stack, anc)
+	rel := relSlash(w.pl.orderRoot, w.pl.target)
+	key := sortKey(rel)
+	d := dirPos{abs: w.pl.target, rel: rel, key: key, same: key == rel, absPre: w.prefix}
+	if rel != "" {
+		d.absPre = w.prefix + rel + "/"
+	}
+	w.dir(d, stack, anc)
 }
 
-func (w *walker) loadIgnores(stack []ignoreFile, dir string) []ignoreFile {
+// loadIgnores reads dir's ignore files; present (when not nil) says which
+// exist, from the directory listing, to save failing opens.
+func (w *walker) loadIgnores(stack []ignoreFile, dir string, present map[string]bool) []ignoreFile {
 	base := relSlash(w.pl.sandbox, dir)
 	for _, n := range [...]string{".gitignore", ".ignore"} {
+		if present != nil && !present[n] {
+			continue
+		}
 		if data, err := os.ReadFile(filepath.Join(dir, n)); err == nil {
 			if f := parseIgnore(base, data); len(f.rules) > 0 {
 				stack = append(stack[:len(stack):len(stack)], f)
@@ -135,27 +192,44 @@ func errText(err error) string {
 	return err.Error()
 }
 
-func (w *walker) dir(abs string, depth int, stack []ignoreFile, anc []devIno) {
+// sandboxRel and searchRel turn a path relative to the order root into
+// one relative to the sandbox root or the search root (the order root is
+// one of them, or the search root's parent only when it is a file).
+func (w *walker) sandboxRel(rel string) string {
+	if w.sbPre == "" {
+		return rel
+	}
+	return w.sbPre + rel
+}
+
+func (w *walker) searchRel(rel string) string { return rel[w.seCut:] }
+
+func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 	if w.stopped {
 		return
 	}
-	f, err := os.Open(abs)
+	f, err := os.Open(d.abs)
 	if err != nil {
-		rel, _ := w.names(abs)
-		w.send(item{rel: rel, err: "cannot read directory: " + errText(err)})
+		w.send(item{rel: d.key, err: "cannot read directory: " + errText(err)})
 		return
 	}
+	defer f.Close()
 	ents, err := f.ReadDir(-1)
-	f.Close()
 	if err != nil && len(ents) == 0 {
-		rel, _ := w.names(abs)
-		w.send(item{rel: rel, err: "cannot read directory: " + errText(err)})
+		w.send(item{rel: d.key, err: "cannot read directory: " + errText(err)})
 		return
 	}
 	kids := make([]child, 0, len(ents))
 	var loopErrs []child
+	var present map[string]bool
 	for _, de := range ents {
 		name := de.Name()
+		if name == ".gitignore" || name == ".ignore" {
+			if present == nil {
+				present = map[string]bool{}
+			}
+			present[name] = true
+		}
 		if !w.e.hidden && strings.HasPrefix(name, ".") {
 			continue
 		}
@@ -166,7 +240,7 @@ func (w *walker) dir(abs string, depth int, stack []ignoreFile, anc []devIno) {
 			if !w.e.follow {
 				continue
 			}
-			st, err := os.Stat(filepath.Join(abs, name))
+			st, err := os.Stat(filepath.Join(d.abs, name))
 			if err != nil {
 				loopErrs = append(loopErrs, child{name: name, key: sortKey(name)})
 				continue
@@ -175,20 +249,14 @@ func (w *walker) dir(abs string, depth int, stack []ignoreFile, anc []devIno) {
 		} else if !isDir && !t.IsRegular() {
 			continue // fifos, sockets and devices are never searched
 		}
-		k := sortKey(name)
-		if isDir {
-			k += "/"
-		}
-		kids = append(kids, child{name: name, key: k, isDir: isDir, info: info})
+		kids = append(kids, child{name: name, key: sortKey(name), isDir: isDir, info: info})
 	}
-	slices.SortFunc(kids, func(a, b child) int {
-		if c := strings.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	if !w.e.noIgnore && present != nil {
+		stack = w.loadIgnores(stack, d.abs, present)
+	}
+	slices.SortFunc(kids, cmpChild)
 	for _, c := range loopErrs {
-		rel, _ := w.names(filepath.Join(abs, c.name))
+		rel, _ := w.names(filepath.Join(d.abs, c.name))
 		if !w.send(item{rel: rel, err: "broken symbolic link"}) {
 			return
 		}
@@ -197,17 +265,26 @@ func (w *walker) dir(abs string, depth int, stack []ignoreFile, anc []devIno) {
 		if w.stopped {
 			return
 		}
-		p := filepath.Join(abs, c.name)
-		relSandbox := relSlash(w.pl.sandbox, p)
+		abs := d.absPre + c.name
+		rel := abs[len(w.prefix):] // relative to the order root
+		relSandbox := w.sandboxRel(rel)
 		if w.deny.match(relSandbox, c.isDir) {
 			continue
 		}
-		if !w.e.noIgnore && ignored(stack, relSandbox, c.isDir) {
+		if !w.e.noIgnore && len(stack) > 0 && ignored(stack, relSandbox, c.isDir) {
 			continue
 		}
-		relSearch := relSlash(w.pl.target, p)
+		relSearch := w.searchRel(rel)
 		if w.exclude.match(relSearch, c.isDir) {
 			continue // FR-LS-VAL-10: exclude prunes files and directories
+		}
+		key := rel
+		same := d.same && c.key == c.name
+		if !same {
+			key = c.key
+			if d.key != "" {
+				key = d.key + "/" + c.key
+			}
 		}
 		if c.isDir {
 			if !w.e.recursive {
@@ -217,38 +294,33 @@ func (w *walker) dir(abs string, depth int, stack []ignoreFile, anc []devIno) {
 			if c.info != nil { // a followed symlink: guard against loops
 				id, ok := idOf(c.info)
 				if ok && slices.Contains(anc, id) {
-					rel, _ := w.names(p)
-					if !w.send(item{rel: rel, err: "file system loop found: symbolic link points to an ancestor"}) {
+					if !w.send(item{rel: key, err: "file system loop found: symbolic link points to an ancestor"}) {
 						return
 					}
 					continue
 				}
 				sub = append(anc[:len(anc):len(anc)], id)
 			} else if w.e.follow {
-				if fi, err := os.Stat(p); err == nil {
+				if fi, err := os.Stat(abs); err == nil {
 					if id, ok := idOf(fi); ok {
 						sub = append(anc[:len(anc):len(anc)], id)
 					}
 				}
 			}
-			st := stack
-			if !w.e.noIgnore {
-				st = w.loadIgnores(stack, p)
-			}
-			w.dir(p, depth+1, st, sub)
+			w.dir(dirPos{abs: abs, rel: rel, key: key, same: same, absPre: abs + "/"}, stack, sub)
 			continue
 		}
 		if len(w.include) > 0 && !w.include.match(relSearch, false) {
 			continue
 		}
-		// Size is checked when the file is opened for sniffing (in
-		// parallel, one open instead of lstat+open) unless already known.
-		size := int64(-1)
+		// The size is checked when the file is sniffed (one fstat on the
+		// open file) unless a followed symlink's stat already gave it.
+		it := item{abs: abs, arg: abs[len(w.prefix)-2:], rel: key, size: -1}
 		if c.info != nil {
-			size = c.info.Size()
+			it.size = c.info.Size()
+			it.skip = w.e.maxSize > 0 && it.size > w.e.maxSize
 		}
-		rel, arg := w.names(p)
-		if !w.send(item{abs: p, arg: arg, rel: rel, size: size, skip: w.e.maxSize > 0 && size > w.e.maxSize}) {
+		if !w.send(it) {
 			return
 		}
 	}

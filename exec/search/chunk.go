@@ -1,0 +1,428 @@
+package search
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// fileRecs is one file's matching lines as the backend reported them. Texts
+// and spans are packed into two arenas so that a dense file costs a few
+// allocations instead of several per line.
+type fileRecs struct {
+	lines []recLine
+	text  []byte
+	spans []span
+}
+
+type recLine struct {
+	line         uint64
+	text0, text1 int // text[text0:text1] is the line without terminator
+	span0, span1 int // spans[span0:span1] are its matches
+}
+
+// add merges records of the same line (ugrep prints one per match) and
+// applies the per-file cap on matching lines (FR-LS-SRC-10). rec's slices
+// may alias the backend's read buffer: they are copied.
+func (f *fileRecs) add(rec record, maxPerFile int) {
+	if n := len(f.lines); n > 0 && f.lines[n-1].line == rec.line {
+		f.spans = append(f.spans, rec.spans...)
+		f.lines[n-1].span1 = len(f.spans)
+		return
+	}
+	if maxPerFile > 0 && len(f.lines) >= maxPerFile {
+		return
+	}
+	l := recLine{line: rec.line, text0: len(f.text), span0: len(f.spans)}
+	f.text = append(f.text, rec.text...)
+	f.spans = append(f.spans, rec.spans...)
+	l.text1, l.span1 = len(f.text), len(f.spans)
+	f.lines = append(f.lines, l)
+}
+
+// inOrder reports whether a record for line may follow the file's
+// records so far (same line again: another match on it, from ugrep).
+func (f *fileRecs) inOrder(line uint64) bool {
+	return len(f.lines) == 0 || f.lines[len(f.lines)-1].line <= line
+}
+
+// searchChunk runs the backend over the chunk's files and delivers one
+// fileResult per item, in item order, once the backend has finished: only
+// then are all per-file errors (some of which the backend reports on
+// stderr) known, so errors[] keeps the walk order.
+func (p *prepared) searchChunk(ctx context.Context, c *chunk) {
+	defer close(c.results)
+	var args []string
+	index := make(map[string]int, len(c.items))
+	for i := range c.items {
+		it := &c.items[i]
+		if it.err != "" || it.skip {
+			continue
+		}
+		index[it.arg] = i
+		args = append(args, it.arg)
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	// Files are sniffed (a NUL in the first 8 KiB means binary: skipped,
+	// counted) before the backend sees them, in parallel and with raw
+	// system calls. Checking only matched files afterwards was tried: it
+	// saves ~35 ms on the Go tree for selective patterns, but a binary
+	// file's NUL-laden "lines" then reach the backend, and ugrep (one
+	// record per match, each with the whole line) or rg (one submatch
+	// entry per NUL) can emit output many times the file's size: 4x slower
+	// for patterns such as "e" or "\x00" on trees with binaries.
+	// (rg's end message carries a binary_offset; using it to skip the
+	// sniff for rg is the next step.)
+	verdict := p.sniffAll(c, index)
+	args = args[:0]
+	for i := range c.items {
+		if _, ok := index[c.items[i].arg]; ok && verdict[i] == "" {
+			args = append(args, c.items[i].arg)
+		} else if ok && verdict[i] != "binary" && verdict[i] != "too large" {
+			c.items[i].err = verdict[i]
+		}
+	}
+	recs := make([]fileRecs, len(c.items))
+	code, stderr := 1, ""
+	if len(args) > 0 {
+		code, stderr = p.runBackend(ctx, c, args, index, recs)
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	for i, it := range c.items {
+		fr := fileResult{pos: it.pos}
+		if it.err != "" {
+			fr.err = &FileError{Path: it.rel, Error: it.err}
+		}
+		switch v := verdict[i]; {
+		case len(recs[i].lines) == 0, v == "binary", v == "too large":
+			// No events: nothing matched, or skipped without error but
+			// counted (FR-LS-SRC-08, 05e).
+		case v != "":
+			if fr.err == nil {
+				fr.err = &FileError{Path: it.rel, Error: v}
+			}
+		default:
+			fr.events = p.fileEvents(it, &recs[i])
+			if fr.events == nil && fr.err == nil {
+				fr.err = &FileError{Path: it.rel, Error: "cannot read file for context lines"}
+			}
+		}
+		c.results <- fr // buffered: never blocks
+	}
+	c.results <- fileResult{last: true, code: code, stderr: stderr}
+}
+
+// sniffAll sniffs every file the backend would be given.
+func (p *prepared) sniffAll(c *chunk, index map[string]int) []string {
+	todo := make([]int, 0, len(index))
+	for i := range c.items {
+		if _, ok := index[c.items[i].arg]; ok {
+			todo = append(todo, i)
+		}
+	}
+	return p.sniffEach(c, todo)
+}
+
+// sniffEach sniffs the items at the todo indices, a few at a time, and
+// returns a verdict per item ("" for text and for items not sniffed).
+func (p *prepared) sniffEach(c *chunk, todo []int) []string {
+	verdict := make([]string, len(c.items))
+	var next atomic.Int64
+	work := func() {
+		var buf [sniffBytes]byte
+		for {
+			k := int(next.Add(1)) - 1
+			if k >= len(todo) {
+				return
+			}
+			i := todo[k]
+			limit := p.e.maxSize
+			if c.items[i].size >= 0 {
+				limit = 0 // already checked against the cap: save the fstat
+			}
+			verdict[i] = sniff(c.items[i].abs, limit, buf[:])
+		}
+	}
+	if len(todo) < 8 {
+		work()
+		return verdict
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(work)
+	}
+	wg.Wait()
+	return verdict
+}
+
+// sniff opens a file the way the backend does and reads its start: "" for
+// text, "binary" when it has a NUL byte, "too large" over maxSize, else the
+// error. Raw system calls: os.File's poller registration and bookkeeping
+// cost more than the read itself.
+func sniff(path string, maxSize int64, buf []byte) string {
+	var fd int
+	var err error
+	for {
+		// O_NONBLOCK: a file swapped for a FIFO since the walk must not hang.
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return errText(err)
+	}
+	defer syscall.Close(fd)
+	if maxSize > 0 {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil {
+			return errText(err)
+		}
+		if st.Size > maxSize {
+			return "too large"
+		}
+	}
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return errText(err)
+		}
+		if m <= 0 {
+			break
+		}
+		n += m
+	}
+	if bytes.IndexByte(buf[:n], 0) >= 0 {
+		return "binary"
+	}
+	return ""
+}
+
+// runBackend streams one backend process's output into per-file records.
+func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, index map[string]int, recs []fileRecs) (int, string) {
+	cmd := command(ctx, p.be, p.pl.orderRoot, p.env, backendArgs(p.be, p.e, p.pat, p.fixed, args))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 2, err.Error()
+	}
+	var stderr limitedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return 2, p.be.Name + ": " + err.Error()
+	}
+	rg := p.be.Name == "rg"
+	malformed := false
+	br := bufio.NewReaderSize(stdout, 256<<10)
+	var pendingLine []byte
+	var pb parseBuf
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			pendingLine = append(pendingLine, line...)
+			continue
+		}
+		if len(pendingLine) > 0 {
+			pendingLine = append(pendingLine, line...)
+			line = pendingLine
+		}
+		if len(line) > 0 {
+			var rec record
+			var ok bool
+			var perr error
+			if rg {
+				rec, ok, perr = parseRGLineBuf(bytes.TrimRight(line, "\n"), &pb)
+			} else {
+				rec, perr = parseUgrepLineBuf(line, &pb)
+				ok = perr == nil
+				if perr != nil && err == nil && bytes.Count(line, []byte{'"'})%2 == 1 {
+					// A raw newline inside a file name: read on.
+					pendingLine = append(pendingLine[:0:0], line...)
+					continue
+				}
+			}
+			pendingLine = pendingLine[:0]
+			if perr != nil {
+				malformed = true
+			} else if ok {
+				// Files come in any order, but each file's lines in order.
+				i, known := index[string(rec.path)]
+				if !known || !recs[i].inOrder(rec.line) {
+					malformed = true
+				} else {
+					recs[i].add(rec, p.e.maxPerFile)
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	werr := cmd.Wait()
+	code := exitCode(werr)
+	if ctx.Err() != nil {
+		return 0, ""
+	}
+	unexplained := p.explainStderr(c, stderr.String(), index)
+	if malformed {
+		unexplained = strings.TrimSpace(unexplained + "\n" + p.be.Name + ": output could not be parsed")
+		code = max(code, 2)
+	}
+	if unexplained == "" && code >= 2 {
+		code = 0
+	}
+	return code, unexplained
+}
+
+// stderrFile finds the longest chunk argument named in a backend warning.
+// Arguments all start with "./" and are followed by ":" in both backends'
+// messages, so names with spaces or colons are found too.
+func stderrFile(line string, index map[string]int) (int, bool) {
+	best, bi := -1, 0
+	for s := 0; s < len(line); {
+		k := strings.Index(line[s:], "./")
+		if k < 0 {
+			break
+		}
+		s += k
+		for e := s + 2; e <= len(line); e++ {
+			if e < len(line) && line[e] != ':' {
+				continue
+			}
+			if i, ok := index[line[s:e]]; ok && e-s > best {
+				best, bi = e-s, i
+			}
+		}
+		s += 2
+	}
+	return bi, best >= 0
+}
+
+// explainStderr turns backend warnings that name one of the chunk's files
+// into per-file errors; the rest is returned as unexplained stderr. The
+// message is Vigil's own (from opening the file again) so that both
+// backends report the same text; the backend's wording is the fallback.
+func (p *prepared) explainStderr(c *chunk, stderr string, index map[string]int) string {
+	if stderr == "" {
+		return ""
+	}
+	var rest []string
+	var buf [sniffBytes]byte
+	for _, line := range strings.Split(strings.TrimSpace(lossy(stderr)), "\n") {
+		i, ok := stderrFile(line, index)
+		if !ok {
+			rest = append(rest, line)
+			continue
+		}
+		it := &c.items[i]
+		if it.err != "" {
+			continue
+		}
+		if v := sniff(it.abs, 0, buf[:]); v != "" && v != "binary" {
+			it.err = v
+			continue
+		}
+		msg := line
+		if k := strings.LastIndex(line, ": "); k >= 0 {
+			msg = line[k+2:]
+		}
+		msg = strings.TrimSpace(msg)
+		if k := strings.Index(msg, " (os error"); k >= 0 {
+			msg = msg[:k]
+		}
+		it.err = strings.ToLower(strings.TrimSuffix(msg, "."))
+	}
+	return strings.Join(rest, "\n")
+}
+
+// fileEvents builds a file's events in order: context lines (read from the
+// file, for both backends, so they agree) before and after each match.
+// Event strings are substrings of one conversion of the file's arena.
+func (p *prepared) fileEvents(it item, f *fileRecs) []Event {
+	recs := f.lines
+	if len(recs) == 0 {
+		return []Event{}
+	}
+	var lines [][]byte
+	if p.e.context > 0 {
+		data, err := os.ReadFile(it.abs)
+		if err != nil {
+			return nil
+		}
+		lines = bytes.Split(data, []byte{'\n'})
+		if len(data) > 0 && data[len(data)-1] == '\n' {
+			lines = lines[:len(lines)-1]
+		}
+	}
+	// The arena is complete and never written again: share it instead of
+	// copying it (strings.Builder's idiom).
+	all := unsafe.String(unsafe.SliceData(f.text), len(f.text))
+	spans := make([]Span, len(f.spans))
+	for i, s := range f.spans {
+		spans[i] = Span{s.start, s.end}
+	}
+	out := make([]Event, 0, len(recs))
+	var emitted uint64 // highest line number already emitted
+	isMatch := func(ln uint64, from int) bool {
+		for _, r := range recs[from:] {
+			if r.line == ln {
+				return true
+			}
+			if r.line > ln {
+				return false
+			}
+		}
+		return false
+	}
+	for k, r := range recs {
+		if p.e.context > 0 {
+			from := uint64(1)
+			if r.line > uint64(p.e.context) {
+				from = r.line - uint64(p.e.context)
+			}
+			for ln := max(from, emitted+1); ln < r.line; ln++ {
+				if ln-1 < uint64(len(lines)) && !isMatch(ln, k) {
+					out = append(out, Event{Type: "context", Path: it.rel, LineNumber: ln, Line: lossy(string(trimEOL(lines[ln-1])))})
+				}
+			}
+		}
+		raw := all[r.text0:r.text1]
+		ev := Event{Type: "match", Path: it.rel, LineNumber: r.line, Line: raw, Column: 1}
+		if !utf8.ValidString(raw) {
+			ev.Line = lossy(raw)
+		}
+		if r.span1 > r.span0 {
+			s := spans[r.span0]
+			ev.Column = uint64(s.Start) + 1
+			ev.MatchText = lossy(raw[s.Start:s.End])
+			ev.Submatches = spans[r.span0:r.span1:r.span1]
+		}
+		out = append(out, ev)
+		emitted = max(emitted, r.line)
+		if p.e.context > 0 {
+			limit := r.line + uint64(p.e.context)
+			if k+1 < len(recs) && recs[k+1].line <= limit {
+				limit = recs[k+1].line - 1
+			}
+			for ln := r.line + 1; ln <= limit && ln-1 < uint64(len(lines)); ln++ {
+				out = append(out, Event{Type: "context", Path: it.rel, LineNumber: ln, Line: lossy(string(trimEOL(lines[ln-1])))})
+				emitted = ln
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,121 @@
+package search
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCmpChildIsKeyOrder checks the allocation-free child comparison
+// against the plain definition: bytewise order of key + "/" for
+// directories, then raw name.
+func TestCmpChildIsKeyOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	alpha := []string{"a", "b", "-", "+", ".", "/", " ", "é", "\u0301", "0"}
+	gen := func() child {
+		var b strings.Builder
+		for range r.IntN(4) {
+			b.WriteString(alpha[r.IntN(len(alpha))])
+		}
+		name := b.String()
+		return child{name: name, key: sortKey(name), isDir: r.IntN(2) == 0}
+	}
+	sign := func(x int) int { return min(max(x, -1), 1) }
+	for range 20000 {
+		a, b := gen(), gen()
+		want := strings.Compare(a.key+dirSlash(a.isDir), b.key+dirSlash(b.isDir))
+		if want == 0 {
+			want = strings.Compare(a.name, b.name)
+		}
+		if got := cmpChild(a, b); sign(got) != want {
+			t.Fatalf("cmpChild(%+v, %+v) = %d, want %d", a, b, got, want)
+		}
+	}
+}
+
+// TestGlobFastPathsAgree checks that the literal shortcuts decide exactly
+// what the compiled regexp decides.
+func TestGlobFastPathsAgree(t *testing.T) {
+	globs := []string{".git/", "**/.env", "**/*.pem", "**/id_*", "**/.ssh/", "*.go", "main.go", "a/b.txt", "x*", "*", "*a*", "a,b", "/top.txt"}
+	paths := []string{"", ".git", "a/.git", ".env", "x/.env", "k.pem", "d/k.pem", ".pem", "id_rsa", "d/id_", "xid_", "main.go", "a/main.go", "a/b.txt", "c/a/b.txt", "x", "xy/z", "a,b", "top.txt", "d/top.txt", "pem"}
+	for _, gs := range globs {
+		g, err := compileGlob(gs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow := *g
+		slow.kind = globRegexp
+		for _, p := range paths {
+			for _, dir := range []bool{false, true} {
+				if g.match(p, dir) != slow.match(p, dir) {
+					t.Errorf("glob %q on %q (dir=%v): fast %v, regexp %v", gs, p, dir, g.match(p, dir), slow.match(p, dir))
+				}
+			}
+		}
+	}
+}
+
+// FuzzParseRGFast checks that the fast reader of rg match messages, when
+// it accepts a line, reads exactly what the generic reader reads.
+func FuzzParseRGFast(f *testing.F) {
+	f.Add([]byte(`{"type":"match","data":{"path":{"text":"./a b.go"},"lines":{"text":"x\"err\\u00e9 err\r\n"},"line_number":12,"absolute_offset":345,"submatches":[{"match":{"text":"err"},"start":2,"end":5},{"match":{"text":"err"},"start":8,"end":11}]}}`))
+	f.Add([]byte(`{"type":"match","data":{"path":{"text":"./a"},"lines":{"text":"x\n"},"line_number":1,"absolute_offset":0,"submatches":[]}}`))
+	f.Add([]byte(`{"type":"match","data":{"path":{"text":"./a"},"lines":{"text":"x\n"},"line_number":1,"absolute_offset":0,"submatches":[{"match":{"text":"x"},"start":0,"end":9}]}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var pb parseBuf
+		fast, ok := parseRGMatchFast(b, &pb)
+		if !ok {
+			return
+		}
+		slow, ok, err := parseRGGeneric(b)
+		if !ok || err != nil {
+			t.Fatalf("fast accepted what generic rejects (%v): %q", err, b)
+		}
+		if string(fast.path) != string(slow.path) || string(fast.text) != string(slow.text) || fast.line != slow.line || !slices.Equal(fast.spans, slow.spans) {
+			t.Fatalf("fast %+v != generic %+v for %q", fast, slow, b)
+		}
+	})
+}
+
+// TestWriteJSONIsAppendJSON checks that the streaming encoder writes the
+// very bytes of AppendJSON, also when buffer cuts fall inside multi-byte
+// characters, invalid UTF-8 and U+2028 in the content view.
+func TestWriteJSONIsAppendJSON(t *testing.T) {
+	var b strings.Builder
+	pieces := []string{"é", "\u2028", "\xff", "\xe2\x82", "a\"b\\", "\t\n", "日本", "x"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for b.Len() < 3*writeChunk+17 {
+		b.WriteString(pieces[r.IntN(len(pieces))])
+	}
+	code := 0
+	resp := Response{Pattern: "p", Path: "/r", Content: b.String(), ExitCode: &code,
+		Errors: []FileError{{Path: "a", Error: "permission denied"}}}
+	for i := range 3000 {
+		resp.Matches = append(resp.Matches, Event{Type: "match", Path: "f.go", LineNumber: uint64(i + 1), Column: 2,
+			Line: strings.Repeat("é\xff", i%50), MatchText: "é", Submatches: []Span{{0, 2}}})
+	}
+	resp.Count = len(resp.Matches)
+	var w strings.Builder
+	if err := resp.WriteJSON(&w); err != nil {
+		t.Fatal(err)
+	}
+	if want := string(resp.AppendJSON(nil)); w.String() != want {
+		t.Fatalf("WriteJSON differs from AppendJSON (%d vs %d bytes)", w.Len(), len(want))
+	}
+}
+
+// FuzzParseUgrepBuf checks that parsing into reused scratch space reads
+// what a fresh parse reads, also after a previous line filled the scratch.
+func FuzzParseUgrepBuf(f *testing.F) {
+	f.Add([]byte(`{"f":"./a","n":1,"k":2,"d":3,"l":"\t\u00e9err\\x"}`+"\n"), []byte(`{"f":"./b","n":2,"k":1,"d":1,"l":"\tq"}`))
+	f.Fuzz(func(t *testing.T, first, b []byte) {
+		var pb parseBuf
+		_, _ = parseUgrepLineBuf(first, &pb)
+		got, err1 := parseUgrepLineBuf(b, &pb)
+		want, err2 := parseUgrepLine(b)
+		if (err1 == nil) != (err2 == nil) || string(got.path) != string(want.path) || string(got.text) != string(want.text) || got.line != want.line || !slices.Equal(got.spans, want.spans) {
+			t.Fatalf("buffered %+v (%v) != fresh %+v (%v)", got, err1, want, err2)
+		}
+	})
+}

@@ -1,0 +1,26 @@
+package search
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkWalk measures the ordered walk alone over GOROOT/src.
+func BenchmarkWalk(b *testing.B) {
+	req, _ := DecodeRequest([]byte(`{"pattern":"x"}`))
+	opts := DefaultOptions(goSrc(b))
+	opts.Search.MaxFiles = 0
+	p, err := prepareUnchecked(req, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		n := 0
+		w := &walker{ctx: context.Background(), pl: p.pl, e: p.e, deny: p.deny, include: p.include, exclude: p.exclude,
+			emit: func(item) bool { n++; return true }}
+		w.run()
+		if n < 10000 {
+			b.Fatal(n)
+		}
+	}
+}
