@@ -303,3 +303,51 @@ func TestReconcileAfterCrash(t *testing.T) {
 		t.Fatalf("interrupted execution: %+v", e)
 	}
 }
+
+// No audit, no action: when the approval cannot be written to the audit log
+// the task stays pending, nothing runs, and no later process runs it either.
+func TestApprovalNeedsTheAuditLog(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("unaudited"))
+	f, _ := os.OpenFile(h.AuditPath(), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("garbage\n")
+	f.Close()
+	if _, _, err := h.q.Decide(context.Background(), "unaudited", Decision{Approve: true, By: "operator:ada"}); err == nil {
+		t.Fatal("approval succeeded without an audit entry")
+	}
+	h.Open() // another process opens the queue and reconciles
+	if r, _ := h.q.Get("unaudited"); r.State != Pending {
+		t.Fatalf("state %s", r.State)
+	}
+	if st := h.simState(); st.State != "idle" {
+		t.Fatalf("the device ran an unaudited approval: %+v", st)
+	}
+}
+
+// A result stored before a crash left the record pending is settled on open.
+func TestReconcileSettlesFromAStoredResult(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("half-denied"))
+	h.submit(h.play("other"))
+	if _, _, err := h.q.Decide(context.Background(), "half-denied", Decision{By: "operator:ada", Reason: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	// roll the record back to pending, as a crash before its save would leave it
+	p := filepath.Join(h.TasksDir(), "half-denied", "record.json")
+	b, _ := os.ReadFile(p)
+	var r Record
+	json.Unmarshal(b, &r)
+	r.State, r.Error = Pending, nil
+	b, _ = json.Marshal(r)
+	os.WriteFile(p, b, 0o600)
+	q := h.Open()
+	if got, _ := q.Get("half-denied"); got.State != Denied {
+		t.Fatalf("state %s", got.State)
+	}
+	if _, _, err := q.Decide(context.Background(), "half-denied", Decision{Approve: true, By: "operator:bob"}); !isDecided(err, Denied) {
+		t.Fatalf("approve after a denial: %v", err)
+	}
+	if st := h.simState(); st.State != "idle" {
+		t.Fatal("a denied task ran")
+	}
+}

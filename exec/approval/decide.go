@@ -151,17 +151,28 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 	if err := task.ValidateTaskID(id); err != nil {
 		return Record{}, nil, err
 	}
+	if _, err := q.st.load(id); err != nil {
+		return Record{}, nil, err // no lock folder is made for a task that does not exist
+	}
+	// One critical section from the decision to the end of the execution: no
+	// other process can decide, reconcile or run this task in between.
 	unlock, err := q.st.lock(id)
 	if err != nil {
 		return Record{}, nil, err
 	}
+	defer unlock()
 	r, err := q.st.load(id)
 	if err != nil {
-		unlock()
 		return Record{}, nil, err
 	}
+	if settled, err := q.settleLocked(&r); err != nil || settled {
+		res, _ := q.o.Results.Load(id)
+		if err != nil {
+			return r, res, err
+		}
+		return r, res, &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
+	}
 	if expired, err := q.expireLocked(&r); err != nil || expired {
-		unlock()
 		if err != nil {
 			return r, nil, err
 		}
@@ -169,7 +180,6 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 		return r, res, &DecidedError{TaskID: id, State: Expired}
 	}
 	if r.State != Pending {
-		unlock()
 		res, _ := q.o.Results.Load(id)
 		return r, res, &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
 	}
@@ -178,84 +188,54 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 		reason := preview.MaskString(d.Reason)
 		r.DecidedAt, r.DecidedBy, r.Reason = &now, d.By, reason
 		te := task.Errorf(task.ApprovalDenied, "denied by %s: %s", d.By, reason)
-		err := q.finishWithoutRunning(&r, Denied, te)
-		if err == nil {
-			_, err = q.o.Audit.Append(audit.Entry{Actor: d.By, Event: audit.EventDenied, TaskID: id, Capability: r.CapabilityID,
-				Target: r.Device, TokenJTI: r.TokenJTI, ErrorCode: string(te.Code),
-				Details: audit.Details(map[string]any{"reason": reason})})
-		}
-		unlock()
+		err := q.finishWithoutRunning(&r, Denied, te, audit.Entry{Actor: d.By, Event: audit.EventDenied,
+			Details: audit.Details(map[string]any{"reason": reason})})
 		res, _ := q.o.Results.Load(id)
 		return r, res, err
 	}
 	m, err := q.st.loadManifest(id)
 	if err != nil {
-		unlock()
 		return r, nil, err
 	}
 	// A lease that lapsed while the task waited fails here, at decision time.
 	if _, err := q.o.Executor.Prepare(m); err != nil {
 		te := asTaskError(err)
 		r.DecidedAt, r.DecidedBy = &now, d.By
-		ferr := q.finishWithoutRunning(&r, Failed, te)
-		if ferr == nil {
-			_, ferr = q.o.Audit.Append(audit.Entry{Actor: d.By, Event: audit.EventFailed, TaskID: id, Capability: r.CapabilityID,
-				Target: r.Device, TokenJTI: r.TokenJTI, ErrorCode: string(te.Code),
-				Details: audit.Details(map[string]any{"stage": "approval", "message": te.Message})})
-		}
-		unlock()
+		ferr := q.finishWithoutRunning(&r, Failed, te, audit.Entry{Actor: d.By, Event: audit.EventFailed,
+			Details: audit.Details(map[string]any{"stage": "approval", "message": te.Message})})
 		res, _ := q.o.Results.Load(id)
 		return r, res, ferr
 	}
 	p, _, err := q.plan(m)
 	if err != nil {
-		unlock()
 		return r, nil, err
 	}
 	bh := BindingHash(p)
 	if d.PreviewHash != "" && d.PreviewHash != bh {
-		unlock()
 		return r, nil, ErrPreviewChanged
 	}
 	r.State, r.DecidedAt, r.DecidedBy, r.PreviewHash, r.PlanHash = Approved, &now, d.By, bh, p.Hash()
-	if err := q.st.save(r); err != nil {
-		unlock()
-		return r, nil, err
-	}
+	// Write-ahead: the approval is in the audit log before the record says
+	// approved, so a task that runs (now or after a crash) always has one.
 	if _, err := q.o.Audit.Append(audit.Entry{Actor: d.By, Event: audit.EventApproved, TaskID: id, Capability: r.CapabilityID,
 		Target: r.Device, TokenJTI: r.TokenJTI, Success: true,
 		Details: audit.Details(map[string]any{"preview_hash": bh, "plan_hash": r.PlanHash})}); err != nil {
-		unlock()
-		return r, nil, err
+		return r, nil, fmt.Errorf("approval not recorded, nothing ran: %w", err)
 	}
-	unlock()
-	return q.execute(ctx, id)
-}
-
-// execute runs an approved task under its lock: approved → executing →
-// done/failed. The executing mark is durable before the device is touched, so
-// a crash can never lead to a second run (see Reconcile).
-func (q *Queue) execute(ctx context.Context, id string) (Record, *task.Result, error) {
-	unlock, err := q.st.lock(id)
-	if err != nil {
-		return Record{}, nil, err
-	}
-	defer unlock()
-	r, err := q.st.load(id)
-	if err != nil {
-		return r, nil, err
-	}
-	if r.State != Approved {
-		res, _ := q.o.Results.Load(id)
-		return r, res, nil
-	}
-	m, err := q.st.loadManifest(id)
-	if err != nil {
-		return r, nil, err
-	}
-	r.State = Executing
 	if err := q.st.save(r); err != nil {
 		return r, nil, err
+	}
+	return q.executeLocked(ctx, &r, m)
+}
+
+// executeLocked runs an approved task; the caller holds its lock. approved →
+// executing → done/failed. The executing mark is durable before the device
+// is touched, so a crash can never lead to a second run (see Reconcile).
+func (q *Queue) executeLocked(ctx context.Context, r *Record, m *task.Manifest) (Record, *task.Result, error) {
+	id := r.TaskID
+	r.State = Executing
+	if err := q.st.save(*r); err != nil {
+		return *r, nil, err
 	}
 	ap := &media.Approval{TaskID: id, PreviewHash: r.PreviewHash, PlanHash: r.PlanHash, DecidedBy: r.DecidedBy}
 	if r.DecidedAt != nil {
@@ -263,28 +243,25 @@ func (q *Queue) execute(ctx context.Context, id string) (Record, *task.Result, e
 	}
 	res, err := q.o.Executor.Execute(ctx, m, ap)
 	if err != nil {
+		// no result came back: store a signed failure so the agent gets an answer
 		te := asTaskError(err)
-		r.State, r.Error = Failed, te
-		if serr := q.st.save(r); serr != nil {
-			return r, nil, serr
-		}
-		_, aerr := q.o.Audit.Append(audit.Entry{Actor: "vigil", Event: audit.EventFailed, TaskID: id, Capability: r.CapabilityID,
-			Target: r.Device, TokenJTI: r.TokenJTI, ErrorCode: string(te.Code),
+		ferr := q.finishWithoutRunning(r, Failed, te, audit.Entry{Actor: "vigil", Event: audit.EventFailed,
 			Details: audit.Details(map[string]any{"stage": "execution", "message": te.Message})})
-		return r, nil, errors.Join(err, aerr)
+		res, _ := q.o.Results.Load(id)
+		return *r, res, errors.Join(err, ferr)
 	}
-	return r, res, q.recordResult(&r, res, false)
+	return *r, res, q.recordResult(r, res, false)
 }
 
 // recordResult moves a record to its final state from a stored result and audits it.
 func (q *Queue) recordResult(r *Record, res *task.Result, reconciled bool) error {
-	event := audit.EventExecuted
-	r.State, r.Error = Done, nil
+	event, state := audit.EventExecuted, Done
+	var rerr *task.Error
 	if res.Status != task.StatusSuccess {
-		event, r.State, r.Error = audit.EventFailed, Failed, res.Error
-	}
-	if err := q.st.save(*r); err != nil {
-		return err
+		event, state = audit.EventFailed, Failed
+		if res.Error != nil {
+			rerr = &task.Error{Code: res.Error.Code, Message: preview.MaskString(res.Error.Message)}
+		}
 	}
 	e := audit.Entry{Actor: "vigil", Event: event, TaskID: r.TaskID, Capability: r.CapabilityID, Target: r.Device,
 		TokenJTI: r.TokenJTI, Success: res.Status == task.StatusSuccess,
@@ -296,59 +273,103 @@ func (q *Queue) recordResult(r *Record, res *task.Result, reconciled bool) error
 		e.Details = audit.Details(map[string]any{"status": res.Status, "message": preview.MaskString(res.Error.Message),
 			"reconciled": reconciled})
 	}
-	_, err := q.o.Audit.Append(e)
-	return err
+	// audited before the record moves on: a crash in between leaves the task
+	// executing with a stored result, which settleLocked finishes
+	if _, err := q.o.Audit.Append(e); err != nil {
+		return err
+	}
+	r.State, r.Error = state, rerr
+	return q.st.save(*r)
 }
 
 // Reconcile finishes what a crash interrupted (see the package doc) and
-// expires overdue tasks.
+// expires overdue tasks. A task that cannot be settled does not stop the
+// others; the errors are joined.
 func (q *Queue) Reconcile(ctx context.Context) error {
 	ids, err := q.st.ids()
 	if err != nil {
 		return err
 	}
+	var errs []error
 	for _, id := range ids {
-		r, err := q.st.load(id)
-		if err != nil {
-			return err
-		}
-		switch r.State {
-		case Pending:
-			if err := q.expireIfDue(id); err != nil {
-				return err
-			}
-		case Approved:
-			if _, _, err := q.execute(ctx, id); err != nil {
-				q.o.Log.Warn("reconcile: execution failed", "task_id", id, "err", err)
-			}
-		case Executing:
-			if err := q.reconcileExecuting(id); err != nil {
-				return err
-			}
+		if err := q.reconcileOne(ctx, id); err != nil {
+			q.o.Log.Warn("reconcile failed", "task_id", id, "err", err)
+			errs = append(errs, fmt.Errorf("task %s: %w", id, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-func (q *Queue) reconcileExecuting(id string) error {
+func (q *Queue) reconcileOne(ctx context.Context, id string) error {
+	r, err := q.st.load(id)
+	if err != nil || r.State.Final() {
+		return err
+	}
 	unlock, err := q.st.lock(id)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	r, err := q.st.load(id)
-	if err != nil || r.State != Executing {
+	if r, err = q.st.load(id); err != nil {
 		return err
 	}
-	if res, err := q.o.Results.Load(id); err == nil {
-		return q.recordResult(&r, res, true)
-	}
-	te := task.Errorf(task.ExecutionFailed, "interrupted during execution; not re-run, the device may or may not have applied it")
-	if err := q.finishWithoutRunning(&r, Failed, te); err != nil {
+	if settled, err := q.settleLocked(&r); err != nil || settled {
 		return err
 	}
-	_, err = q.o.Audit.Append(audit.Entry{Actor: "vigil", Event: audit.EventFailed, TaskID: id, Capability: r.CapabilityID,
-		Target: r.Device, TokenJTI: r.TokenJTI, ErrorCode: string(te.Code),
-		Details: audit.Details(map[string]any{"stage": "reconcile", "message": te.Message})})
+	switch r.State {
+	case Pending:
+		_, err = q.expireLocked(&r)
+	case Approved:
+		// its approval is in the audit log (written ahead): it runs now
+		q.o.Log.Info("reconcile: running a task approved before a crash", "task_id", id)
+		m, merr := q.st.loadManifest(id)
+		if merr != nil {
+			return merr
+		}
+		_, _, err = q.executeLocked(ctx, &r, m)
+	case Executing:
+		te := task.Errorf(task.ExecutionFailed, "interrupted during execution; not re-run, the device may or may not have applied it")
+		err = q.finishWithoutRunning(&r, Failed, te, audit.Entry{Actor: "vigil", Event: audit.EventFailed,
+			Details: audit.Details(map[string]any{"stage": "reconcile", "message": te.Message})})
+	}
 	return err
+}
+
+// settleLocked brings a non-final record in line with a result already
+// stored for it (a crash after the result and before the record): the
+// result is the decision of record. It reports whether it settled anything.
+func (q *Queue) settleLocked(r *Record) (bool, error) {
+	if r.State.Final() {
+		return false, nil
+	}
+	res, err := q.o.Results.Load(r.TaskID)
+	if errors.Is(err, task.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if res.Error != nil {
+		switch res.Error.Code {
+		case task.ApprovalDenied:
+			r.State, r.Error = Denied, res.Error
+			if err := q.st.save(*r); err != nil {
+				return false, err
+			}
+			_, err := q.o.Audit.Append(audit.Entry{Actor: orUnknown(r.DecidedBy), Event: audit.EventDenied, TaskID: r.TaskID,
+				Capability: r.CapabilityID, Target: r.Device, TokenJTI: r.TokenJTI, ErrorCode: string(res.Error.Code),
+				Details: audit.Details(map[string]any{"reason": r.Reason, "reconciled": true})})
+			return true, err
+		case task.ApprovalTimeout:
+			r.State, r.Error = Expired, res.Error
+			if err := q.st.save(*r); err != nil {
+				return false, err
+			}
+			_, err := q.o.Audit.Append(audit.Entry{Actor: "vigil", Event: audit.EventExpired, TaskID: r.TaskID,
+				Capability: r.CapabilityID, Target: r.Device, TokenJTI: r.TokenJTI, ErrorCode: string(res.Error.Code),
+				Details: audit.Details(map[string]any{"reconciled": true})})
+			return true, err
+		}
+	}
+	return true, q.recordResult(r, res, true)
 }

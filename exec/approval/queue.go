@@ -347,18 +347,16 @@ func (q *Queue) expireLocked(r *Record) (bool, error) {
 		return false, nil
 	}
 	te := task.Errorf(task.ApprovalTimeout, "no decision within %s (deadline %s)", q.o.Timeout, r.ExpiresAt.Format(time.RFC3339))
-	if err := q.finishWithoutRunning(r, Expired, te); err != nil {
-		return false, err
-	}
-	_, err := q.o.Audit.Append(audit.Entry{Actor: "vigil", Event: audit.EventExpired, TaskID: r.TaskID,
-		Capability: r.CapabilityID, Target: r.Device, TokenJTI: r.TokenJTI, ErrorCode: string(te.Code),
+	err := q.finishWithoutRunning(r, Expired, te, audit.Entry{Actor: "vigil", Event: audit.EventExpired,
 		Details: audit.Details(map[string]any{"deadline": r.ExpiresAt.Format(time.RFC3339)})})
-	return true, err
+	return err == nil, err
 }
 
-// finishWithoutRunning stores a signed failure result and the final state
-// for a task that will never reach a device.
-func (q *Queue) finishWithoutRunning(r *Record, s State, te *task.Error) error {
+// finishWithoutRunning stores a signed failure result, audits the outcome
+// (e carries actor, event and details; the task's fields are filled in) and
+// saves the final state, in that order: the result is the durable decision,
+// and settleLocked repairs a crash between the steps.
+func (q *Queue) finishWithoutRunning(r *Record, s State, te *task.Error, e audit.Entry) error {
 	_, _, err := q.o.Results.Do(r.TaskID, r.RequestHash, func() (*task.Result, error) {
 		res := &task.Result{TaskID: r.TaskID, CapabilityID: r.CapabilityID, Status: task.StatusFailure,
 			Output: json.RawMessage("{}"), Error: te, ExecutedAt: task.FormatTime(q.o.Now()), RequestHash: r.RequestHash}
@@ -368,6 +366,10 @@ func (q *Queue) finishWithoutRunning(r *Record, s State, te *task.Error) error {
 		return res, nil
 	})
 	if err != nil {
+		return err
+	}
+	e.TaskID, e.Capability, e.Target, e.TokenJTI, e.ErrorCode = r.TaskID, r.CapabilityID, r.Device, r.TokenJTI, string(te.Code)
+	if _, err := q.o.Audit.Append(e); err != nil {
 		return err
 	}
 	r.State, r.Error = s, te

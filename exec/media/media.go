@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // DefaultActionTimeout bounds one action, retries included.
@@ -219,7 +220,8 @@ func (e *Executor) run(ctx context.Context, m *task.Manifest, ap *Approval, rh s
 		if !errors.As(err, &te) {
 			te = task.Errorf(task.ExecutionFailed, "%v", err)
 		}
-		r.Status, r.Error = task.StatusFailure, &task.Error{Code: te.Code, Message: te.Message}
+		// drivers quote what they were given (a media URI with userinfo, say): mask before signing
+		r.Status, r.Error = task.StatusFailure, &task.Error{Code: te.Code, Message: preview.MaskString(te.Message)}
 		r.ExecutedAt = task.FormatTime(e.opts.Now())
 		if err := e.opts.Signer.Sign(r); err != nil {
 			return nil, err
