@@ -351,3 +351,43 @@ func TestReconcileSettlesFromAStoredResult(t *testing.T) {
 		t.Fatal("a denied task ran")
 	}
 }
+
+// Four queues (as four processes would) sweep one inbox at once: every file
+// is handled exactly once and no sweep fails.
+func TestConcurrentSweepsHandleEachFileOnce(t *testing.T) {
+	h := newHarness(t)
+	dir := h.q.InboxNew()
+	os.MkdirAll(dir, 0o700)
+	for i := 0; i < 40; i++ {
+		raw := h.play(fmt.Sprintf("in-%02d", i))
+		if i%4 == 0 {
+			raw = []byte(fmt.Sprintf(`{"task_id":"bad-%02d"}`, i))
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("in-%02d.json", i)), raw, 0o600)
+	}
+	queues := []*Queue{h.q, h.Open(), h.Open(), h.Open()}
+	var wg sync.WaitGroup
+	var handled atomic.Int32
+	for _, q := range queues {
+		wg.Add(1)
+		go func(q *Queue) {
+			defer wg.Done()
+			outs, err := q.SweepInbox(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			handled.Add(int32(len(outs)))
+		}(q)
+	}
+	wg.Wait()
+	if handled.Load() != 40 {
+		t.Fatalf("%d outcomes for 40 files", handled.Load())
+	}
+	counts := map[string]int{}
+	for _, e := range h.events() {
+		counts[e]++
+	}
+	if counts["submitted"] != 30 || counts["rejected"] != 10 {
+		t.Fatalf("audit counts %v", counts)
+	}
+}

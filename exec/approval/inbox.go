@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/internal/atomicfile"
+	"github.com/vigil-dev/vigil/internal/flock"
 )
 
 // Inbox folders: other programs write manifests into new/ (write elsewhere,
@@ -35,15 +36,18 @@ type Rejection struct {
 }
 
 // SweepInbox processes every manifest waiting in the inbox (and any a crash
-// left in processing/). It returns the outcomes in file-name order.
+// left in processing/). Several Vigil processes may sweep at once: a file is
+// handled under its own lock (processing/.locks/<name>), taken before it is
+// claimed and held until it is gone, so no two processes submit it and a
+// leftover is only taken over when its owner is dead. Outcomes come in
+// file-name order.
 func (q *Queue) SweepInbox(ctx context.Context) ([]Outcome, error) {
-	for _, d := range []string{inboxNew, inboxProcessing, inboxRejected} {
-		if err := os.MkdirAll(filepath.Join(q.o.Inbox, d), 0o700); err != nil {
+	locks := filepath.Join(q.o.Inbox, inboxProcessing, ".locks")
+	for _, d := range []string{q.InboxNew(), filepath.Join(q.o.Inbox, inboxRejected), locks} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, err
 		}
 	}
-	var outs []Outcome
-	// leftovers first: they were claimed before a crash
 	left, err := names(filepath.Join(q.o.Inbox, inboxProcessing))
 	if err != nil {
 		return nil, err
@@ -52,59 +56,89 @@ func (q *Queue) SweepInbox(ctx context.Context) ([]Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	var claimed []string
-	claimed = append(claimed, left...)
-	for _, n := range fresh {
-		err := os.Rename(filepath.Join(q.InboxNew(), n), filepath.Join(q.o.Inbox, inboxProcessing, n))
-		if errors.Is(err, os.ErrNotExist) {
-			continue // another process claimed it
+	var outs []Outcome
+	handle := func(name string, fromNew bool) error {
+		var unlock func()
+		if fromNew {
+			u, err := flock.Lock(filepath.Join(locks, name))
+			if err != nil {
+				return err
+			}
+			unlock = u
+		} else if unlock = flock.TryLock(filepath.Join(locks, name)); unlock == nil {
+			return nil // a live process is handling it
 		}
-		if err != nil {
-			return outs, err
+		defer unlock()
+		if fromNew {
+			err := os.Rename(filepath.Join(q.InboxNew(), name), filepath.Join(q.o.Inbox, inboxProcessing, name))
+			if errors.Is(err, os.ErrNotExist) {
+				return nil // another process claimed it first
+			}
+			if err != nil {
+				return err
+			}
 		}
-		claimed = append(claimed, n)
+		out, ok, err := q.processClaimed(ctx, name)
+		if ok {
+			outs = append(outs, out)
+		}
+		return err
 	}
-	for _, n := range claimed {
+	for _, n := range left {
 		if err := ctx.Err(); err != nil {
 			return outs, err
 		}
-		out, err := q.processClaimed(ctx, n)
-		if err != nil {
+		if err := handle(n, false); err != nil {
 			return outs, err
 		}
-		outs = append(outs, out)
+	}
+	for _, n := range fresh {
+		if err := ctx.Err(); err != nil {
+			return outs, err
+		}
+		if err := handle(n, true); err != nil {
+			return outs, err
+		}
 	}
 	return outs, nil
 }
 
-func (q *Queue) processClaimed(ctx context.Context, name string) (Outcome, error) {
+// processClaimed submits a claimed file; ok is false when it was already gone.
+func (q *Queue) processClaimed(ctx context.Context, name string) (Outcome, bool, error) {
 	src := filepath.Join(q.o.Inbox, inboxProcessing, name)
 	f, err := os.Open(src)
 	if errors.Is(err, os.ErrNotExist) {
-		return Outcome{}, nil
+		return Outcome{}, false, nil
 	}
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, false, err
 	}
 	raw, err := io.ReadAll(io.LimitReader(f, task.MaxManifestBytes+1))
 	f.Close()
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, false, err
 	}
 	out, err := q.Submit(ctx, raw, "inbox")
 	if err != nil {
-		return out, err // left in processing/: retried on the next sweep
+		return out, true, err // left in processing/: retried on the next sweep
 	}
 	if out.State == rejected {
 		rej := Rejection{File: name, TaskID: out.TaskID, Error: out.Error}
 		b, _ := json.MarshalIndent(rej, "", "  ")
 		dst := filepath.Join(q.o.Inbox, inboxRejected, name)
 		if err := atomicfile.Write(dst+".reason.json", append(b, '\n'), 0o600); err != nil {
-			return out, err
+			return out, true, err
 		}
-		return out, os.Rename(src, dst)
+		return out, true, ignoreGone(os.Rename(src, dst))
 	}
-	return out, os.Remove(src)
+	return out, true, ignoreGone(os.Remove(src))
+}
+
+func ignoreGone(err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 func names(dir string) ([]string, error) {

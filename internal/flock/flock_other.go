@@ -10,3 +10,6 @@ func Lock(string) (func(), error) { return func() {}, nil }
 
 // Shared is a no-op where flock does not exist.
 func Shared(string) func() { return nil }
+
+// TryLock is a no-op lock where flock does not exist.
+func TryLock(string) func() { return func() {} }

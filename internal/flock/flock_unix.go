@@ -52,3 +52,17 @@ func release(f *os.File) func() {
 		f.Close()
 	}
 }
+
+// TryLock takes an exclusive lock on path (created if missing) without
+// waiting; it returns nil when another process holds it.
+func TryLock(path string) func() {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil
+	}
+	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil
+	}
+	return release(f)
+}
