@@ -46,7 +46,7 @@ func runTUI(ctx context.Context, app *App) error {
 // buildPanes makes the screens in tab order and a function that releases them.
 func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
 	ap := auditpane.New(app.Paths.Audit, styles)
-	opts := approvals.Options{TasksDir: filepath.Join(app.Paths.State, "tasks"), InboxDir: app.Paths.Inbox,
+	opts := approvals.Options{TasksDir: filepath.Join(app.Paths.State, "tasks"), InboxDir: app.Paths.Inbox, AuditPath: app.Paths.Audit,
 		Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell}
 	if eng, err := app.Engine(context.Background()); err != nil {
 		opts.QueueErr = err

@@ -62,7 +62,7 @@ func layout(configFile, data, state string) Paths {
 
 // Ensure creates the folders Vigil writes into, private to the user.
 func (p Paths) Ensure() error {
-	for _, d := range []string{filepath.Dir(p.Config), p.Data, p.State, p.Inbox, p.Results, p.Keys, p.Devices} {
+	for _, d := range []string{filepath.Dir(p.Config), p.Data, p.State, p.Inbox, filepath.Join(p.Inbox, "new"), p.Results, p.Keys, p.Devices} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}

@@ -32,11 +32,12 @@ func Watch(dir, name string) (*Watcher, error) {
 	}
 	w := &Watcher{w: fw, changed: make(chan struct{}, 1)}
 	go func() {
+		// closing changed releases every pending Wait, whichever channel ends first
+		defer close(w.changed)
 		for {
 			select {
 			case ev, ok := <-fw.Events:
 				if !ok {
-					close(w.changed)
 					return
 				}
 				if name != "" && filepath.Base(ev.Name) != name {

@@ -26,13 +26,14 @@ import (
 
 // Options configure the pane.
 type Options struct {
-	Queue    *approval.Queue // nil when the engine could not start
-	QueueErr error           // why, shown in place of the queue
-	TasksDir string          // watched for decisions made elsewhere
-	InboxDir string          // watched for dropped manifests
-	Operator string          // operator:<user>
-	Now      func() time.Time
-	Bell     bool
+	Queue     *approval.Queue // nil when the engine could not start
+	QueueErr  error           // why, shown in place of the queue
+	TasksDir  string          // watched for tasks arriving and leaving
+	AuditPath string          // watched: every decision made elsewhere appends to it
+	InboxDir  string          // watched for dropped manifests
+	Operator  string          // operator:<user>
+	Now       func() time.Time
+	Bell      bool
 	// Tick is how often countdowns refresh; 0 means every second.
 	Tick time.Duration
 }
@@ -56,7 +57,7 @@ type (
 		res *task.Result
 		err error
 	}
-	changedMsg struct{}
+	changedMsg struct{ watcher int }
 	tickMsg    struct{}
 )
 
@@ -100,6 +101,9 @@ type Pane struct {
 	// (a task arrived or left while they were typing).
 	graceUntil time.Time
 	busy       bool
+	loading    bool // a reload is in flight
+	dirty      bool // another reload was asked for meanwhile
+	viewAge    int  // reloads since the preview was read
 	// lastDecided is the task this pane decided last: its leaving the queue
 	// is not news.
 	lastDecided string
@@ -137,14 +141,19 @@ func (p *Pane) Init() tea.Cmd {
 	if p.o.Queue == nil {
 		return nil
 	}
-	cmds := []tea.Cmd{p.reload(), p.tick()}
-	for _, dir := range []string{p.o.TasksDir, filepath.Join(p.o.InboxDir, "new")} {
-		if dir == "" {
+	cmds := []tea.Cmd{p.requestReload(), p.tick()}
+	type watch struct{ dir, name string }
+	watches := []watch{{p.o.TasksDir, ""}, {filepath.Join(p.o.InboxDir, "new"), ""}}
+	if p.o.AuditPath != "" {
+		watches = append(watches, watch{filepath.Dir(p.o.AuditPath), filepath.Base(p.o.AuditPath)})
+	}
+	for _, wt := range watches {
+		if wt.dir == "" || wt.dir == "." {
 			continue
 		}
-		if w, err := panes.Watch(dir, ""); err == nil {
+		if w, err := panes.Watch(wt.dir, wt.name); err == nil {
 			p.watchers = append(p.watchers, w)
-			cmds = append(cmds, w.Wait(changedMsg{}))
+			cmds = append(cmds, w.Wait(changedMsg{watcher: len(p.watchers) - 1}))
 		}
 	}
 	return tea.Batch(cmds...)
@@ -159,6 +168,17 @@ func (p *Pane) Close() {
 
 func (p *Pane) tick() tea.Cmd {
 	return tea.Tick(p.o.Tick, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// requestReload starts a reload unless one is in flight, in which case
+// another follows it: reloads never pile up behind a slow disk or device.
+func (p *Pane) requestReload() tea.Cmd {
+	if p.loading {
+		p.dirty = true
+		return nil
+	}
+	p.loading = true
+	return p.reload()
 }
 
 // reload sweeps the inbox and lists pending tasks off the UI goroutine.
@@ -200,10 +220,13 @@ func (p *Pane) loadView(id string) tea.Cmd {
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case listMsg:
-		if msg.gen != p.gen {
-			return nil // a newer reload is on its way
+		p.loading = false
+		cmd := p.applyList(msg)
+		if p.dirty {
+			p.dirty = false
+			cmd = tea.Batch(cmd, p.requestReload())
 		}
-		return p.applyList(msg)
+		return cmd
 	case viewMsg:
 		if msg.id != p.selID {
 			return nil
@@ -217,16 +240,17 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	case decidedMsg:
 		p.busy, p.lastDecided = false, msg.id
 		p.notice = p.describeDecision(msg)
-		return p.reload()
+		return p.requestReload()
 	case changedMsg:
-		var cmds []tea.Cmd
-		for _, w := range p.watchers {
-			cmds = append(cmds, w.Wait(changedMsg{}))
+		// re-arm only the watcher that fired: one waiter per watcher
+		var next tea.Cmd
+		if msg.watcher >= 0 && msg.watcher < len(p.watchers) {
+			next = p.watchers[msg.watcher].Wait(msg)
 		}
-		return tea.Batch(append(cmds, p.reload())...)
+		return tea.Batch(next, p.requestReload())
 	case tickMsg:
 		// countdowns redraw; overdue tasks expire through the reload
-		return tea.Batch(p.tick(), p.reload())
+		return tea.Batch(p.tick(), p.requestReload())
 	case tea.MouseWheelMsg:
 		if msg.Button == tea.MouseWheelUp {
 			p.scroll = max(p.scroll-3, 0)
@@ -297,7 +321,11 @@ func (p *Pane) applyList(msg listMsg) tea.Cmd {
 			p.notice = fmt.Sprintf("%s was decided elsewhere", id)
 		}
 	}
-	if p.selID != "" {
+	// the preview (and the device state in its effect) is re-read when the
+	// selection changes and every few reloads, not on every tick
+	p.viewAge++
+	if p.selID != "" && (p.selID != old || p.view == nil || p.viewAge >= 5) {
+		p.viewAge = 0
 		cmds = append(cmds, p.loadView(p.selID))
 	}
 	if arrived && p.o.Bell {
@@ -383,7 +411,7 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.ScrollDown):
 		p.scroll += 5
 	case key.Matches(msg, k.Refresh):
-		return p.reload()
+		return p.requestReload()
 	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
 		// a task that just moved under the cursor is not decided on by a stray key
 		if now.Before(p.graceUntil) || p.busy || p.view == nil || p.selID == "" || p.view.Record.TaskID != p.selID {
@@ -430,6 +458,9 @@ func (p *Pane) FullHelp() [][]key.Binding {
 // View renders the queue above the selected task's preview.
 func (p *Pane) View(w, h int) string {
 	s := p.styles
+	if w <= 0 || h <= 0 {
+		return panes.Block(nil, w, h)
+	}
 	if p.o.Queue == nil {
 		msg := "approvals are unavailable"
 		if p.o.QueueErr != nil {
@@ -457,7 +488,7 @@ func (p *Pane) View(w, h int) string {
 		lines = append(lines, p.queueRow(p.list[i], i == p.sel, now, w))
 	}
 	lines = append(lines, s.Subtle.Render(strings.Repeat("─", max(w, 0))))
-	detailH := h - len(lines)
+	detailH := max(h-len(lines), 0)
 	var detail []string
 	switch {
 	case p.viewErr != nil:
@@ -475,7 +506,7 @@ func (p *Pane) View(w, h int) string {
 	} else {
 		p.scroll = min(p.scroll, max(len(detail)-detailH, 0))
 		detail = window(detail, p.scroll, detailH)
-		if len(detail) == detailH && p.scroll+detailH < len(p.fullLen(w)) {
+		if detailH > 0 && len(detail) == detailH && p.scroll+detailH < len(p.fullLen(w)) {
 			detail[detailH-1] = s.Muted.Render(fmt.Sprintf("↓ more below (%d lines) — pgdn/J to scroll", len(p.fullLen(w))-p.scroll-detailH+1))
 		}
 	}

@@ -28,7 +28,7 @@ func styles() *themes.Styles {
 }
 
 func newPane(env *approvaltest.Env) *Pane {
-	return New(Options{Queue: env.Queue, TasksDir: env.TasksDir(), InboxDir: env.InboxDir(), Operator: "operator:ada",
+	return New(Options{Queue: env.Queue, TasksDir: env.TasksDir(), InboxDir: env.InboxDir(), AuditPath: env.AuditPath(), Operator: "operator:ada",
 		Now: env.Clock.Now, Tick: 50 * time.Millisecond}, styles())
 }
 
@@ -289,5 +289,29 @@ func TestInboxDropShowsUpLive(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(env.InboxDir(), "rejected", "broken.json.reason.json")); err != nil {
 		t.Fatalf("bad manifest not rejected: %v", err)
+	}
+}
+
+// The pane renders at every size without panicking, even below the shell's minimum.
+func TestViewAnySize(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("sized", secretURI))
+	p := newPane(env)
+	p.Update(p.reload()())
+	p.Update(p.loadView(p.selID)())
+	env.Clock.Advance(time.Second)
+	for _, dialog := range []string{"", "a", "d"} {
+		if dialog != "" {
+			p.Update(tea.KeyPressMsg{Code: rune(dialog[0]), Text: dialog})
+		}
+		for w := 0; w <= 60; w++ {
+			for h := 0; h <= 20; h++ {
+				out := p.View(w, h)
+				if h > 0 && strings.Count(out, "\n") != h-1 {
+					t.Fatalf("%dx%d (%q dialog): %d lines", w, h, dialog, strings.Count(out, "\n")+1)
+				}
+			}
+		}
+		p.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
 	}
 }

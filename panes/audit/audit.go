@@ -60,11 +60,13 @@ type (
 	}
 	changedMsg struct{}
 	moreMsg    struct {
+		from  int64 // where the read began: only a read from p.end is applied
 		lines []audit.Line
 		end   int64
 		err   error
 	}
 	detailMsg struct {
+		off   int64
 		entry audit.Entry
 		err   error
 	}
@@ -120,6 +122,7 @@ type Pane struct {
 	detail       *audit.Entry
 	detailErr    error
 	detailScroll int
+	wantDetail   int64 // offset of the entry the detail view waits for; -1 for none
 
 	watcher *panes.Watcher
 }
@@ -129,7 +132,7 @@ func New(path string, styles *themes.Styles) *Pane {
 	ti := textinput.New()
 	ti.Prompt = "/"
 	ti.Placeholder = "fuzzy filter"
-	return &Pane{path: path, styles: styles, keys: defaultKeys(), filter: ti, follow: true}
+	return &Pane{path: path, styles: styles, keys: defaultKeys(), filter: ti, follow: true, wantDetail: -1}
 }
 
 func (p *Pane) ID() string                 { return "audit" }
@@ -182,7 +185,7 @@ func (p *Pane) readMore() tea.Cmd {
 			lines = append(lines, l)
 			return true
 		})
-		return moreMsg{lines: lines, end: end, err: err}
+		return moreMsg{from: from, lines: lines, end: end, err: err}
 	}
 }
 
@@ -210,6 +213,14 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		}
 		return tea.Batch(next, p.readMore())
 	case moreMsg:
+		if msg.from != p.end {
+			// an overlapping read (two change signals in a burst): drop it,
+			// and read again if it saw further than what was applied
+			if msg.end > p.end {
+				return p.readMore()
+			}
+			return nil
+		}
 		if msg.err == nil && msg.end >= p.end {
 			for _, l := range msg.lines {
 				p.chain.FeedParsed(l.Entry, l.Err)
@@ -219,6 +230,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			p.refilter()
 		}
 	case detailMsg:
+		if msg.off != p.wantDetail {
+			return nil // closed, or another entry was asked for since
+		}
 		p.detail, p.detailErr = &msg.entry, msg.err
 		p.detailScroll = 0
 	case tea.MouseWheelMsg:
@@ -254,7 +268,7 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if p.detail != nil || p.detailErr != nil {
 		switch {
 		case key.Matches(msg, k.Back), key.Matches(msg, k.Open), msg.String() == "q":
-			p.detail, p.detailErr = nil, nil
+			p.detail, p.detailErr, p.wantDetail = nil, nil, -1
 		case key.Matches(msg, k.Up):
 			p.detailScroll = max(p.detailScroll-1, 0)
 		case key.Matches(msg, k.Down):
@@ -302,8 +316,9 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 
 func (p *Pane) openDetail(off int64) tea.Cmd {
 	path := p.path
+	p.wantDetail = off
 	return func() tea.Msg {
-		var out detailMsg
+		out := detailMsg{off: off}
 		_, err := audit.Scan(path, off, func(l audit.Line) bool {
 			out.entry, out.err = l.Entry, l.Err
 			return false
@@ -411,6 +426,9 @@ func (p *Pane) Report() string {
 // View renders the table or the detail view.
 func (p *Pane) View(w, h int) string {
 	s := p.styles
+	if w <= 0 || h <= 0 {
+		return panes.Block(nil, w, h)
+	}
 	badge := p.Report()
 	var badgeStyled string
 	switch {
@@ -538,22 +556,20 @@ func highlight(line string, r row, c cols, hits []int, s *themes.Styles) string 
 	}
 	fields := []string{r.time, r.actor, r.event, r.task, r.target, r.outcome}
 	var parts []string
-	base := 0
+	base := 0 // byte offset of the field in the haystack (fuzzy reports byte offsets)
 	for i, f := range fields {
-		runes := []rune(f)
 		var b strings.Builder
-		width := c.widths[i]
-		fitted := []rune(panes.Fit(f, width))
-		for j, ch := range fitted {
-			// the haystack joins fields with single spaces: rune index base+j
-			if j < len(runes) && set[base+j] && ch == runes[j] {
+		for j, ch := range panes.Fit(f, c.widths[i]) {
+			// the haystack joins fields with single spaces; the fitted text
+			// matches the field byte for byte until a cut's ellipsis
+			if j < len(f) && set[base+j] && strings.HasPrefix(f[j:], string(ch)) {
 				b.WriteString(s.MatchChar.Render(string(ch)))
 			} else {
 				b.WriteRune(ch)
 			}
 		}
 		parts = append(parts, b.String())
-		base += len(runes) + 1
+		base += len(f) + 1
 	}
 	return strings.Join(parts, " ")
 }

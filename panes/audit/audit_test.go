@@ -1,0 +1,58 @@
+package auditpane
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/themes"
+)
+
+// Two change signals in a burst start two reads from the same offset; only
+// one may be applied, or rows double and the badge cries BROKEN.
+func TestOverlappingReadsApplyOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l, err := audit.Open(path, func() time.Time { return t0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(n int) {
+		for i := 0; i < n; i++ {
+			if _, err := l.Append(audit.Entry{Actor: "a", Event: "submitted"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	add(3)
+	pal, _ := themes.Palettes("dark")
+	p := New(path, themes.New(pal))
+	p.LoadSync()
+	add(2)
+	first := p.readMore()
+	add(2)
+	second := p.readMore()
+	p.Update(first())
+	if cmd := p.Update(second()); cmd != nil {
+		p.Update(cmd())
+	}
+	if p.chain.Bad() != nil || p.chain.Len() != 7 || len(p.rows) != 7 {
+		t.Fatalf("badge %q, %d rows", p.Report(), len(p.rows))
+	}
+}
+
+func TestDetailClosedBeforeItArrivesStaysClosed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l, _ := audit.Open(path, time.Now)
+	l.Append(audit.Entry{Actor: "a", Event: "submitted"})
+	pal, _ := themes.Palettes("dark")
+	p := New(path, themes.New(pal))
+	p.LoadSync()
+	cmd := p.openDetail(p.rows[0].off)
+	p.wantDetail = -1 // esc before the read lands
+	p.Update(cmd())
+	if p.detail != nil {
+		t.Fatal("a detail that arrived after esc opened anyway")
+	}
+}
