@@ -280,6 +280,9 @@ func classify(path string, rep Report) (Report, error) {
 		return rep, nil
 	}
 	idx := rep.Index
+	if idx < 0 || idx >= int64(len(lines)) {
+		return rep, nil // the file changed under us: keep the first reading
+	}
 	bad := lines[idx]
 	if rep.Reason == ReasonReordered { // seq lower than expected
 		if bad.seq >= 0 && bad.seq < int64(len(lines)) && lines[bad.seq].hash == bad.hash {

@@ -192,6 +192,10 @@ func newDemoCmd(app *App) *cobra.Command {
 			if err != nil {
 				return Fail(ExitBadInput, err)
 			}
+			// a demo never writes over someone's home: the folder must be new or empty
+			if ents, err := os.ReadDir(abs); err == nil && len(ents) > 0 {
+				return Failf(ExitBadInput, "--dir: %s is not empty; give a new or empty folder", abs)
+			}
 			if err := os.MkdirAll(abs, 0o700); err != nil {
 				return Fail(ExitExecution, err)
 			}

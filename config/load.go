@@ -38,7 +38,8 @@ func Load(path, cwd string) (Config, error) {
 	cfg := Default()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		cfg.Sandbox.Root = cwd
+		// defaults still resolve against the config's folder (revoked.txt lives in the home)
+		resolvePaths(&cfg, filepath.Dir(path), cwd)
 		return cfg, nil
 	}
 	if err != nil {
