@@ -51,6 +51,7 @@ func TestStrictErrors(t *testing.T) {
 		{"zero cap", "[tools.search]\n\nmax_files = 0\n", 3, "tools.search.max_files", "must be a positive integer, got 0"},
 		{"negative timeout", "[tools.search]\ndefault_timeout_ms = -5\n", 2, "tools.search.default_timeout_ms", "must be a positive integer, got -5"},
 		{"bad duration", "[approvals]\ntimeout = \"soon\"\n", 2, "approvals.timeout", ""},
+		{"duration without unit", "theme = \"dark\"\n[approvals]\ntimeout = 5\n", 3, "approvals.timeout", "must be a duration string"},
 		{"bad driver", "[[devices]]\nid = \"x\"\ndriver = \"vlc\"\n", 3, "devices[0].driver", "must be sim, mpv or hass"},
 		{"bad theme", "theme = \"neon\"\n", 1, "theme", "must be auto, dark, light or high-contrast"},
 		{"dataset without key", "[[scopes]]\nname = \"c\"\nkind = \"dataset\"\npath = \"c.csv\"\n", 0, "scopes[0].primary_key", "is required"},

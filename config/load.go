@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -66,6 +67,10 @@ func Parse(data []byte, file string, cfg *Config) error {
 		if errors.As(err, &de) {
 			row, _ := de.Position()
 			return &Error{File: file, Line: row, Key: strings.Join(de.Key(), "."), Rule: de.Error()}
+		}
+		if e := locateBadDuration(data); e != nil {
+			e.File = file
+			return e
 		}
 		return &Error{File: file, Rule: err.Error()}
 	}
@@ -221,4 +226,42 @@ func resolvePaths(c *Config, dir, cwd string) {
 	for i := range c.Scopes {
 		c.Scopes[i].Path = abs(c.Scopes[i].Path)
 	}
+}
+
+// durationKeys are the settings written as Go durations.
+var durationKeys = map[string]bool{"leases.leeway": true, "approvals.timeout": true,
+	"media.action_timeout": true, "ui.search_debounce": true}
+
+// locateBadDuration finds the first duration setting that does not parse, so
+// its error can name the line and key (the TOML decoder reports neither for
+// errors raised while converting a value).
+func locateBadDuration(data []byte) *Error {
+	section := ""
+	for n, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "[") {
+			section = strings.Trim(t, "[] ")
+			continue
+		}
+		k, v, ok := strings.Cut(t, "=")
+		if !ok {
+			continue
+		}
+		key := strings.TrimSpace(k)
+		if section != "" {
+			key = section + "." + key
+		}
+		if !durationKeys[key] {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if i := strings.Index(v, "#"); i >= 0 && !strings.HasPrefix(v, "\"") {
+			v = strings.TrimSpace(v[:i])
+		}
+		raw := strings.Trim(v, "\"'")
+		if _, err := time.ParseDuration(raw); err != nil || !strings.HasPrefix(v, "\"") {
+			return &Error{Line: n + 1, Key: key, Rule: fmt.Sprintf("must be a duration string such as \"30s\" or \"10m\", got %s", v)}
+		}
+	}
+	return nil
 }
