@@ -25,4 +25,14 @@
 // statement: tags with AND logic (exact, case-sensitive), source exact and
 // case-sensitive, date_from/date_to inclusive calendar days in UTC. Ties in
 // score are broken by newest first, then highest id.
+//
+// # Speed
+//
+// BM25 must be computed for every match, so a query's cost grows with how
+// many memories contain its commonest word. SearchMemory therefore ranks bare
+// (id, score) pairs first and reads full rows only for the best few (plus any
+// tie at the limit); a date-only filter that most memories pass is applied to
+// the best-ranked pairs instead of to every match. Whenever those shortcuts
+// cannot prove their answer, the single ORDER BY … LIMIT statement runs, and
+// tests check that every path returns exactly what that statement returns.
 package memory

@@ -2,8 +2,11 @@ package memory
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -45,7 +48,17 @@ type Searcher interface {
 }
 
 // SearchMemory runs req against the store: FTS5 match, filters and limit in
-// one SQL statement, best first.
+// SQL, best first.
+//
+// BM25 has to be computed for every matching memory, but the wide memories
+// row (text and tags) is needed only for the few that make the page. So a
+// search first ranks (id, score) pairs alone and reads full rows only for the
+// Limit best, plus every memory tied with the Limit-th score so that the
+// newest-first tie-break sees every candidate it would see in one statement.
+// When a tie at that boundary runs past the pairs fetched, or anything else
+// is unusual, the search falls back to the one-statement form (searchSQL),
+// whose result the fast path reproduces exactly. All reads share one read
+// transaction, so they see the same snapshot.
 func (s *Store) SearchMemory(ctx context.Context, req Request) ([]Hit, error) {
 	done, err := s.begin()
 	if err != nil {
@@ -57,34 +70,294 @@ func (s *Store) SearchMemory(ctx context.Context, req Request) ([]Hit, error) {
 		// Only punctuation: nothing can match, and that is not an error.
 		return nil, nil
 	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, classify(err)
+	}
+	// Read-only: ending it with a rollback discards nothing.
+	defer tx.Rollback()
+	if broad, err := broadDates(ctx, tx, req.Filters); err != nil {
+		return nil, err
+	} else if broad {
+		hits, ok, err := postFiltered(ctx, tx, match, req)
+		if err != nil || ok {
+			return hits, err
+		}
+	}
+	hits, ok, err := topHits(ctx, tx, match, req)
+	if err != nil || ok {
+		return hits, err
+	}
+	return fullHits(ctx, tx, match, req)
+}
+
+// tieSlack is how many ranked pairs beyond Limit the fast path fetches to see
+// the end of a tie at the Limit-th score. A longer tie is rare and is handled
+// by the fallback, so the value only trades a few rows against fallbacks.
+const tieSlack = 16
+
+// fastLimit reports whether the fast paths serve limit. Others (the tool
+// accepts 1 to 100) go to the one statement: SQLite's own LIMIT semantics
+// apply (a negative limit is none) and the fast paths' IN lists stay short.
+func fastLimit(limit int) bool { return limit >= 1 && limit <= 1000 }
+
+// ranked is one memory as the search statement sees it: its raw bm25 value
+// r and its columns, the tags still JSON.
+type ranked struct {
+	id, created int64
+	r           float64
+	text, tags  string
+	source      string
+	found       bool
+}
+
+// topHits ranks the matches that pass the filters, then reads the rows of the
+// best. ok is false when the caller must fall back to fullHits.
+func topHits(ctx context.Context, tx *sql.Tx, match string, req Request) (hits []Hit, ok bool, err error) {
+	if !fastLimit(req.Limit) {
+		return nil, false, nil
+	}
+	n := req.Limit + tieSlack
+	q, args := rankSQL(match, req.Filters, n)
+	cands, ok, err := rank(ctx, tx, q, args)
+	if err != nil || !ok || len(cands) == 0 {
+		return nil, ok, err
+	}
+	// cands is in ascending bm25 order (best first). Every pair up to the last
+	// one tied with the Limit-th is a candidate; if the fetch stopped inside
+	// that tie, more tied pairs may exist unseen.
+	last := cands[min(req.Limit, len(cands))-1].r
+	if len(cands) == n && cands[n-1].r <= last {
+		return nil, false, nil
+	}
+	n = 0
+	for n < len(cands) && cands[n].r <= last {
+		n++
+	}
+	cands = cands[:n]
+	if err := fetch(ctx, tx, cands, Filters{}); err != nil {
+		return nil, false, err
+	}
+	for _, c := range cands {
+		if !c.found {
+			// The index names a memory the table lacks: the one statement's
+			// join drops it and may then reach further down the ranking.
+			return nil, false, nil
+		}
+	}
+	hits, err = best(cands, req.Limit)
+	return hits, err == nil, err
+}
+
+// postFiltersFetch is how many ranked pairs postFiltered fetches at least;
+// it reads rows for as few of them as settle the answer.
+const postFiltersFetch = 4 * (100 + tieSlack)
+
+// postFiltered is topHits for filters that most memories pass: it ranks every
+// match without reading the memories table (the per-match row lookup costs as
+// much as BM25 itself) and applies the filters to the best few only. ok is
+// false when those few do not settle the answer.
+func postFiltered(ctx context.Context, tx *sql.Tx, match string, req Request) (hits []Hit, ok bool, err error) {
+	if !fastLimit(req.Limit) {
+		return nil, false, nil
+	}
+	n := max(postFiltersFetch, 4*(req.Limit+tieSlack))
+	q, args := rankSQL(match, Filters{}, n)
+	cands, ok, err := rank(ctx, tx, q, args)
+	if err != nil || !ok || len(cands) == 0 {
+		return nil, ok, err
+	}
+	// Filter the ranked pairs a chunk at a time, best first, and stop as soon
+	// as the next unexamined pair scores worse than the Limit-th that passed:
+	// with most memories passing, the first chunk usually settles it.
+	var pass []ranked
+	chunk := req.Limit + tieSlack
+	for done := 0; ; {
+		next := cands[done:min(done+chunk, len(cands))]
+		if err := fetch(ctx, tx, next, req.Filters); err != nil {
+			return nil, false, err
+		}
+		for _, c := range next {
+			if c.found {
+				pass = append(pass, c)
+			}
+		}
+		done += len(next)
+		if done == len(cands) {
+			break
+		}
+		if len(pass) >= req.Limit && cands[done].r > pass[req.Limit-1].r {
+			break
+		}
+	}
+	if len(pass) == 0 {
+		// Settled only if every match was examined.
+		return nil, len(cands) < n, nil
+	}
+	last := pass[min(req.Limit, len(pass))-1].r
+	if len(cands) == n && cands[n-1].r <= last {
+		// An unranked match may pass the filters and score as well.
+		return nil, false, nil
+	}
+	k := 0
+	for k < len(pass) && pass[k].r <= last {
+		k++
+	}
+	hits, err = best(pass[:k], req.Limit)
+	return hits, err == nil, err
+}
+
+// broadDates reports whether the filters are a date range only (no tags, no
+// source) spanning at least half of the stored memories' dates: most matches
+// then pass, and postFiltered beats joining every match. Only the strategy
+// depends on this estimate, never the result.
+func broadDates(ctx context.Context, tx *sql.Tx, f Filters) (bool, error) {
+	if len(f.Tags) > 0 || f.Source != "" || (f.DateFrom.IsZero() && f.DateTo.IsZero()) {
+		return false, nil
+	}
+	// Two scalar subqueries: each min() or max() alone is one index probe.
+	var lo, hi sql.NullInt64
+	if err := tx.QueryRowContext(ctx,
+		`SELECT (SELECT min(created_at) FROM memories), (SELECT max(created_at) FROM memories)`).Scan(&lo, &hi); err != nil {
+		return false, classify(err)
+	}
+	if !lo.Valid || !hi.Valid {
+		return false, nil
+	}
+	from, to := lo.Int64, hi.Int64+1 // [from, to) in Unix ms
+	if !f.DateFrom.IsZero() {
+		from = max(from, f.DateFrom.UTC().UnixMilli())
+	}
+	if !f.DateTo.IsZero() {
+		to = min(to, f.DateTo.UTC().AddDate(0, 0, 1).UnixMilli())
+	}
+	return 2*(to-from) >= hi.Int64+1-lo.Int64, nil
+}
+
+// rank runs a rankSQL statement. ok is false for a NULL or NaN score, which
+// the one statement orders its own way.
+func rank(ctx context.Context, tx *sql.Tx, q string, args []any) (cands []ranked, ok bool, err error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, false, classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var r sql.NullFloat64
+		if err := rows.Scan(&id, &r); err != nil {
+			return nil, false, classify(err)
+		}
+		if !r.Valid || math.IsNaN(r.Float64) {
+			return nil, false, nil
+		}
+		cands = append(cands, ranked{id: id, r: r.Float64})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, classify(err)
+	}
+	return cands, true, nil
+}
+
+// fetch reads the columns of the candidates that exist and pass f, marking
+// them found.
+func fetch(ctx context.Context, tx *sql.Tx, cands []ranked, f Filters) error {
+	pos := make(map[int64]int, len(cands))
+	args := make([]any, len(cands), len(cands)+8)
+	var b strings.Builder
+	b.WriteString(`SELECT m.id, m.text, m.tags, m.source, m.created_at FROM memories m WHERE m.id IN (`)
+	for i, c := range cands {
+		pos[c.id] = i
+		args[i] = c.id
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('?')
+	}
+	b.WriteByte(')')
+	args = filterSQL(&b, args, f)
+	rows, err := tx.QueryContext(ctx, b.String(), args...)
+	if err != nil {
+		return classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c ranked
+		if err := rows.Scan(&c.id, &c.text, &c.tags, &c.source, &c.created); err != nil {
+			return classify(err)
+		}
+		if i, ok := pos[c.id]; ok {
+			c.r, c.found = cands[i].r, true
+			cands[i] = c
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
+// best orders complete candidates as the one statement's ORDER BY r ASC,
+// created_at DESC, id DESC does and returns the first limit as hits.
+func best(cands []ranked, limit int) ([]Hit, error) {
+	sort.Slice(cands, func(i, j int) bool {
+		a, b := &cands[i], &cands[j]
+		if a.r != b.r {
+			return a.r < b.r
+		}
+		if a.created != b.created {
+			return a.created > b.created
+		}
+		return a.id > b.id
+	})
+	cands = cands[:min(limit, len(cands))]
+	hits := make([]Hit, len(cands))
+	for i, c := range cands {
+		h, err := c.hit()
+		if err != nil {
+			return nil, err
+		}
+		hits[i] = h
+	}
+	return hits, nil
+}
+
+// fullHits is the one-statement search: exact in every case, slower when a
+// query matches many memories because every match's row is read.
+func fullHits(ctx context.Context, tx *sql.Tx, match string, req Request) ([]Hit, error) {
 	sqlText, args := searchSQL(match, req)
-	rows, err := s.db.QueryContext(ctx, sqlText, args...)
+	rows, err := tx.QueryContext(ctx, sqlText, args...)
 	if err != nil {
 		return nil, classify(err)
 	}
 	defer rows.Close()
 	var hits []Hit
 	for rows.Next() {
-		var h Hit
-		var tags string
-		var created int64
-		var bm25 float64
-		if err := rows.Scan(&h.ID, &h.Text, &tags, &h.Source, &created, &bm25); err != nil {
+		var c ranked
+		if err := rows.Scan(&c.id, &c.text, &c.tags, &c.source, &c.created, &c.r); err != nil {
 			return nil, classify(err)
 		}
-		// A tags column that is not a JSON array was written by something other
-		// than this package: an unexpected state, reported in the generic category.
-		if err := json.Unmarshal([]byte(tags), &h.Tags); err != nil {
-			return nil, fmt.Errorf("memory %d: tags column: %w", h.ID, err)
+		h, err := c.hit()
+		if err != nil {
+			return nil, err
 		}
-		h.CreatedAt = time.UnixMilli(created).UTC()
-		h.Score = Score(bm25)
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, classify(err)
 	}
 	return hits, nil
+}
+
+func (c ranked) hit() (Hit, error) {
+	h := Hit{Memory: Memory{ID: c.id, Text: c.text, Source: c.source, CreatedAt: time.UnixMilli(c.created).UTC()},
+		Score: Score(c.r)}
+	// A tags column that is not a JSON array was written by something other
+	// than this package: an unexpected state, reported in the generic category.
+	if err := json.Unmarshal([]byte(c.tags), &h.Tags); err != nil {
+		return Hit{}, fmt.Errorf("memory %d: tags column: %w", c.id, err)
+	}
+	return h, nil
 }
 
 // Score maps an FTS5 bm25() value (≤ 0, more negative is better) to [0, 1];
@@ -97,18 +370,44 @@ func Score(bm25 float64) float64 {
 	return s / (s + 1)
 }
 
-// searchSQL builds the one statement a search runs. Only placeholders carry
-// values; the text varies only in how many tag conditions it has. CROSS JOIN
-// pins the FTS index as the outer loop: otherwise a broad date range makes the
-// planner walk the created_at index over every memory and probe FTS per row
-// (20x slower at 100,000 memories).
+// searchSQL builds the one statement of the exact, slower search (see
+// SearchMemory). Only placeholders carry values; the text varies only in how
+// many tag conditions it has. CROSS JOIN pins the FTS index as the outer loop:
+// otherwise a broad date range makes the planner walk the created_at index
+// over every memory and probe FTS per row (20x slower at 100,000 memories).
 func searchSQL(match string, req Request) (string, []any) {
 	var b strings.Builder
 	args := []any{match}
 	b.WriteString(`SELECT m.id, m.text, m.tags, m.source, m.created_at, bm25(memories_fts, 1.0, 0.5) AS r
 FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid
 WHERE memories_fts MATCH ?`)
-	f := req.Filters
+	args = filterSQL(&b, args, req.Filters)
+	b.WriteString(` ORDER BY r ASC, m.created_at DESC, m.id DESC LIMIT ?`)
+	args = append(args, req.Limit)
+	return b.String(), args
+}
+
+// rankSQL builds the fast path's first statement: the ids and bm25 values of
+// the n best matches passing the filters, best first, without the memories'
+// text. The memories table is joined only when a filter needs its columns.
+func rankSQL(match string, f Filters, n int) (string, []any) {
+	var b strings.Builder
+	args := []any{match}
+	b.WriteString(`SELECT memories_fts.rowid, bm25(memories_fts, 1.0, 0.5) AS r
+FROM memories_fts`)
+	if !f.Empty() {
+		b.WriteString(` CROSS JOIN memories m ON m.id = memories_fts.rowid`)
+	}
+	b.WriteString(`
+WHERE memories_fts MATCH ?`)
+	args = filterSQL(&b, args, f)
+	b.WriteString(` ORDER BY r ASC LIMIT ?`)
+	args = append(args, n)
+	return b.String(), args
+}
+
+// filterSQL appends the filters' conditions on memories m to a WHERE clause.
+func filterSQL(b *strings.Builder, args []any, f Filters) []any {
 	for _, t := range f.Tags {
 		b.WriteString(` AND EXISTS (SELECT 1 FROM memory_tags t WHERE t.tag = ? AND t.memory_id = m.id)`)
 		args = append(args, t)
@@ -126,9 +425,7 @@ WHERE memories_fts MATCH ?`)
 		b.WriteString(` AND m.created_at < ?`)
 		args = append(args, f.DateTo.UTC().AddDate(0, 0, 1).UnixMilli())
 	}
-	b.WriteString(` ORDER BY r ASC, m.created_at DESC, m.id DESC LIMIT ?`)
-	args = append(args, req.Limit)
-	return b.String(), args
+	return args
 }
 
 // ftsQuery turns free text into an FTS5 expression: each distinct word quoted
