@@ -38,8 +38,10 @@ type Model struct {
 	theme    string
 	styles   *themes.Styles
 	showHelp bool
-	keys     globalKeys
-	help     help.Model
+	// quitArmed: q was pressed while an action ran; the next q quits
+	quitArmed bool
+	keys      globalKeys
+	help      help.Model
 }
 
 // New builds the root model. With theme "auto" it starts dark and asks the
@@ -119,7 +121,22 @@ func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
+// busier is a pane with work that quitting would interrupt.
+type busier interface{ Busy() bool }
+
+func (m *Model) busy() bool {
+	for _, p := range m.panes {
+		if b, ok := p.(busier); ok && b.Busy() {
+			return true
+		}
+	}
+	return false
+}
+
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	if !key.Matches(msg, m.keys.Quit) {
+		m.quitArmed = false
+	}
 	if key.Matches(msg, m.keys.ForceQuit) {
 		return tea.Quit
 	}
@@ -134,6 +151,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, m.keys.Quit):
+		// an approved action mid-execution would be cut off (and later marked
+		// interrupted): q asks twice; ctrl+c still quits at once
+		if m.busy() && !m.quitArmed {
+			m.quitArmed = true
+			return nil
+		}
 		return tea.Quit
 	case key.Matches(msg, m.keys.Suspend):
 		return tea.Suspend
@@ -185,6 +208,9 @@ func (m *Model) Render() string {
 	}
 	tabs := m.renderTabs(w)
 	status := m.renderStatus(w)
+	if m.quitArmed {
+		status = m.styles.Warning.Render(panes.Fit("an approved action is running — press q again to quit anyway", w))
+	}
 	bodyH := h - 2
 	var body string
 	if m.showHelp {

@@ -216,3 +216,29 @@ func loadMsgs(ap *auditpane.Pane) []tea.Msg {
 }
 
 func lipglossWidth(s string) int { return lipgloss.Width(s) }
+
+type busyPane struct {
+	panes.Pane
+	busy bool
+}
+
+func (b busyPane) Busy() bool { return b.busy }
+
+func TestQuitAsksTwiceWhileAnActionRuns(t *testing.T) {
+	_, ap := newModel(t, writeLog(t))
+	m := ui.New(ui.Options{Panes: []panes.Pane{busyPane{Pane: ap, busy: true}}, Theme: "dark"})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 20})
+	if _, cmd := m.Update(key("q")); cmd != nil {
+		t.Fatal("the first q quit while an action ran")
+	}
+	if !strings.Contains(m.Render(), "press q again") {
+		t.Fatal("no warning shown")
+	}
+	_, cmd := m.Update(key("q"))
+	if cmd == nil {
+		t.Fatal("the second q did not quit")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("the second q did not quit")
+	}
+}

@@ -436,6 +436,9 @@ func (p *Pane) select_(i int) tea.Cmd {
 	return p.loadView(p.selID)
 }
 
+// Busy reports a decision being carried out (quitting would interrupt it).
+func (p *Pane) Busy() bool { return p.busy }
+
 // ShortHelp is the status bar's keys.
 func (p *Pane) ShortHelp() []key.Binding {
 	if p.confirm != nil {
