@@ -140,7 +140,7 @@ func ParseInputs(capability string, inputs json.RawMessage, allowed []string) (A
 		}
 		var f float64
 		if err := json.Unmarshal(*r.PositionSeconds, &f); err != nil || bytes.Equal(*r.PositionSeconds, []byte("null")) {
-			return Action{}, bad("position_seconds", "must be a number, got %s", kind(*r.PositionSeconds))
+			return Action{}, bad("position_seconds", "must be a number, got %s", task.JSONKind(*r.PositionSeconds))
 		}
 		if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
 			return Action{}, bad("position_seconds", "must be >= 0, got %s", *r.PositionSeconds)
@@ -175,29 +175,9 @@ func str(raw *json.RawMessage, field string) (string, error) {
 	}
 	var s string
 	if (*raw)[0] != '"' || json.Unmarshal(*raw, &s) != nil {
-		return "", bad(field, "must be a string, got %s", kind(*raw))
+		return "", bad(field, "must be a string, got %s", task.JSONKind(*raw))
 	}
 	return s, nil
-}
-
-func kind(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '[':
-		return "an array"
-	case '{':
-		return "an object"
-	}
-	return "a number"
 }
 
 // checkURI enforces seed 004 §4.1: media_uri is explicit. That means an

@@ -126,7 +126,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 				return nil, merr("inputs", "not valid JSON: %v", jsonErr(err))
 			}
 			if len(raw) == 0 || raw[0] != '{' {
-				return nil, merr("inputs", "must be a JSON object, got %s", rawKind(raw))
+				return nil, merr("inputs", "must be a JSON object, got %s", JSONKind(raw))
 			}
 			if len(raw) > MaxInputsBytes {
 				return nil, merr("inputs", "larger than %d bytes", MaxInputsBytes)
@@ -343,7 +343,10 @@ func tokenKind(tok json.Token) string {
 	return "an unknown token"
 }
 
-func rawKind(raw []byte) string {
+// JSONKind names the kind of a raw JSON value for error messages
+// ("a string", "an array", …).
+func JSONKind(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return "nothing"
 	}
