@@ -108,12 +108,16 @@ type Pane struct {
 	pending bool // a change arrived while the full load ran
 	loadErr error
 
-	filter    textinput.Model
-	filtering bool
-	event     string
-	outcome   int
-	view      []int         // indexes into rows after filters
-	hits      map[int][]int // row index → matched character indexes in hay
+	filter     textinput.Model
+	filtering  bool
+	event      string
+	outcome    int
+	view       []int    // indexes into rows after filters
+	filterGen  int      // generation of the latest filter request
+	filterBusy bool     // a large log is being filtered in a command
+	events     []string // event names in order of appearance
+	seenEvent  map[string]bool
+	hits       map[int][]int // row index → matched character indexes in hay
 
 	sel, top int
 	follow   bool
@@ -195,16 +199,22 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	case tailMsg:
 		if !p.full {
 			p.rows = msg.rows
-			p.refilter()
+			p.noteEvents(0)
+			return p.refilter()
 		}
 	case fullMsg:
 		p.loadErr = msg.err
 		p.rows, p.end, p.chain, p.full = msg.rows, msg.end, msg.chain, true
-		p.refilter()
+		p.events, p.seenEvent = nil, nil
+		p.noteEvents(0)
+		cmd := p.refilter()
 		if p.pending {
 			p.pending = false
-			return p.readMore()
+			return tea.Batch(cmd, p.readMore())
 		}
+		return cmd
+	case filteredMsg:
+		p.applyFilter(msg)
 	case changedMsg:
 		next := p.watcher.Wait(changedMsg{})
 		if !p.full {
@@ -222,12 +232,16 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		if msg.err == nil && msg.end >= p.end {
+			from := len(p.rows)
 			for _, l := range msg.lines {
 				p.chain.FeedParsed(l.Entry, l.Err)
 				p.rows = append(p.rows, newRow(l))
 			}
 			p.end = msg.end
-			p.refilter()
+			p.noteEvents(from)
+			if !p.filterBusy {
+				p.extendView(from) // only the new rows: appends cost what they add
+			}
 		}
 	case detailMsg:
 		if msg.off != p.wantDetail {
@@ -256,14 +270,13 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			p.filter.Blur()
 			if msg.String() == "esc" {
 				p.filter.SetValue("")
-				p.refilter()
+				return p.refilter()
 			}
 			return nil
 		}
 		var cmd tea.Cmd
 		p.filter, cmd = p.filter.Update(msg)
-		p.refilter()
-		return cmd
+		return tea.Batch(cmd, p.refilter())
 	}
 	if p.detail != nil || p.detailErr != nil {
 		switch {
@@ -298,14 +311,14 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return p.filter.Focus()
 	case key.Matches(msg, k.Event):
 		p.event = p.nextEvent()
-		p.refilter()
+		return p.refilter()
 	case key.Matches(msg, k.Outcome):
 		p.outcome = (p.outcome + 1) % len(outcomes)
-		p.refilter()
+		return p.refilter()
 	case key.Matches(msg, k.Clear):
 		p.event, p.outcome = "", 0
 		p.filter.SetValue("")
-		p.refilter()
+		return p.refilter()
 	case key.Matches(msg, k.Open):
 		if p.sel < len(p.view) {
 			return p.openDetail(p.rows[p.view[p.sel]].off)
@@ -341,25 +354,31 @@ func (p *Pane) move(d int) {
 	p.follow = p.sel == len(p.view)-1
 }
 
-// nextEvent cycles the event filter through the events present, in order of appearance.
-func (p *Pane) nextEvent() string {
-	var events []string
-	seen := map[string]bool{}
-	for _, r := range p.rows {
-		if !seen[r.event] {
-			seen[r.event] = true
-			events = append(events, r.event)
+// noteEvents records the event names of rows[from:], in order of appearance,
+// so cycling the event filter never rescans the log.
+func (p *Pane) noteEvents(from int) {
+	if p.seenEvent == nil {
+		p.seenEvent = map[string]bool{}
+	}
+	for _, r := range p.rows[from:] {
+		if !p.seenEvent[r.event] {
+			p.seenEvent[r.event] = true
+			p.events = append(p.events, r.event)
 		}
 	}
+}
+
+// nextEvent cycles the event filter through the events present.
+func (p *Pane) nextEvent() string {
 	if p.event == "" {
-		if len(events) > 0 {
-			return events[0]
+		if len(p.events) > 0 {
+			return p.events[0]
 		}
 		return ""
 	}
-	for i, e := range events {
-		if e == p.event && i+1 < len(events) {
-			return events[i+1]
+	for i, e := range p.events {
+		if e == p.event && i+1 < len(p.events) {
+			return p.events[i+1]
 		}
 	}
 	return ""
@@ -373,36 +392,90 @@ type rowSource struct {
 func (s rowSource) String(i int) string { return s.rows[s.idx[i]].hay }
 func (s rowSource) Len() int            { return len(s.idx) }
 
-func (p *Pane) refilter() {
+// syncFilterRows is how many rows are filtered on the UI goroutine; larger
+// logs are filtered in a command so typing in the filter never stalls.
+const syncFilterRows = 20000
+
+// filterSpec is what the view is filtered by.
+type filterSpec struct {
+	event, outcome, query string
+}
+
+func (p *Pane) spec() filterSpec {
+	return filterSpec{event: p.event, outcome: outcomes[p.outcome], query: p.filter.Value()}
+}
+
+// filterRows returns the indexes (from from on) of rows passing sp, and the
+// fuzzy filter's matched byte offsets per row.
+func filterRows(rows []row, from int, sp filterSpec) ([]int, map[int][]int) {
 	var idx []int
-	for i, r := range p.rows {
-		if p.event != "" && r.event != p.event {
+	for i := from; i < len(rows); i++ {
+		r := rows[i]
+		if sp.event != "" && r.event != sp.event {
 			continue
 		}
-		switch outcomes[p.outcome] {
-		case "ok":
-			if r.outcome != "ok" {
-				continue
-			}
-		case "failed":
-			if r.outcome == "ok" {
-				continue
-			}
+		if (sp.outcome == "ok" && r.outcome != "ok") || (sp.outcome == "failed" && r.outcome == "ok") {
+			continue
 		}
 		idx = append(idx, i)
 	}
-	p.hits = nil
-	if q := p.filter.Value(); q != "" {
-		matches := fuzzy.FindFromNoSort(q, rowSource{p.rows, idx})
-		p.hits = make(map[int][]int, len(matches))
-		kept := make([]int, 0, len(matches))
-		for _, m := range matches {
-			kept = append(kept, idx[m.Index])
-			p.hits[idx[m.Index]] = m.MatchedIndexes
-		}
-		idx = kept
+	if sp.query == "" {
+		return idx, nil
 	}
-	p.view = idx
+	matches := fuzzy.FindFromNoSort(sp.query, rowSource{rows, idx})
+	hits := make(map[int][]int, len(matches))
+	kept := make([]int, 0, len(matches))
+	for _, m := range matches {
+		kept = append(kept, idx[m.Index])
+		hits[idx[m.Index]] = m.MatchedIndexes
+	}
+	return kept, hits
+}
+
+type filteredMsg struct {
+	gen  int
+	n    int // rows[:n] were filtered
+	idx  []int
+	hits map[int][]int
+}
+
+// refilter recomputes the view after a filter change or a reload: at once for
+// small logs, in a command (tagged with a generation) for large ones. Rows are
+// only ever appended, so the command reads a stable prefix.
+func (p *Pane) refilter() tea.Cmd {
+	p.filterGen++
+	sp, rows, gen := p.spec(), p.rows, p.filterGen
+	if len(rows) <= syncFilterRows {
+		idx, hits := filterRows(rows, 0, sp)
+		p.applyFilter(filteredMsg{gen: gen, n: len(rows), idx: idx, hits: hits})
+		return nil
+	}
+	p.filterBusy = true
+	return func() tea.Msg {
+		idx, hits := filterRows(rows, 0, sp)
+		return filteredMsg{gen: gen, n: len(rows), idx: idx, hits: hits}
+	}
+}
+
+func (p *Pane) applyFilter(m filteredMsg) {
+	if m.gen != p.filterGen {
+		return // the filter changed since: a newer result is coming
+	}
+	p.filterBusy = false
+	p.view, p.hits = m.idx, m.hits
+	p.extendView(m.n) // rows that arrived while filtering
+}
+
+// extendView filters only rows[from:] (new entries) into the view.
+func (p *Pane) extendView(from int) {
+	idx, hits := filterRows(p.rows, from, p.spec())
+	p.view = append(p.view, idx...)
+	for k, v := range hits {
+		if p.hits == nil {
+			p.hits = map[int][]int{}
+		}
+		p.hits[k] = v
+	}
 	if p.follow || p.sel >= len(p.view) {
 		p.sel = max(len(p.view)-1, 0)
 	}
@@ -449,6 +522,9 @@ func (p *Pane) View(w, h int) string {
 	head := s.Heading.Render("Audit log") + "  " + badgeStyled
 	if len(filters) > 0 {
 		head += "  " + s.Warning.Render("["+strings.Join(filters, " ")+"]")
+	}
+	if p.filterBusy {
+		head += "  " + s.Muted.Render("filtering…")
 	}
 	lines := []string{head}
 	if p.filtering || p.filter.Value() != "" {

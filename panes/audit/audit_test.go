@@ -56,3 +56,34 @@ func TestDetailClosedBeforeItArrivesStaysClosed(t *testing.T) {
 		t.Fatal("a detail that arrived after esc opened anyway")
 	}
 }
+
+// A large log is filtered in a command; rows appended meanwhile still join
+// the view once the result lands, and a superseded result is dropped.
+func TestLargeLogFiltersOffTheUIGoroutine(t *testing.T) {
+	pal, _ := themes.Palettes("dark")
+	p := New(filepath.Join(t.TempDir(), "audit.log"), themes.New(pal))
+	for i := 0; i < syncFilterRows+5000; i++ {
+		ev := "submitted"
+		if i%10 == 0 {
+			ev = "denied"
+		}
+		p.rows = append(p.rows, row{event: ev, outcome: "ok", hay: ev})
+	}
+	p.noteEvents(0)
+	p.event = "denied"
+	stale := p.refilter()
+	cmd := p.refilter() // a newer request supersedes the first
+	if cmd == nil || !p.filterBusy {
+		t.Fatal("a large log was filtered on the UI goroutine")
+	}
+	n := len(p.rows)
+	p.rows = append(p.rows, row{event: "denied", outcome: "ok", hay: "denied"}) // arrives meanwhile
+	p.Update(stale())
+	if !p.filterBusy {
+		t.Fatal("a superseded filter result was applied")
+	}
+	p.Update(cmd())
+	if p.filterBusy || len(p.view) != (n+9)/10+1 || p.view[len(p.view)-1] != n {
+		t.Fatalf("view has %d rows (busy %v)", len(p.view), p.filterBusy)
+	}
+}
