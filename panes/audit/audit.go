@@ -604,9 +604,9 @@ func (p *Pane) detailLines(w int) []string {
 type cols struct{ widths [6]int }
 
 func columns(w int) cols {
-	// time 20, outcome 10; the rest shares what is left
-	c := cols{widths: [6]int{20, 0, 10, 0, 0, 9}}
-	rest := w - 20 - 10 - 9 - 5
+	// time 20, event 10, outcome 16 (approval_timeout); the rest shares what is left
+	c := cols{widths: [6]int{20, 0, 10, 0, 0, 16}}
+	rest := w - 20 - 10 - 16 - 5
 	if rest < 12 {
 		rest = 12
 	}
