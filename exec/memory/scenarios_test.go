@@ -7,6 +7,7 @@ package memory
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"reflect"
@@ -497,21 +498,7 @@ func TestExecutePerformanceWithinTarget(t *testing.T) {
 			DateFrom: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), DateTo: time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC)}},
 	} {
 		q, args := searchSQL(ftsQuery(req.Query), req)
-		rows, err := s.db.Query("EXPLAIN QUERY PLAN "+q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		joined := strings.Join(plan, "\n")
+		joined := queryPlan(t, s.db, q, args...)
 		if !strings.Contains(joined, "memories_fts VIRTUAL TABLE INDEX") {
 			t.Fatalf("plan does not use the FTS index:\n%s", joined)
 		}
@@ -535,4 +522,24 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// queryPlan returns SQLite's EXPLAIN QUERY PLAN details for q, one per line.
+func queryPlan(t *testing.T, db *sql.DB, q string, args ...any) string {
+	t.Helper()
+	rows, err := db.Query("EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "\n")
 }

@@ -196,21 +196,7 @@ func TestRankStatementPlan(t *testing.T) {
 	for _, f := range []Filters{{}, {Tags: []string{"python"}, Source: "documentation",
 		DateFrom: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), DateTo: time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC)}} {
 		q, args := rankSQL(ftsQuery("python web"), f, 26)
-		rows, err := s.db.Query("EXPLAIN QUERY PLAN "+q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		joined := strings.Join(plan, "\n")
+		joined := queryPlan(t, s.db, q, args...)
 		if !strings.Contains(joined, "memories_fts VIRTUAL TABLE INDEX") || regexp.MustCompile(`SCAN m\b`).MatchString(joined) {
 			t.Fatalf("plan:\n%s", joined)
 		}
