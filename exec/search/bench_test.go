@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-func goSrc(b *testing.B) string {
+func goSrc(b testing.TB) string {
 	return filepath.Join(runtime.GOROOT(), "src")
 }
 

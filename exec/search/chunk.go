@@ -353,15 +353,28 @@ func (p *prepared) explainStderr(c *chunk, stderr string, index map[string]int) 
 // file, for both backends, so they agree) before and after each match.
 // Event strings are substrings of one conversion of the file's arena.
 func (p *prepared) fileEvents(it item, f *fileRecs) []Event {
+	if len(f.lines) == 0 {
+		return []Event{}
+	}
+	out, ok := p.appendFileEvents(make([]Event, 0, len(f.lines)), it, f)
+	if !ok {
+		return nil
+	}
+	return out
+}
+
+// appendFileEvents appends a file's events to out; false when the file
+// could not be read for context lines.
+func (p *prepared) appendFileEvents(out []Event, it item, f *fileRecs) ([]Event, bool) {
 	recs := f.lines
 	if len(recs) == 0 {
-		return []Event{}
+		return out, true
 	}
 	var lines [][]byte
 	if p.e.context > 0 {
 		data, err := os.ReadFile(it.abs)
 		if err != nil {
-			return nil
+			return out, false
 		}
 		lines = bytes.Split(data, []byte{'\n'})
 		if len(data) > 0 && data[len(data)-1] == '\n' {
@@ -375,7 +388,6 @@ func (p *prepared) fileEvents(it item, f *fileRecs) []Event {
 	for i, s := range f.spans {
 		spans[i] = Span{s.start, s.end}
 	}
-	out := make([]Event, 0, len(recs))
 	var emitted uint64 // highest line number already emitted
 	isMatch := func(ln uint64, from int) bool {
 		for _, r := range recs[from:] {
@@ -424,5 +436,5 @@ func (p *prepared) fileEvents(it item, f *fileRecs) []Event {
 			}
 		}
 	}
-	return out
+	return out, true
 }

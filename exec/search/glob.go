@@ -221,10 +221,25 @@ func (s globSet) matchAncestors(rel string, isDir bool) bool {
 	return false
 }
 
-// ignoreFile is one .gitignore or .ignore file's rules; base is the
-// directory holding it, relative to the walk's start ("" for the start).
+// ignoreKind is which kind of ignore file a rule came from. Like rg's
+// ignore crate, a match in a higher-precedence kind wins regardless of
+// depth: .rgignore over .ignore over .gitignore.
+type ignoreKind uint8
+
+const (
+	kindGitignore ignoreKind = iota
+	kindIgnore
+	kindRgignore
+)
+
+// ignoreNames are the ignore files read in each directory, by kind.
+var ignoreNames = [...]string{kindGitignore: ".gitignore", kindIgnore: ".ignore", kindRgignore: ".rgignore"}
+
+// ignoreFile is one ignore file's rules; base is the directory holding it,
+// relative to the sandbox root ("" for the root).
 type ignoreFile struct {
 	base  string
+	kind  ignoreKind
 	rules []*glob
 }
 
@@ -245,7 +260,7 @@ func parseIgnore(base string, data []byte) ignoreFile {
 		}
 		g, err := compileGlob(line)
 		if err != nil {
-			continue // git ignores broken lines too
+			continue // git and rg skip broken lines too
 		}
 		g.negate = neg
 		f.rules = append(f.rules, g)
@@ -253,23 +268,46 @@ func parseIgnore(base string, data []byte) ignoreFile {
 	return f
 }
 
-// ignored applies a stack of ignore files (outermost first): the deepest
-// file's last matching rule decides, as in git.
-func ignored(stack []ignoreFile, rel string, isDir bool) bool {
-	for i := len(stack) - 1; i >= 0; i-- {
-		f := stack[i]
-		sub := rel
-		if f.base != "" {
-			if !strings.HasPrefix(rel, f.base+"/") {
+// ignoreMatch applies a stack of ignore files (outermost first) the way rg
+// 13 does, so that rg may walk the tree itself and still select the same
+// files: for each kind, highest first, the deepest file with a matching
+// rule decides by its last matching rule. A whitelisted path ("!rule") is
+// not ignored and, as in rg, not hidden either.
+func ignoreMatch(stack []ignoreFile, rel string, isDir bool) (ignore, whitelist bool) {
+	for kind := kindRgignore; ; kind-- {
+		for i := len(stack) - 1; i >= 0; i-- {
+			f := stack[i]
+			if f.kind != kind {
 				continue
 			}
-			sub = rel[len(f.base)+1:]
-		}
-		for j := len(f.rules) - 1; j >= 0; j-- {
-			if f.rules[j].match(sub, isDir) {
-				return !f.rules[j].negate
+			sub := rel
+			if f.base != "" {
+				if !strings.HasPrefix(rel, f.base+"/") {
+					continue
+				}
+				sub = rel[len(f.base)+1:]
+			}
+			for j := len(f.rules) - 1; j >= 0; j-- {
+				if f.rules[j].match(sub, isDir) {
+					return !f.rules[j].negate, f.rules[j].negate
+				}
 			}
 		}
+		if kind == kindGitignore {
+			return false, false
+		}
 	}
-	return false
+}
+
+// dropGitignores removes .gitignore files from the stack: a directory with
+// its own .git is a repository boundary, above which (as in git and rg)
+// .gitignore files no longer apply.
+func dropGitignores(stack []ignoreFile) []ignoreFile {
+	var out []ignoreFile
+	for _, f := range stack {
+		if f.kind != kindGitignore {
+			out = append(out, f)
+		}
+	}
+	return out
 }

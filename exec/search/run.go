@@ -67,6 +67,7 @@ type prepared struct {
 	pat              string
 	fixed            bool
 	deny             globSet
+	denyGlobs        []string
 	include, exclude globSet
 	env              []string
 }
@@ -93,6 +94,7 @@ func prepareUnchecked(req Request, opts Options) (*prepared, error) {
 	if p.env == nil {
 		p.env = os.Environ()
 	}
+	p.denyGlobs = opts.Deny
 	if p.deny, err = compileSet(opts.Deny); err != nil {
 		return nil, execFailed("sandbox.deny: %v", err)
 	}
@@ -154,6 +156,20 @@ func Run(ctx context.Context, req Request, opts Options, emit func(Batch)) (Resp
 	p, err := prepareUnchecked(req, opts)
 	if err != nil {
 		return Response{}, err
+	}
+	// A caller that streams needs results in order as they become final,
+	// which only the ordered path gives; others get the rg walk when it
+	// can answer exactly. rg rejecting the pattern makes the walk fall back,
+	// so it needs no pattern check of its own.
+	if emit == nil && p.rgWalkEligible() {
+		start := time.Now()
+		passed := make(chan error, 1)
+		passed <- nil
+		resp, fallback, err := p.runRGWalk(ctx, req.Pattern, passed)
+		if !fallback {
+			return resp, err
+		}
+		p.e.timeoutMS = max(p.e.timeoutMS-time.Since(start).Milliseconds(), 1)
 	}
 	// The pattern check (a backend process of its own; ugrep needs ~40 ms to
 	// compile a Unicode \w) runs alongside the walk and the first chunks;

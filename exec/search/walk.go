@@ -57,10 +57,11 @@ type walker struct {
 }
 
 type child struct {
-	name  string
-	key   string // sortKey(name), without the directory slash
-	isDir bool
-	info  fs.FileInfo
+	name   string
+	key    string // sortKey(name), without the directory slash
+	isDir  bool
+	hidden bool // a dot name: skipped unless hidden is set or an ignore rule whitelists it
+	info   fs.FileInfo
 }
 
 // cmpChild orders children by key, a directory's key followed by "/",
@@ -138,7 +139,7 @@ func (w *walker) run() {
 		// too; the search root's own are read by dir.
 		dir := w.pl.sandbox
 		for dir != w.pl.target {
-			stack = w.loadIgnores(stack, dir, nil)
+			stack = w.loadIgnores(stack, dir, relSlash(w.pl.sandbox, dir), nil)
 			next := relSlash(dir, w.pl.target)
 			if i := strings.IndexByte(next, '/'); i >= 0 {
 				next = next[:i]
@@ -161,16 +162,26 @@ func (w *walker) run() {
 	w.dir(d, stack, anc)
 }
 
-// loadIgnores reads dir's ignore files; present (when not nil) says which
-// exist, from the directory listing, to save failing opens.
-func (w *walker) loadIgnores(stack []ignoreFile, dir string, present map[string]bool) []ignoreFile {
-	base := relSlash(w.pl.sandbox, dir)
-	for _, n := range [...]string{".gitignore", ".ignore"} {
+// loadIgnores reads dir's ignore files (base: dir relative to the sandbox
+// root, which their rules are relative to); present (when not nil) says which
+// exist, from the directory listing, to save failing opens. A directory
+// holding .git first drops the .gitignore files of its ancestors.
+func (w *walker) loadIgnores(stack []ignoreFile, dir, base string, present map[string]bool) []ignoreFile {
+	hasGit := present[".git"]
+	if present == nil {
+		_, err := os.Lstat(filepath.Join(dir, ".git"))
+		hasGit = err == nil
+	}
+	if hasGit {
+		stack = dropGitignores(stack)
+	}
+	for kind, n := range ignoreNames {
 		if present != nil && !present[n] {
 			continue
 		}
 		if data, err := os.ReadFile(filepath.Join(dir, n)); err == nil {
 			if f := parseIgnore(base, data); len(f.rules) > 0 {
+				f.kind = ignoreKind(kind)
 				stack = append(stack[:len(stack):len(stack)], f)
 			}
 		}
@@ -224,14 +235,15 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 	var present map[string]bool
 	for _, de := range ents {
 		name := de.Name()
-		if name == ".gitignore" || name == ".ignore" {
-			if present == nil {
-				present = map[string]bool{}
+		hidden := strings.HasPrefix(name, ".")
+		if hidden {
+			switch name {
+			case ".gitignore", ".ignore", ".rgignore", ".git":
+				if present == nil {
+					present = map[string]bool{}
+				}
+				present[name] = true
 			}
-			present[name] = true
-		}
-		if !w.e.hidden && strings.HasPrefix(name, ".") {
-			continue
 		}
 		t := de.Type()
 		var info fs.FileInfo
@@ -242,6 +254,9 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 			}
 			st, err := os.Stat(filepath.Join(d.abs, name))
 			if err != nil {
+				if hidden && !w.e.hidden {
+					continue
+				}
 				loopErrs = append(loopErrs, child{name: name, key: sortKey(name)})
 				continue
 			}
@@ -249,10 +264,15 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		} else if !isDir && !t.IsRegular() {
 			continue // fifos, sockets and devices are never searched
 		}
-		kids = append(kids, child{name: name, key: sortKey(name), isDir: isDir, info: info})
+		kids = append(kids, child{name: name, key: sortKey(name), isDir: isDir, hidden: hidden, info: info})
 	}
 	if !w.e.noIgnore && present != nil {
-		stack = w.loadIgnores(stack, d.abs, present)
+		// The base comes from d.rel: d.abs has a "/./" inside.
+		base := strings.TrimSuffix(w.sbPre, "/")
+		if d.rel != "" {
+			base = w.sandboxRel(d.rel)
+		}
+		stack = w.loadIgnores(stack, d.abs, base, present)
 	}
 	slices.SortFunc(kids, cmpChild)
 	for _, c := range loopErrs {
@@ -271,7 +291,14 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		if w.deny.match(relSandbox, c.isDir) {
 			continue
 		}
-		if !w.e.noIgnore && len(stack) > 0 && ignored(stack, relSandbox, c.isDir) {
+		white := false
+		if !w.e.noIgnore && len(stack) > 0 {
+			var ign bool
+			if ign, white = ignoreMatch(stack, relSandbox, c.isDir); ign {
+				continue
+			}
+		}
+		if c.hidden && !w.e.hidden && !white {
 			continue
 		}
 		relSearch := w.searchRel(rel)

@@ -1,0 +1,615 @@
+package search
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The rg walk: for a request whose file selection rg can reproduce
+// exactly, rg walks the tree itself, on all cores, instead of being handed
+// Vigil's ordered file lists. Vigil's walk, the binary sniff of every file
+// and rg's slower explicit-path mode cost 2-3x rg's own time on large
+// trees; this path costs about rg's own time plus the final sort.
+//
+// Why the selection is the same: Vigil's walker follows rg 13's ignore
+// rules (.gitignore, .ignore, .rgignore with rg's precedence, the .git
+// boundary, whitelisted hidden names), rg is told to read nothing else
+// (no global, exclude or parent ignore files, no git repository needed),
+// and deny and exclude globs become rg override exclusions, which prune
+// like Vigil's. Requests rg cannot reproduce take the ordered path:
+// include globs (rg's whitelist overrides beat ignore files), followed
+// symlinks (loop errors), exclude globs below the sandbox root, and ignore
+// files between the sandbox root and the search root.
+//
+// Binary files: rg runs with --binary, which reports the first NUL's offset
+// (binary_offset) of every file it prints. A NUL in the first 8 KiB means
+// binary for Vigil (dropped, counted); one further in means text, and such a
+// file is searched again, alone, with -a. A file whose only matches need
+// its NUL bytes (a pattern matching "\x00" in a file whose first NUL is past
+// 8 KiB) is the one case rg's conversion can miss.
+//
+// Order and truncation: output arrives in any order, so nothing is final
+// until rg exits. As soon as more matching lines than max_results have
+// arrived, truncation is certain, and the ordered path (which stops early)
+// takes over; likewise when the final result would be truncated by context
+// lines or exceed max_files. So the rg walk only ever returns complete,
+// untruncated results, which are the same whichever path computes them.
+
+// rgWalkEligible reports whether rg can walk the tree for this request and
+// select exactly the files Vigil's walker would.
+func (p *prepared) rgWalkEligible() bool {
+	if p.be.Name != "rg" || p.pl.isFile || p.e.follow || len(p.e.include) > 0 {
+		return false
+	}
+	atRoot := p.pl.target == p.pl.sandbox
+	if len(p.e.exclude) > 0 && !atRoot {
+		return false
+	}
+	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
+		if strings.HasPrefix(g, "!") {
+			return false // "!" would turn an rg override into a whitelist
+		}
+	}
+	if !atRoot && !p.e.noIgnore {
+		// Vigil applies ignore files from the sandbox root down; rg is told
+		// to read none above its search root.
+		rel := relSlash(p.pl.sandbox, p.pl.target)
+		dir := p.pl.sandbox
+		for _, part := range strings.Split(rel, "/") {
+			for _, n := range ignoreNames {
+				if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+					return false
+				}
+			}
+			dir = filepath.Join(dir, part)
+		}
+	}
+	return true
+}
+
+func (p *prepared) rgWalkArgs() []string {
+	a := []string{"--json", "--no-config", "--binary", "-s",
+		"--no-require-git", "--no-ignore-parent", "--no-ignore-global", "--no-ignore-exclude"}
+	if p.e.hidden {
+		a = append(a, "--hidden")
+	}
+	if p.e.noIgnore {
+		a = append(a, "--no-ignore")
+	}
+	if !p.e.recursive {
+		a = append(a, "--max-depth", "1")
+	}
+	if p.e.maxPerFile > 0 {
+		a = append(a, "-m", strconv.Itoa(p.e.maxPerFile))
+	}
+	if p.fixed {
+		a = append(a, "-F")
+	}
+	if p.e.word {
+		a = append(a, "-w")
+	}
+	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
+		a = append(a, "-g", "!"+g)
+	}
+	root := "."
+	if rel := relSlash(p.pl.sandbox, p.pl.target); rel != "" {
+		root = "./" + rel
+	}
+	return append(a, "-e", p.pat, "--", root)
+}
+
+// walkFile is one file rg reported.
+type walkFile struct {
+	orderRel  string // raw path relative to the order root
+	display   string // path.text
+	recs      fileRecs
+	binOffset int64 // -1: no NUL byte seen
+	size      int64 // bytes rg searched: the file's size unless cut short
+	ended     bool  // rg's "end" message arrived: the file is complete
+	events    []Event
+	err       *FileError
+	isDir     bool // an error entry for a directory
+	again     bool // text with a NUL past the sniff window: search with -a
+	keep      bool // text: its events are built from recs once in order
+}
+
+// cmpWalkFiles orders by path.text, which for plain paths (path.text equal
+// to the raw path, so no two share a key) is the walker's order; others go
+// through cmpWalkOrder.
+func cmpWalkFiles(a, b *walkFile) int {
+	if !a.isDir && !b.isDir && a.display == a.orderRel && b.display == b.orderRel {
+		return strings.Compare(a.orderRel, b.orderRel)
+	}
+	return cmpWalkOrder(a.orderRel, a.isDir, b.orderRel, b.isDir)
+}
+
+// rgPipeSize is the pipe buffer asked for rg's output: with the default
+// 64 KiB, rg's threads stall whenever the parser falls behind for a moment.
+const rgPipeSize = 1 << 20
+
+// runRGWalk runs the rg walk. fallback means the ordered path must answer
+// instead (nothing has been delivered; checked has not been read).
+func (p *prepared) runRGWalk(parent context.Context, pattern string, checked <-chan error) (resp Response, fallback bool, err error) {
+	ctx, cancel := context.WithTimeout(parent, time.Duration(p.e.timeoutMS)*time.Millisecond)
+	defer cancel()
+	cmd := command(ctx, p.be, p.pl.sandbox, p.env, p.rgWalkArgs())
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return resp, true, nil
+	}
+	var stderr limitedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return resp, true, nil
+	}
+	if f, ok := stdout.(*os.File); ok {
+		_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, rgPipeSize) // best effort
+	}
+	tallied := make(chan walkTally, 1)
+	go func() { tallied <- p.tallyWalk(ctx, cancel) }()
+
+	orderPre := relSlash(p.pl.sandbox, p.pl.orderRoot)
+	orderRel := func(sandboxRel string) string {
+		if orderPre == "" {
+			return sandboxRel
+		}
+		return strings.TrimPrefix(sandboxRel, orderPre+"/")
+	}
+	var (
+		files     []*walkFile
+		index     = map[string]*walkFile{}
+		last      *walkFile
+		lastPath  []byte
+		lines     int
+		searches  int64 = -1
+		malformed bool
+		over      bool
+		pb        parseBuf
+		pending   []byte
+	)
+	fileOf := func(path []byte) *walkFile {
+		if last != nil && bytes.Equal(path, lastPath) {
+			return last // rg prints a file's messages together
+		}
+		f, ok := index[string(path)]
+		if !ok {
+			if !bytes.HasPrefix(path, []byte("./")) {
+				return nil
+			}
+			rel := orderRel(string(path[2:]))
+			f = &walkFile{orderRel: rel, display: displayPath(rel), binOffset: -1, size: -1}
+			index[string(path)] = f
+			files = append(files, f)
+		}
+		last, lastPath = f, append(lastPath[:0], path...)
+		return f
+	}
+	br := bufio.NewReaderSize(stdout, 256<<10)
+	for {
+		line, rerr := br.ReadSlice('\n')
+		if rerr == bufio.ErrBufferFull {
+			pending = append(pending, line...)
+			continue
+		}
+		if len(pending) > 0 {
+			pending = append(pending, line...)
+			line = pending
+		}
+		line = bytes.TrimRight(line, "\n")
+		if len(line) > 0 {
+			rec, ok, perr := parseRGLineBuf(line, &pb)
+			switch {
+			case perr != nil:
+				malformed = true
+			case ok:
+				f := fileOf(rec.path)
+				if f == nil || f.ended || !f.recs.inOrder(rec.line) {
+					malformed = true
+					break
+				}
+				n := len(f.recs.lines)
+				f.recs.add(rec, p.e.maxPerFile)
+				if len(f.recs.lines) > n {
+					lines++
+				}
+			case bytes.HasPrefix(line, rgEndPrefix):
+				path, off, size, perr := parseRGEnd(line)
+				f := fileOf(path)
+				if perr != nil || f == nil {
+					malformed = true
+					break
+				}
+				f.binOffset, f.size, f.ended = off, size, true
+				// Built now, while rg still runs, rather than after.
+				p.finishWalkFile(f)
+			case bytes.Contains(line, []byte(`"type":"summary"`)):
+				if n, perr := parseRGSummary(line); perr == nil {
+					searches = n
+				}
+			}
+		}
+		pending = pending[:0]
+		if lines > p.e.maxResults {
+			over = true // truncation is certain: the ordered path stops early
+			cancel()
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	werr := cmd.Wait()
+	tally := <-tallied
+	if over || tally.over {
+		return resp, true, nil
+	}
+	timedOut := parent.Err() == nil && ctx.Err() != nil
+	if searches < 0 && !timedOut && parent.Err() == nil {
+		// rg stopped without its summary (say, a glob its globset rejects,
+		// or a bad pattern): the ordered path reports it properly.
+		return resp, true, nil
+	}
+	for _, f := range files {
+		if !f.ended { // cut short by the timeout: what arrived stands
+			p.finishWalkFile(f)
+		}
+		if _, listed := tally.set[f.orderRel]; !listed && !timedOut {
+			return Response{}, true, nil // rg and the walker disagree: trust the walker
+		}
+	}
+
+	// Per-path errors from stderr; the rest is reported as rg's stderr.
+	var rest []string
+	var buf [sniffBytes]byte
+	if !timedOut && parent.Err() == nil {
+		for _, l := range strings.Split(strings.TrimSpace(lossy(stderr.String())), "\n") {
+			if l == "" || ignoreFileWarning(l) {
+				continue
+			}
+			rel, msg, ok := p.stderrPath(l)
+			if !ok {
+				rest = append(rest, l)
+				continue
+			}
+			abs := filepath.Join(p.pl.sandbox, rel)
+			e := &walkFile{orderRel: orderRel(rel)}
+			e.display = displayPath(e.orderRel)
+			if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
+				e.isDir = true
+				if f, err := os.Open(abs); err != nil {
+					msg = errText(err)
+				} else {
+					if _, err := f.ReadDir(1); err != nil {
+						msg = errText(err)
+					}
+					f.Close()
+				}
+				msg = "cannot read directory: " + msg
+			} else {
+				if _, listed := tally.set[e.orderRel]; !listed {
+					return Response{}, true, nil // rg and the walker disagree: trust the walker
+				}
+				if v := sniff(abs, 0, buf[:]); v != "" && v != "binary" {
+					msg = v
+				}
+			}
+			e.err = &FileError{Path: e.display, Error: msg}
+			files = append(files, e)
+		}
+	}
+
+	// Text files with a NUL past the sniff window: searched again, alone,
+	// with -a, as the ordered path would.
+	var again []item
+	var againFiles []*walkFile
+	for _, f := range files {
+		if f.again {
+			again = append(again, item{abs: filepath.Join(p.pl.orderRoot, f.orderRel), arg: "./" + f.orderRel, rel: f.display, size: -1})
+			againFiles = append(againFiles, f)
+		}
+	}
+	if len(again) > 0 && !timedOut && parent.Err() == nil {
+		c := &chunk{items: again, results: make(chan fileResult, 2*len(again)+2)}
+		p.searchChunk(ctx, c)
+		k := 0
+		for fr := range c.results {
+			if fr.last {
+				continue
+			}
+			againFiles[k].events, againFiles[k].err = fr.events, fr.err
+			k++
+		}
+	}
+	slices.SortFunc(files, cmpWalkFiles)
+
+	resp = Response{Pattern: pattern, Path: p.pl.target, Errors: []FileError{}}
+	// Events are built in final order straight into matches[]: no per-file
+	// slices to copy again.
+	size := 0
+	for _, f := range files {
+		size += len(f.recs.lines) + len(f.events)
+	}
+	resp.Matches = make([]Event, 0, min(size, p.e.maxResults+1))
+	anyMatch := false
+	for _, f := range files {
+		if f.keep {
+			n := len(resp.Matches)
+			var ok bool
+			it := item{abs: filepath.Join(p.pl.orderRoot, f.orderRel), rel: f.display}
+			if resp.Matches, ok = p.appendFileEvents(resp.Matches, it, &f.recs); !ok {
+				f.err = &FileError{Path: f.display, Error: "cannot read file for context lines"}
+			}
+			anyMatch = anyMatch || len(resp.Matches) > n
+		} else {
+			resp.Matches = append(resp.Matches, f.events...)
+			for i := range f.events {
+				anyMatch = anyMatch || f.events[i].Type == "match"
+			}
+		}
+		if f.err != nil {
+			resp.Errors = append(resp.Errors, *f.err)
+		}
+		if len(resp.Matches) > p.e.maxResults {
+			if !timedOut {
+				return Response{}, true, nil // truncated by context lines: the ordered path decides where
+			}
+			resp.Matches = resp.Matches[:p.e.maxResults]
+			resp.Truncated = true
+			break
+		}
+	}
+	resp.FilesScanned = tally.files
+
+	// Nothing is returned before the pattern check has passed.
+	var checkErr error
+	select {
+	case checkErr = <-checked:
+	case <-parent.Done():
+		checkErr = <-checked
+	}
+	if checkErr != nil {
+		return Response{}, false, checkErr
+	}
+	resp.TimedOut = timedOut
+	resp.Count = len(resp.Matches)
+	code := 1
+	if anyMatch {
+		code = 0
+	}
+	unexplained := strings.Join(rest, "\n")
+	if malformed && parent.Err() == nil && !timedOut {
+		unexplained = strings.TrimSpace(unexplained + "\nrg: output could not be parsed")
+	}
+	if rc := exitCode(werr); unexplained != "" && (rc >= 2 || malformed) {
+		code = max(rc, 2)
+	}
+	resp.ExitCode = &code
+	resp.Stderr = unexplained
+	resp.Content = content(&resp, p.e)
+	if parent.Err() != nil {
+		return resp, false, parent.Err()
+	}
+	return resp, false, nil
+}
+
+// finishWalkFile decides a complete file's fate: binary (NUL in the first
+// 8 KiB: dropped, counted), too large (rg searched it; dropped, counted),
+// text with a later NUL (searched again with -a), or text (kept).
+func (p *prepared) finishWalkFile(f *walkFile) {
+	if len(f.recs.lines) == 0 || (f.binOffset >= 0 && f.binOffset < sniffBytes) {
+		f.recs = fileRecs{}
+		return
+	}
+	if p.e.maxSize > 0 {
+		size := f.size
+		if !f.ended || p.e.maxPerFile > 0 || f.binOffset >= 0 {
+			// rg may have stopped early: bytes searched is not the size.
+			size = -1
+			if fi, err := os.Stat(filepath.Join(p.pl.orderRoot, f.orderRel)); err == nil {
+				size = fi.Size()
+			}
+		}
+		if size > p.e.maxSize {
+			f.recs = fileRecs{}
+			return
+		}
+	}
+	if f.binOffset >= 0 {
+		f.again = true
+		return
+	}
+	f.keep = true
+}
+
+// walkTally is what Vigil's own walk says about the eligible files: rg 13
+// reports no count of the files it searched ("searches" counts only files
+// with matches), and the set checks that rg selected no file the walker
+// would not have.
+type walkTally struct {
+	files int64
+	set   map[string]struct{} // raw paths relative to the order root
+	over  bool                // more than max_files: the ordered path answers
+}
+
+// tallyWalk runs the walker without sniffing or searching anything. Past
+// max_files it cancels rg, since the ordered path must answer.
+func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
+	t := walkTally{set: make(map[string]struct{}, 1024)}
+	e := p.e
+	if e.maxFiles > 0 {
+		e.maxFiles++ // one more than allowed tells "over" from "exactly"
+	}
+	w := &walker{ctx: ctx, pl: p.pl, e: e, deny: p.deny, include: p.include, exclude: p.exclude,
+		emit: func(it item) bool {
+			if it.abs != "" {
+				t.files++
+				t.set[it.arg[2:]] = struct{}{}
+			}
+			return true
+		}}
+	w.run()
+	if p.e.maxFiles > 0 && t.files > p.e.maxFiles {
+		t.over = true
+		cancel()
+	}
+	return t
+}
+
+// displayPath is path.text for a raw path relative to the order root: each
+// component as the walker keys it.
+func displayPath(rel string) string {
+	if k := sortKey(rel); k == rel {
+		return rel // valid NFC throughout: each component is its own key
+	}
+	parts := strings.Split(rel, "/")
+	for i, s := range parts {
+		parts[i] = sortKey(s)
+	}
+	return strings.Join(parts, "/")
+}
+
+// cmpWalkOrder orders raw relative paths as the walker visits them: at the
+// first differing component, as cmpChild orders siblings (every component
+// but the last is a directory).
+func cmpWalkOrder(a string, aDir bool, b string, bDir bool) int {
+	pa, pb := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		if pa[i] == pb[i] {
+			continue
+		}
+		ca := child{name: pa[i], key: sortKey(pa[i]), isDir: i < len(pa)-1 || aDir}
+		cb := child{name: pb[i], key: sortKey(pb[i]), isDir: i < len(pb)-1 || bDir}
+		return cmpChild(ca, cb)
+	}
+	return len(pa) - len(pb)
+}
+
+// ignoreFileWarning reports rg's complaint about a line of an ignore file,
+// which Vigil's walker skips silently.
+func ignoreFileWarning(l string) bool {
+	l = strings.TrimPrefix(l, "rg: ")
+	for _, n := range ignoreNames {
+		if i := strings.Index(l, n+": line "); i >= 0 && (i == 0 || l[i-1] == '/') {
+			return true
+		}
+	}
+	return false
+}
+
+// stderrPath reads rg's "./path: message (os error N)" into the path
+// relative to the sandbox and Vigil's wording of the message. A path may
+// itself contain ": ": the shortest prefix that exists wins, else the first.
+func (p *prepared) stderrPath(l string) (rel, msg string, ok bool) {
+	l = strings.TrimPrefix(l, "rg: ")
+	if !strings.HasPrefix(l, "./") {
+		return "", "", false
+	}
+	k := strings.LastIndex(l, ": ")
+	if k < 0 {
+		return "", "", false
+	}
+	msg = strings.TrimSpace(l[k+2:])
+	if i := strings.Index(msg, " (os error"); i >= 0 {
+		msg = msg[:i]
+	}
+	msg = strings.ToLower(strings.TrimSuffix(msg, "."))
+	first := ""
+	for s := 2; ; {
+		i := strings.Index(l[s:], ": ")
+		if i < 0 {
+			break
+		}
+		cand := l[2 : s+i]
+		if first == "" {
+			first = cand
+		}
+		if _, err := os.Lstat(filepath.Join(p.pl.sandbox, cand)); err == nil {
+			return cand, msg, true
+		}
+		s += i + 2
+	}
+	return first, msg, first != ""
+}
+
+var rgEndPrefix = []byte(`{"type":"end"`)
+
+// parseRGEnd reads an "end" message's path, binary_offset (-1 for null)
+// and stats.bytes_searched.
+func parseRGEnd(line []byte) (path []byte, off, size int64, err error) {
+	off, size = -1, -1
+	s := jscan{b: line}
+	s.object(0, func(k []byte) {
+		if string(k) != "data" {
+			s.skip(1)
+			return
+		}
+		s.object(1, func(k []byte) {
+			switch string(k) {
+			case "path":
+				path = s.textOrBytes(2)
+			case "binary_offset":
+				s.ws()
+				if s.i < len(s.b) && s.b[s.i] == 'n' {
+					s.skip(2)
+				} else {
+					off = int64(s.uint())
+				}
+			case "stats":
+				s.object(2, func(k []byte) {
+					if string(k) == "bytes_searched" {
+						size = int64(s.uint())
+					} else {
+						s.skip(3)
+					}
+				})
+			default:
+				s.skip(2)
+			}
+		})
+	})
+	if s.err != nil || path == nil {
+		return nil, -1, -1, errSyntax
+	}
+	return path, off, size, nil
+}
+
+// parseRGSummary reads the summary's stats.searches: files rg searched.
+func parseRGSummary(line []byte) (int64, error) {
+	n := int64(-1)
+	isSummary := false
+	s := jscan{b: line}
+	s.object(0, func(k []byte) {
+		switch string(k) {
+		case "type":
+			isSummary = string(s.str(nil)) == "summary"
+		case "data":
+			s.object(1, func(k []byte) {
+				if string(k) != "stats" {
+					s.skip(2)
+					return
+				}
+				s.object(2, func(k []byte) {
+					if string(k) == "searches" {
+						n = int64(s.uint())
+					} else {
+						s.skip(3)
+					}
+				})
+			})
+		default:
+			s.skip(1)
+		}
+	})
+	if s.err != nil || !isSummary || n < 0 {
+		return 0, errSyntax
+	}
+	return n, nil
+}
