@@ -19,12 +19,15 @@ printf '[tools.search]\nmax_files = 100000\n' >"$VIGIL_HOME/config.toml"
 
 # run FILE CMD...: one run; appends "wall_seconds max_rss_kb" to FILE. Output
 # goes through a pipe (as to a reader), not to /dev/null, which some tools
-# detect and then skip work.
+# detect and then skip work. Wall time comes from bash's microsecond clock
+# (time(1) rounds to 10 ms).
 run() {
-  local out=$1
+  local out=$1 t0 t1
   shift
-  /usr/bin/time -o "$tmp/t" -f "%e %M" "$@" | cat >/dev/null
-  cat "$tmp/t" >>"$out"
+  t0=$EPOCHREALTIME
+  /usr/bin/time -o "$tmp/t" -f "%M" "$@" | cat >/dev/null
+  t1=$EPOCHREALTIME
+  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f", b - a}') $(cat "$tmp/t")" >>"$out"
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -47,7 +50,7 @@ compare() {
     r=$(cut -d' ' -f1 "$tmp/raw" | median)
     v=$(cut -d' ' -f1 "$tmp/vig" | median)
     m=$(cut -d' ' -f2 "$tmp/vig" | sort -n | tail -1)
-    printf '%-34s backend=%-5s raw %6.3fs  vigil %6.3fs  ratio %5.2f (target %s)  vigil peak %d MB\n' \
+    printf '%-34s backend=%-5s raw %6.4fs  vigil %6.4fs  ratio %5.2f (target %s)  vigil peak %d MB\n' \
       "$name" "$be" "$r" "$v" "$(awk -v a="$v" -v b="$r" 'BEGIN {print (b > 0) ? a / b : 0}')" "$target" "$((m / 1024))"
   done
 }

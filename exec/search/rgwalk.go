@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -261,7 +262,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string, checked <-c
 		if !f.ended { // cut short by the timeout: what arrived stands
 			p.finishWalkFile(f)
 		}
-		if _, listed := tally.set[f.orderRel]; !listed && !timedOut {
+		if !timedOut && !tally.listed(f.orderRel) {
 			return Response{}, true, nil // rg and the walker disagree: trust the walker
 		}
 	}
@@ -294,7 +295,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string, checked <-c
 				}
 				msg = "cannot read directory: " + msg
 			} else {
-				if _, listed := tally.set[e.orderRel]; !listed {
+				if !tally.listed(e.orderRel) {
 					return Response{}, true, nil // rg and the walker disagree: trust the walker
 				}
 				if v := sniff(abs, 0, buf[:]); v != "" && v != "binary" {
@@ -435,23 +436,30 @@ func (p *prepared) finishWalkFile(f *walkFile) {
 // would not have.
 type walkTally struct {
 	files int64
-	set   map[string]struct{} // raw paths relative to the order root
-	over  bool                // more than max_files: the ordered path answers
+	list  []string // raw paths relative to the order root, sorted bytewise
+	over  bool     // more than max_files: the ordered path answers
 }
 
-// tallyWalk runs the walker without sniffing or searching anything. Past
-// max_files it cancels rg, since the ordered path must answer.
+// listed reports whether the walker selected rel.
+func (t *walkTally) listed(rel string) bool {
+	_, ok := slices.BinarySearch(t.list, rel)
+	return ok
+}
+
+// tallyWalk runs the walker, in no particular order, without sniffing or
+// searching anything. Past max_files it cancels rg, since the ordered
+// path must answer.
 func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
-	t := walkTally{set: make(map[string]struct{}, 1024)}
+	t := walkTally{list: make([]string, 0, 1024)}
 	e := p.e
 	if e.maxFiles > 0 {
 		e.maxFiles++ // one more than allowed tells "over" from "exactly"
 	}
-	w := &walker{ctx: ctx, pl: p.pl, e: e, deny: p.deny, include: p.include, exclude: p.exclude,
+	w := &walker{ctx: ctx, pl: p.pl, e: e, deny: p.deny, include: p.include, exclude: p.exclude, unordered: true,
 		emit: func(it item) bool {
 			if it.abs != "" {
 				t.files++
-				t.set[it.arg[2:]] = struct{}{}
+				t.list = append(t.list, it.arg[2:])
 			}
 			return true
 		}}
@@ -460,6 +468,7 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 		t.over = true
 		cancel()
 	}
+	slices.Sort(t.list)
 	return t
 }
 
@@ -480,6 +489,9 @@ func displayPath(rel string) string {
 // first differing component, as cmpChild orders siblings (every component
 // but the last is a directory).
 func cmpWalkOrder(a string, aDir bool, b string, bDir bool) int {
+	if !aDir && !bDir && isASCII(a) && isASCII(b) {
+		return strings.Compare(a, b) // ASCII names are their own keys
+	}
 	pa, pb := strings.Split(a, "/"), strings.Split(b, "/")
 	for i := 0; i < len(pa) && i < len(pb); i++ {
 		if pa[i] == pb[i] {
@@ -612,4 +624,13 @@ func parseRGSummary(line []byte) (int64, error) {
 		return 0, errSyntax
 	}
 	return n, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

@@ -187,3 +187,40 @@ func TestRGWalkFallsBackOnRejectedInput(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The rg walk checks rg's files against the walker's list; the walker
+// walks the same files whether ordered or not.
+func TestTallyListsTheWalkersFiles(t *testing.T) {
+	for _, root := range []string{walkCorpus(t), trickyCorpus(t)} {
+		write(t, root, "caf\u00e9/z/deep.txt", "x\n")
+		write(t, root, "cafe\u0301/a.txt", "x\n")
+		for _, reqJSON := range []string{`{"pattern":"x","hidden":true,"no_ignore":true}`, `{"pattern":"x"}`} {
+			req, _ := DecodeRequest([]byte(reqJSON))
+			p, err := prepareUnchecked(req, DefaultOptions(root))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ordered []string
+			w := &walker{ctx: context.Background(), pl: p.pl, e: p.e, deny: p.deny,
+				emit: func(it item) bool {
+					if it.abs != "" {
+						ordered = append(ordered, it.arg[2:])
+					}
+					return true
+				}}
+			w.run()
+			tally := p.tallyWalk(context.Background(), func() {})
+			if len(ordered) < 10 || int64(len(ordered)) != tally.files {
+				t.Fatalf("%s: %d ordered, %d tallied", reqJSON, len(ordered), tally.files)
+			}
+			for _, rel := range ordered {
+				if !tally.listed(rel) {
+					t.Fatalf("%s: %q not listed", reqJSON, rel)
+				}
+			}
+			if tally.listed("nope.txt") {
+				t.Fatal("listed a file that is not there")
+			}
+		}
+	}
+}

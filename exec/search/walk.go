@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -48,6 +49,7 @@ type walker struct {
 	deny             globSet
 	include, exclude globSet
 	emit             func(item) bool
+	unordered        bool // any order will do, and no display paths: skip NFC keys and sorting
 	pos              int64
 	stopped          bool
 
@@ -77,6 +79,14 @@ func cmpChild(a, b child) int {
 		return c
 	}
 	return strings.Compare(a.name, b.name)
+}
+
+// keyOf is a name's sort key (its own name when unordered).
+func (w *walker) keyOf(name string) string {
+	if w.unordered {
+		return name
+	}
+	return sortKey(name)
 }
 
 func dirSlash(d bool) string {
@@ -219,13 +229,7 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 	if w.stopped {
 		return
 	}
-	f, err := os.Open(d.abs)
-	if err != nil {
-		w.send(item{rel: d.key, err: "cannot read directory: " + errText(err)})
-		return
-	}
-	defer f.Close()
-	ents, err := f.ReadDir(-1)
+	ents, err := readDir(d.abs)
 	if err != nil && len(ents) == 0 {
 		w.send(item{rel: d.key, err: "cannot read directory: " + errText(err)})
 		return
@@ -234,7 +238,7 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 	var loopErrs []child
 	var present map[string]bool
 	for _, de := range ents {
-		name := de.Name()
+		name := de.name
 		hidden := strings.HasPrefix(name, ".")
 		if hidden {
 			switch name {
@@ -245,7 +249,7 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 				present[name] = true
 			}
 		}
-		t := de.Type()
+		t := de.typ
 		var info fs.FileInfo
 		isDir := t.IsDir()
 		if t&fs.ModeSymlink != 0 {
@@ -257,14 +261,14 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 				if hidden && !w.e.hidden {
 					continue
 				}
-				loopErrs = append(loopErrs, child{name: name, key: sortKey(name)})
+				loopErrs = append(loopErrs, child{name: name, key: w.keyOf(name)})
 				continue
 			}
 			info, isDir = st, st.IsDir()
 		} else if !isDir && !t.IsRegular() {
 			continue // fifos, sockets and devices are never searched
 		}
-		kids = append(kids, child{name: name, key: sortKey(name), isDir: isDir, hidden: hidden, info: info})
+		kids = append(kids, child{name: name, key: w.keyOf(name), isDir: isDir, hidden: hidden, info: info})
 	}
 	if !w.e.noIgnore && present != nil {
 		// The base comes from d.rel: d.abs has a "/./" inside.
@@ -274,7 +278,9 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		}
 		stack = w.loadIgnores(stack, d.abs, base, present)
 	}
-	slices.SortFunc(kids, cmpChild)
+	if !w.unordered {
+		slices.SortFunc(kids, cmpChild)
+	}
 	for _, c := range loopErrs {
 		rel, _ := w.names(filepath.Join(d.abs, c.name))
 		if !w.send(item{rel: rel, err: "broken symbolic link"}) {
@@ -349,6 +355,86 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		}
 		if !w.send(it) {
 			return
+		}
+	}
+}
+
+// dirEntry is one name from readDir with its type bits.
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
+}
+
+// readDir lists a directory with raw getdents64 calls: os.File's poller
+// registration and bookkeeping cost more than the listing itself on trees
+// of small directories (the walk opens every one). Entries come in
+// directory order; "." and ".." are left out. A type the file system does
+// not report (DT_UNKNOWN) is read with lstat.
+func readDir(dir string) ([]dirEntry, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	var out []dirEntry
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := syscall.ReadDirent(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		for b := buf[:n]; len(b) >= 19; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+			reclen := int(b[16]) | int(b[17])<<8
+			if reclen < 19 || reclen > len(b) {
+				return out, syscall.EIO
+			}
+			typ := b[18]
+			nameBytes := b[19:reclen]
+			if i := bytes.IndexByte(nameBytes, 0); i >= 0 {
+				nameBytes = nameBytes[:i]
+			}
+			b = b[reclen:]
+			name := string(nameBytes)
+			if name == "." || name == ".." {
+				continue
+			}
+			var mode fs.FileMode
+			switch typ {
+			case syscall.DT_REG:
+			case syscall.DT_DIR:
+				mode = fs.ModeDir
+			case syscall.DT_LNK:
+				mode = fs.ModeSymlink
+			case syscall.DT_FIFO:
+				mode = fs.ModeNamedPipe
+			case syscall.DT_SOCK:
+				mode = fs.ModeSocket
+			case syscall.DT_CHR:
+				mode = fs.ModeDevice | fs.ModeCharDevice
+			case syscall.DT_BLK:
+				mode = fs.ModeDevice
+			default:
+				fi, err := os.Lstat(filepath.Join(dir, name))
+				if err != nil {
+					continue // gone since the listing
+				}
+				mode = fi.Mode().Type()
+			}
+			out = append(out, dirEntry{name: name, typ: mode})
 		}
 	}
 }
