@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"os/signal"
@@ -116,6 +117,7 @@ func newSearchCmd(app *App) *cobra.Command {
 				return printToolError(app, err)
 			}
 			// streamed: a million-match response is never held twice
+			growPipe(app.Out)
 			if werr := resp.WriteJSON(app.Out); werr != nil {
 				return Fail(ExitExecution, werr)
 			}
@@ -167,4 +169,20 @@ func printToolError(app *App, err error) error {
 		return Quiet(ExitBadInput)
 	}
 	return Quiet(ExitExecution)
+}
+
+// growPipe asks for a 1 MiB buffer when out is a pipe (best effort): with
+// the default 64 KiB, writing a large response is a long series of waits
+// for the reader.
+func growPipe(out io.Writer) {
+	f, ok := out.(*os.File)
+	if !ok {
+		return
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return
+	}
+	if sc, err := f.SyscallConn(); err == nil {
+		_ = sc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20) })
+	}
 }

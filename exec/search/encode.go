@@ -1,7 +1,9 @@
 package search
 
 import (
+	"bytes"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,6 +145,9 @@ const writeChunk = 256 << 10
 // buffer: a response with a million events need not also exist as one
 // 50 MB byte slice (allocating and faulting it in cost more than encoding).
 func (r *Response) WriteJSON(w io.Writer) error {
+	if len(r.Matches) >= 2*segmentEvents || len(r.Content) >= 2*writeChunk {
+		return r.writeParallel(w)
+	}
 	var werr error
 	flush := func(b []byte) []byte {
 		if werr == nil {
@@ -203,15 +208,7 @@ func (r *Response) appendJSON(b []byte, flush func([]byte) []byte) []byte {
 	}
 	b = append(b, `,"content":"`...)
 	for rest := r.Content; rest != ""; {
-		// Cut only before a byte that starts a UTF-8 sequence (or is
-		// invalid on its own), so the escaping is the same as in one go.
-		k := min(len(rest), writeChunk)
-		for k < len(rest) && k > 0 && rest[k]&0xC0 == 0x80 {
-			k--
-		}
-		if k == 0 {
-			k = min(len(rest), writeChunk)
-		}
+		k := contentCut(rest)
 		b = appendEscaped(b, rest[:k])
 		rest = rest[k:]
 		if full() {
@@ -219,6 +216,113 @@ func (r *Response) appendJSON(b []byte, flush func([]byte) []byte) []byte {
 		}
 	}
 	return append(b, '"', '}')
+}
+
+// segmentEvents is how many events one piece of a parallel write encodes
+// (about 0.5 MiB of JSON).
+const segmentEvents = 2048
+
+// writeParallel is WriteJSON for large responses: the events and the
+// content are cut into pieces that all cores encode at once, written in
+// order, byte for byte what appendJSON produces.
+func (r *Response) writeParallel(w io.Writer) error {
+	var pieces []func([]byte) []byte
+	pieces = append(pieces, func(b []byte) []byte {
+		b = append(b, `{"pattern":`...)
+		b = appendString(b, r.Pattern)
+		b = append(b, `,"path":`...)
+		b = appendString(b, r.Path)
+		b = append(b, `,"count":`...)
+		b = strconv.AppendInt(b, int64(r.Count), 10)
+		return append(b, `,"matches":[`...)
+	})
+	for from := 0; from < len(r.Matches); from += segmentEvents {
+		to := min(from+segmentEvents, len(r.Matches))
+		pieces = append(pieces, func(b []byte) []byte {
+			for i := from; i < to; i++ {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = r.Matches[i].AppendJSON(b)
+			}
+			return b
+		})
+	}
+	pieces = append(pieces, func(b []byte) []byte {
+		// Everything between matches[] and the content's text.
+		tail := Response{Truncated: r.Truncated, TimedOut: r.TimedOut, FilesScanned: r.FilesScanned,
+			Errors: r.Errors, ExitCode: r.ExitCode, Stderr: r.Stderr}
+		b = tail.appendJSON(b, nil)
+		b = b[bytes.Index(b, []byte(`],"truncated":`)):]
+		return b[:len(b)-2] // without the empty content's closing `"}`
+	})
+	for rest := r.Content; rest != ""; {
+		k := contentCut(rest)
+		piece := rest[:k]
+		pieces = append(pieces, func(b []byte) []byte { return appendEscaped(b, piece) })
+		rest = rest[k:]
+	}
+	pieces = append(pieces, func(b []byte) []byte { return append(b, '"', '}') })
+	return writeOrdered(w, pieces)
+}
+
+// contentCut is where to cut the content for the next piece: at most
+// writeChunk bytes, and only before a byte that starts a UTF-8 sequence
+// (or is invalid on its own), so the escaping is the same as in one go.
+func contentCut(rest string) int {
+	k := min(len(rest), writeChunk)
+	for k < len(rest) && k > 0 && rest[k]&0xC0 == 0x80 {
+		k--
+	}
+	if k == 0 {
+		k = min(len(rest), writeChunk)
+	}
+	return k
+}
+
+// writeOrdered runs the pieces on all cores and writes their output in
+// order; at most a few pieces are encoded ahead of the writer, so memory
+// stays bounded. After a write error the rest is encoded but not written.
+func writeOrdered(w io.Writer, pieces []func([]byte) []byte) error {
+	ahead := 2 * max(runtime.GOMAXPROCS(0), 1)
+	type result struct {
+		buf  []byte
+		done chan struct{}
+	}
+	results := make([]result, len(pieces))
+	for i := range results {
+		results[i].done = make(chan struct{})
+	}
+	slots := make(chan struct{}, ahead)
+	free := make(chan []byte, ahead)
+	go func() {
+		for i := range pieces {
+			slots <- struct{}{}
+			go func() {
+				var b []byte
+				select {
+				case b = <-free:
+				default:
+				}
+				results[i].buf = pieces[i](b[:0])
+				close(results[i].done)
+			}()
+		}
+	}()
+	var werr error
+	for i := range results {
+		<-results[i].done
+		if werr == nil {
+			_, werr = w.Write(results[i].buf)
+		}
+		select {
+		case free <- results[i].buf:
+		default:
+		}
+		results[i].buf = nil
+		<-slots
+	}
+	return werr
 }
 
 // MarshalJSON implements json.Marshaler.

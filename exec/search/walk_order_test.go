@@ -1,6 +1,8 @@
 package search
 
 import (
+	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -88,21 +90,47 @@ func TestWriteJSONIsAppendJSON(t *testing.T) {
 	for b.Len() < 3*writeChunk+17 {
 		b.WriteString(pieces[r.IntN(len(pieces))])
 	}
-	code := 0
-	resp := Response{Pattern: "p", Path: "/r", Content: b.String(), ExitCode: &code,
-		Errors: []FileError{{Path: "a", Error: "permission denied"}}}
-	for i := range 3000 {
-		resp.Matches = append(resp.Matches, Event{Type: "match", Path: "f.go", LineNumber: uint64(i + 1), Column: 2,
-			Line: strings.Repeat("é\xff", i%50), MatchText: "é", Submatches: []Span{{0, 2}}})
+	// Serial (small), parallel because of the content, parallel because of
+	// the events (with a last, partial piece).
+	for _, c := range []struct {
+		events  int
+		content string
+	}{{3000, "short"}, {3000, b.String()}, {3*segmentEvents + 5, "x"}} {
+		code := 0
+		resp := Response{Pattern: "p", Path: "/r", Content: c.content, ExitCode: &code, Stderr: "warn\n",
+			Errors: []FileError{{Path: "a", Error: "permission denied"}}}
+		for i := range c.events {
+			resp.Matches = append(resp.Matches, Event{Type: "match", Path: "f.go", LineNumber: uint64(i + 1), Column: 2,
+				Line: strings.Repeat("é\xff", i%50), MatchText: "é", Submatches: []Span{{0, 2}}})
+		}
+		resp.Count = len(resp.Matches)
+		var w strings.Builder
+		if err := resp.WriteJSON(&w); err != nil {
+			t.Fatal(err)
+		}
+		want := string(resp.AppendJSON(nil))
+		if w.String() != want {
+			t.Fatalf("%d events: WriteJSON differs from AppendJSON (%d vs %d bytes)", c.events, w.Len(), len(want))
+		}
+		if !json.Valid([]byte(want)) {
+			t.Fatalf("%d events: not valid JSON", c.events)
+		}
+		// A failing writer stops the output and reports the error.
+		fw := &failingWriter{after: 2}
+		if err := resp.WriteJSON(fw); err == nil || fw.writes != 2 {
+			t.Fatalf("%d events: err=%v after %d writes", c.events, err, fw.writes)
+		}
 	}
-	resp.Count = len(resp.Matches)
-	var w strings.Builder
-	if err := resp.WriteJSON(&w); err != nil {
-		t.Fatal(err)
+}
+
+type failingWriter struct{ after, writes int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if f.writes >= f.after {
+		return 0, errors.New("disk full")
 	}
-	if want := string(resp.AppendJSON(nil)); w.String() != want {
-		t.Fatalf("WriteJSON differs from AppendJSON (%d vs %d bytes)", w.Len(), len(want))
-	}
+	f.writes++
+	return len(p), nil
 }
 
 // FuzzParseUgrepBuf checks that parsing into reused scratch space reads
