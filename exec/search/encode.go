@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -328,19 +329,17 @@ func writeOrdered(w io.Writer, pieces []func([]byte) []byte) error {
 // MarshalJSON implements json.Marshaler.
 func (r Response) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
 
-// content is FR-LS-05c's human-readable view: grep-like lines
-// ("path:line:col:text" for matches, "path-line-text" for context), then a
-// note when the list is cut short.
-func content(r *Response, e effective) string {
+// contentLines is content's grep-like lines for some events.
+func contentLines(evs []Event) string {
 	var b strings.Builder
-	size := 128
-	for i := range r.Matches {
-		size += len(r.Matches[i].Path) + len(r.Matches[i].Line) + 24
+	size := 0
+	for i := range evs {
+		size += len(evs[i].Path) + len(evs[i].Line) + 24
 	}
 	b.Grow(size)
 	var num [24]byte
-	for i := range r.Matches {
-		ev := &r.Matches[i]
+	for i := range evs {
+		ev := &evs[i]
 		b.WriteString(ev.Path)
 		if ev.Type == "match" {
 			b.WriteByte(':')
@@ -355,6 +354,38 @@ func content(r *Response, e effective) string {
 		}
 		b.WriteString(ev.Line)
 		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// content is FR-LS-05c's human-readable view: grep-like lines
+// ("path:line:col:text" for matches, "path-line-text" for context), then a
+// note when the list is cut short.
+func content(r *Response, e effective) string {
+	var b strings.Builder
+	if n := len(r.Matches); n >= 2*segmentEvents {
+		// Large: segments built on all cores, then joined.
+		parts := make([]string, (n+segmentEvents-1)/segmentEvents)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+		for k := range parts {
+			sem <- struct{}{}
+			wg.Go(func() {
+				parts[k] = contentLines(r.Matches[k*segmentEvents : min((k+1)*segmentEvents, n)])
+				<-sem
+			})
+		}
+		wg.Wait()
+		size := 128
+		for _, p := range parts {
+			size += len(p)
+		}
+		b.Grow(size)
+		for _, p := range parts {
+			b.WriteString(p)
+		}
+	} else {
+		b.WriteString(contentLines(r.Matches))
 	}
 	if r.Truncated {
 		b.WriteString("[truncated: more than " + strconv.Itoa(e.maxResults) + " results; narrow the pattern or raise max_results]\n")

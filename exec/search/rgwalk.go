@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -121,6 +122,15 @@ type walkFile struct {
 	isDir     bool // an error entry for a directory
 	again     bool // text with a NUL past the sniff window: search with -a
 	keep      bool // text: its events are built from recs once in order
+}
+
+// eventsAtLeast is how many events the file gives: exactly that without
+// context lines.
+func (f *walkFile) eventsAtLeast() int {
+	if f.keep {
+		return len(f.recs.lines)
+	}
+	return len(f.events)
 }
 
 // cmpWalkFiles orders by path.text, which for plain paths (path.text equal
@@ -336,10 +346,50 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string, checked <-c
 	// slices to copy again.
 	size := 0
 	for _, f := range files {
-		size += len(f.recs.lines) + len(f.events)
+		size += f.eventsAtLeast()
 	}
-	resp.Matches = make([]Event, 0, min(size, p.e.maxResults+1))
 	anyMatch := false
+	if p.e.context == 0 && size <= p.e.maxResults {
+		// Without context lines every kept line is one event: each file's
+		// place is known, so all cores can fill matches[] at once.
+		resp.Matches = make([]Event, size)
+		var wg sync.WaitGroup
+		next := 0
+		const perTask = 256 // files per goroutine
+		for from := 0; from < len(files); from += perTask {
+			group, at := files[from:min(from+perTask, len(files))], next
+			for _, f := range group {
+				next += f.eventsAtLeast()
+			}
+			wg.Go(func() {
+				for _, f := range group {
+					if f.keep {
+						it := item{abs: filepath.Join(p.pl.orderRoot, f.orderRel), rel: f.display}
+						out, _ := p.appendFileEvents(resp.Matches[at:at:at+len(f.recs.lines)], it, &f.recs)
+						at += len(out)
+					} else {
+						at += copy(resp.Matches[at:], f.events)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		for _, f := range files {
+			if f.err != nil {
+				resp.Errors = append(resp.Errors, *f.err)
+			}
+			anyMatch = anyMatch || f.keep
+		}
+		for i := range resp.Matches {
+			if anyMatch {
+				break
+			}
+			anyMatch = resp.Matches[i].Type == "match"
+		}
+		files = nil
+	} else {
+		resp.Matches = make([]Event, 0, min(size, p.e.maxResults+1))
+	}
 	for _, f := range files {
 		if f.keep {
 			n := len(resp.Matches)
