@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -95,6 +96,8 @@ func (p *prepared) searchChunk(ctx context.Context, c *chunk) {
 	code, stderr := 1, ""
 	if len(args) > 0 {
 		code, stderr = p.runBackend(ctx, c, args, index, recs)
+	} else {
+		p.proof.verify() // no run here to settle the pattern; the ordered path waits for it
 	}
 	if ctx.Err() != nil {
 		return
@@ -218,11 +221,14 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 	cmd := command(ctx, p.be, p.pl.orderRoot, p.env, backendArgs(p.be, p.e, p.pat, p.fixed, args))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		p.proof.verify()
 		return 2, err.Error()
 	}
 	var stderr limitedBuffer
 	cmd.Stderr = &stderr
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
+		p.proof.verify()
 		return 2, p.be.Name + ": " + err.Error()
 	}
 	rg := p.be.Name == "rg"
@@ -277,6 +283,15 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 	if ctx.Err() != nil {
 		return 0, ""
 	}
+	if code == 0 || code == 1 {
+		p.proof.accepted()
+	} else {
+		p.proof.verify()
+	}
+	if len(args) <= 128 && time.Since(started) > heavyStartup {
+		p.heavyStart.Store(true)
+	}
+	p.startKnown.Store(true)
 	unexplained := p.explainStderr(c, stderr.String(), index)
 	if malformed {
 		unexplained = strings.TrimSpace(unexplained + "\n" + p.be.Name + ": output could not be parsed")

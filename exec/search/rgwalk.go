@@ -148,8 +148,10 @@ func cmpWalkFiles(a, b *walkFile) int {
 const rgPipeSize = 1 << 20
 
 // runRGWalk runs the rg walk. fallback means the ordered path must answer
-// instead (nothing has been delivered; checked has not been read).
-func (p *prepared) runRGWalk(parent context.Context, pattern string, checked <-chan error) (resp Response, fallback bool, err error) {
+// instead (nothing has been delivered). rg rejecting the pattern ends it
+// without a summary, which falls back too: the ordered path's check then
+// reports the pattern.
+func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Response, fallback bool, err error) {
 	ctx, cancel := context.WithTimeout(parent, time.Duration(p.e.timeoutMS)*time.Millisecond)
 	defer cancel()
 	cmd := command(ctx, p.be, p.pl.sandbox, p.env, p.rgWalkArgs())
@@ -419,16 +421,6 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string, checked <-c
 	}
 	resp.FilesScanned = tally.files
 
-	// Nothing is returned before the pattern check has passed.
-	var checkErr error
-	select {
-	case checkErr = <-checked:
-	case <-parent.Done():
-		checkErr = <-checked
-	}
-	if checkErr != nil {
-		return Response{}, false, checkErr
-	}
 	resp.TimedOut = timedOut
 	resp.Count = len(resp.Matches)
 	code := 1

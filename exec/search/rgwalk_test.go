@@ -57,7 +57,6 @@ func runBoth(t *testing.T, root, reqJSON string) (Response, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ready := func() <-chan error { c := make(chan error, 1); c <- nil; return c }
 	summary := func(r Response) string {
 		return eventsJSON(r) + mustJSON(r.Errors) + mustJSON([]any{r.FilesScanned, r.Truncated, *r.ExitCode, r.Stderr})
 	}
@@ -69,7 +68,7 @@ func runBoth(t *testing.T, root, reqJSON string) (Response, bool) {
 	}
 	walk, fallback := Response{}, true
 	if p.rgWalkEligible() {
-		if walk, fallback, err = p.runRGWalk(context.Background(), req.Pattern, ready()); err != nil {
+		if walk, fallback, err = p.runRGWalk(context.Background(), req.Pattern); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -81,7 +80,7 @@ func runBoth(t *testing.T, root, reqJSON string) (Response, bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ord, err := q.run(context.Background(), req.Pattern, nil, ready())
+		ord, err := q.run(context.Background(), req.Pattern, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,4 +222,24 @@ func TestTallyListsTheWalkersFiles(t *testing.T) {
 			}
 		}
 	}
+}
+
+// With no backend run to prove the pattern (no files, or only binary
+// ones), the ordered path still checks it.
+func TestBadPatternWithoutSearchableFiles(t *testing.T) {
+	eachBackend(t, func(t *testing.T, be string) {
+		empty := t.TempDir()
+		binOnly := t.TempDir()
+		write(t, binOnly, "a.bin", "x\x00y\n")
+		for _, root := range []string{empty, binOnly} {
+			_, err := searchErr(be, root, `{"pattern":"a(b"}`)
+			if te, ok := err.(*ToolError); !ok || te.Kind != "BadArgs" {
+				t.Fatalf("%s: err = %v", root, err)
+			}
+			r, err := searchErr(be, root, `{"pattern":"ab"}`)
+			if err != nil || r.Count != 0 || *r.ExitCode != 1 {
+				t.Fatalf("%s: %v %+v", root, err, r)
+			}
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -70,6 +71,10 @@ type prepared struct {
 	denyGlobs        []string
 	include, exclude globSet
 	env              []string
+
+	proof      *patternProof // the ordered path's pattern check
+	startKnown atomic.Bool   // a backend run has finished: its start-up cost is known
+	heavyStart atomic.Bool   // ...and it was large (ugrep compiling a Unicode class)
 }
 
 func prepare(ctx context.Context, req Request, opts Options) (*prepared, error) {
@@ -136,14 +141,56 @@ type fileResult struct {
 	last   bool
 }
 
+// chunkLimit is how many files the chunk being filled may hold. From the
+// second chunk on it waits (growing to maxChunk meanwhile) until a backend
+// run has shown its start-up cost: when each process costs tens of
+// milliseconds before it reads a file (ugrep turning a Unicode \w into a
+// DFA), few large chunks beat many growing ones.
+func (p *prepared) chunkLimit(pushed, size int) int {
+	if pushed < 1 || (p.startKnown.Load() && !p.heavyStart.Load()) {
+		return size
+	}
+	return maxChunk
+}
+
+// patternProof settles whether the backend accepts the pattern. Any
+// backend run that exits with 0 or 1 has compiled it, so the ordered path
+// starts no process just for the check unless a run fails (exit 2: was it
+// the pattern?) or no run happens at all.
+type patternProof struct {
+	once  sync.Once
+	done  chan struct{}
+	err   error
+	check func() error
+}
+
+func newPatternProof(check func() error) *patternProof {
+	return &patternProof{done: make(chan struct{}), check: check}
+}
+
+// accepted records a backend run that compiled the pattern.
+func (pp *patternProof) accepted() {
+	if pp != nil {
+		pp.once.Do(func() { close(pp.done) })
+	}
+}
+
+// verify runs the check itself, unless already settled.
+func (pp *patternProof) verify() {
+	if pp != nil {
+		pp.once.Do(func() { pp.err = pp.check(); close(pp.done) })
+	}
+}
+
 // Chunks start small so that the first results (and early stop for dense
 // patterns) come quickly, then grow fast: a backend process costs its
 // start-up (ugrep compiles a Unicode \w into a DFA in ~40 ms) and each
 // runs on all cores. Argument bytes are capped well below ARG_MAX.
 const (
+	heavyStartup  = 30 * time.Millisecond // a run over a few files this slow is mostly start-up
 	firstChunk    = 32
 	chunkGrowth   = 4
-	maxChunk      = 8192
+	maxChunk      = 16384
 	maxChunkBytes = 512 << 10
 	sniffBytes    = 8192
 )
@@ -163,23 +210,17 @@ func Run(ctx context.Context, req Request, opts Options, emit func(Batch)) (Resp
 	// so it needs no pattern check of its own.
 	if emit == nil && p.rgWalkEligible() {
 		start := time.Now()
-		passed := make(chan error, 1)
-		passed <- nil
-		resp, fallback, err := p.runRGWalk(ctx, req.Pattern, passed)
+		resp, fallback, err := p.runRGWalk(ctx, req.Pattern)
 		if !fallback {
 			return resp, err
 		}
 		p.e.timeoutMS = max(p.e.timeoutMS-time.Since(start).Milliseconds(), 1)
 	}
-	// The pattern check (a backend process of its own; ugrep needs ~40 ms to
-	// compile a Unicode \w) runs alongside the walk and the first chunks;
-	// nothing is emitted before it has passed.
-	checked := make(chan error, 1)
-	go func() { checked <- checkPattern(ctx, p.be, p.e, p.pat, p.fixed, p.env) }()
-	return p.run(ctx, req.Pattern, emit, checked)
+	return p.run(ctx, req.Pattern, emit)
 }
 
-func (p *prepared) run(parent context.Context, pattern string, emit func(Batch), checked <-chan error) (Response, error) {
+func (p *prepared) run(parent context.Context, pattern string, emit func(Batch)) (Response, error) {
+	p.proof = newPatternProof(func() error { return checkPattern(parent, p.be, p.e, p.pat, p.fixed, p.env) })
 	resp := Response{Pattern: pattern, Path: p.pl.target, Errors: []FileError{}}
 	ctx, cancelTimeout := context.WithTimeout(parent, time.Duration(p.e.timeoutMS)*time.Millisecond)
 	defer cancelTimeout()
@@ -195,6 +236,7 @@ func (p *prepared) run(parent context.Context, pattern string, emit func(Batch),
 		defer close(ordered)
 		defer close(work)
 		size := firstChunk
+		pushed := 0
 		cur := make([]item, 0, size)
 		var curBytes int
 		push := func() bool {
@@ -202,6 +244,7 @@ func (p *prepared) run(parent context.Context, pattern string, emit func(Batch),
 				return true
 			}
 			c := &chunk{items: cur, results: make(chan fileResult, 2*len(cur)+2)}
+			pushed++
 			size = min(size*chunkGrowth, maxChunk)
 			cur, curBytes = make([]item, 0, size), 0
 			select {
@@ -220,13 +263,16 @@ func (p *prepared) run(parent context.Context, pattern string, emit func(Batch),
 			emit: func(it item) bool {
 				cur = append(cur, it)
 				curBytes += len(it.arg) + 1
-				if len(cur) >= size || curBytes >= maxChunkBytes {
+				if len(cur) >= p.chunkLimit(pushed, size) || curBytes >= maxChunkBytes {
 					return push()
 				}
 				return true
 			}}
 		w.run()
 		push()
+		if pushed == 0 {
+			p.proof.verify() // no chunk, so no backend run has settled it
+		}
 	})
 	for range workers {
 		wg.Go(func() {
@@ -255,11 +301,12 @@ func (p *prepared) run(parent context.Context, pattern string, emit func(Batch),
 		batch = Batch{Offset: count}
 	}
 	n := p.e.maxResults
+	// Nothing is emitted before the backend has accepted the pattern.
 	var checkErr error
 	select {
-	case checkErr = <-checked:
-	case <-parent.Done():
-		checkErr = <-checked // the check's process is killed by the same cancel
+	case <-p.proof.done:
+		checkErr = p.proof.err
+	case <-ctx.Done(): // cancelled or timed out first: the loop below reports it
 	}
 	if checkErr != nil {
 		stop()
