@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os/exec"
+	"path/filepath"
 
 	"github.com/vigil-dev/vigil/exec/search"
 )
@@ -11,6 +12,9 @@ func searchOptions(app *App) search.Options {
 	o := search.DefaultOptions(app.Cfg.Sandbox.Root)
 	o.Deny = app.Cfg.Sandbox.Deny
 	o.Search = app.Cfg.Tools.Search
+	if app.Paths.State != "" {
+		o.ProbeCache = filepath.Join(app.Paths.State, "backends.json")
+	}
 	return o
 }
 

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/vigil-dev/vigil/internal/atomicfile"
 )
 
 // BackendInfo describes one detected search binary.
@@ -71,8 +74,9 @@ func lookPath(name string, env []string) (string, error) {
 }
 
 // probe runs "bin --version" once per binary file version (cached by path,
-// mtime and size) and reads the backend kind and version from it.
-func probe(name string, env []string) BackendInfo {
+// mtime and size, in memory and in cacheFile when set) and reads the
+// backend kind and version from it.
+func probe(name string, env []string, cacheFile string) BackendInfo {
 	p, err := lookPath(name, env)
 	if err != nil {
 		return BackendInfo{Name: name, Problem: err.Error()}
@@ -86,6 +90,13 @@ func probe(name string, env []string) BackendInfo {
 	info, ok := detectCache[key]
 	detectMu.Unlock()
 	if ok {
+		return info
+	}
+	fileKey := probeFileKey(p, st)
+	if info, ok := readProbeCache(cacheFile)[fileKey]; ok && info.Path == p {
+		detectMu.Lock()
+		detectCache[key] = info
+		detectMu.Unlock()
 		return info
 	}
 	info = BackendInfo{Name: name, Path: p}
@@ -122,7 +133,54 @@ func probe(name string, env []string) BackendInfo {
 	detectMu.Lock()
 	detectCache[key] = info
 	detectMu.Unlock()
+	// Only what the binary itself said is remembered, not a failure to run it.
+	writeProbeCache(cacheFile, fileKey, info)
 	return info
+}
+
+// The probe cache file lets each `vigil` process skip running the
+// backends' --version (a few milliseconds each): a JSON object from a key
+// naming the binary file's identity (path, size, times, inode; a
+// replaced or upgraded binary has a new key) to what its probe found.
+
+func probeFileKey(path string, st os.FileInfo) string {
+	k := fmt.Sprintf("%s|%d|%d", path, st.Size(), st.ModTime().UnixNano())
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		k += fmt.Sprintf("|%d|%d|%d", sys.Ino, sys.Ctim.Sec, sys.Ctim.Nsec)
+	}
+	return k
+}
+
+// readProbeCache returns the cached probes; a missing or unreadable file
+// is an empty cache (the probe runs again and rewrites it).
+func readProbeCache(file string) map[string]BackendInfo {
+	m := map[string]BackendInfo{}
+	if file == "" {
+		return m
+	}
+	data, err := os.ReadFile(file)
+	if err != nil || json.Unmarshal(data, &m) != nil {
+		return map[string]BackendInfo{}
+	}
+	return m
+}
+
+// writeProbeCache records one probe, best effort: the cache only saves
+// time. Entries for binaries that no longer exist are dropped.
+func writeProbeCache(file, key string, info BackendInfo) {
+	if file == "" {
+		return
+	}
+	m := readProbeCache(file)
+	for k, v := range m {
+		if _, err := os.Stat(v.Path); err != nil {
+			delete(m, k)
+		}
+	}
+	m[key] = info
+	if data, err := json.MarshalIndent(m, "", "  "); err == nil {
+		_ = atomicfile.Write(file, append(data, '\n'), 0o600)
+	}
 }
 
 func parseVersion(v string) (int, int, bool) {
@@ -161,7 +219,7 @@ func eachCandidate(opts Options, want string, fn func(BackendInfo) bool) {
 		if (want == "rg" && n == "ugrep") || (want == "ugrep" && n == "rg") {
 			continue
 		}
-		info := probe(n, opts.Env)
+		info := probe(n, opts.Env, opts.ProbeCache)
 		if info.Path != "" {
 			if seen["path:"+info.Path] {
 				continue

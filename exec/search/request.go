@@ -135,6 +135,9 @@ type Options struct {
 	// Env is the backend's environment; nil means os.Environ(). PATH in it
 	// is used to find binaries.
 	Env []string
+	// ProbeCache is a file remembering the backends' --version probes
+	// across processes; "" keeps them for this process only.
+	ProbeCache string
 }
 
 // DefaultOptions returns options with the config defaults and root.
