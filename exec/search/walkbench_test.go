@@ -24,3 +24,19 @@ func BenchmarkWalk(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTallyWalk is the rg walk's concurrent count of eligible files.
+func BenchmarkTallyWalk(b *testing.B) {
+	req, _ := DecodeRequest([]byte(`{"pattern":"x"}`))
+	opts := DefaultOptions(goSrc(b))
+	opts.Search.MaxFiles = 0
+	p, err := prepareUnchecked(req, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if t := p.tallyWalk(context.Background(), func() {}); t.files < 10000 {
+			b.Fatal(t.files)
+		}
+	}
+}
