@@ -17,14 +17,19 @@
 //
 // How it stays deterministic and identical across backends: Vigil walks the
 // tree itself in Appendix A byte order (NFC keys; directories keyed "name/"),
-// applying hidden, ignore files, include/exclude, deny, depth and
-// max_files. Each chunk's files are then sniffed in parallel (one open,
-// fstat and 8 KiB read: over max_file_size_bytes or a NUL byte means
-// skipped, still counted). The backends only match: they get explicit file
-// lists in ordered chunks (32, 128, ... 8192 files; two chunks at a time,
-// each backend multi-threaded), Vigil regroups their output per file and
-// delivers a chunk's files in walk order once its backend has exited, when
-// every per-file error (some come from the backend's stderr) is known.
-// Vigil reads context lines itself. Case-insensitive searches are
-// rewritten into ASCII-only letter classes so neither backend folds Unicode.
+// applying hidden, ignore files (rg 13's rules, so rg can walk too), include/
+// exclude, deny, depth and max_files. On the ordered path each chunk's files
+// are sniffed in parallel (one open, fstat and 8 KiB read: over
+// max_file_size_bytes or a NUL byte means skipped, still counted); the
+// backends only match, over explicit file lists in ordered chunks (growing
+// from 32 files; two at a time, each backend multi-threaded), and Vigil
+// regroups their output per file and delivers a chunk's files in walk order
+// once its backend has exited, when every per-file error (some come from the
+// backend's stderr) is known. Non-streaming rg searches take the rg walk
+// instead (rgwalk.go): rg walks the tree itself, Vigil's walker only counts
+// and cross-checks, results are sorted at the end, and anything that would
+// make the answer differ (truncation, max_files, a disagreement) hands the
+// request to the ordered path. Vigil reads context lines itself.
+// Case-insensitive searches are rewritten into ASCII-only letter classes so
+// neither backend folds Unicode.
 package search
