@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // glob is one gitignore-style pattern. Vigil applies include/exclude, deny
@@ -40,20 +41,27 @@ func compileGlob(g string) (*glob, error) {
 			return nil, errors.New("pattern is only slashes")
 		}
 	}
+	anyDepth := false // a leading "**/" before a pattern that has a slash
 	if strings.HasPrefix(g, "/") {
 		g = strings.TrimLeft(g, "/")
 	} else {
 		// A leading "**/" means "at any depth", which is what a pattern
-		// without a slash already means.
+		// without a slash already means; one with a slash (say
+		// "**/config/secrets.yml") keeps its "any depth".
 		for strings.HasPrefix(g, "**/") {
 			g = g[3:]
+			anyDepth = true
 		}
 		if !strings.Contains(g, "/") {
 			out.basename = true
+			anyDepth = false
 		}
 	}
 	var b strings.Builder
 	b.WriteString(`^`)
+	if anyDepth {
+		b.WriteString(`(?:.*/)?`)
+	}
 	depth := 0 // inside {...}
 	for i := 0; i < len(g); i++ {
 		c := g[i]
@@ -148,6 +156,7 @@ func compileGlob(g string) (*glob, error) {
 	out.re = re
 	const meta = `*?[\{}`
 	switch {
+	case anyDepth: // the regexp only
 	case !strings.ContainsAny(g, meta):
 		out.kind, out.lit = globExact, g
 	case out.basename && len(g) > 1 && g[0] == '*' && !strings.ContainsAny(g[1:], meta):
@@ -238,22 +247,43 @@ var ignoreNames = [...]string{kindGitignore: ".gitignore", kindIgnore: ".ignore"
 // ignoreFile is one ignore file's rules; base is the directory holding it,
 // relative to the sandbox root ("" for the root).
 type ignoreFile struct {
-	base  string
-	kind  ignoreKind
-	rules []*glob
+	base   string
+	kind   ignoreKind
+	rules  []*glob
+	rgSafe bool // every line is in rgSafeGlob's syntax
+}
+
+// rgSafeGlob reports whether rg's globset is known to read g exactly as
+// compileGlob does: printable ASCII with only "*", "**" and "/" special.
+// Elsewhere the two differ in ways that matter (rg's "?" is one byte, its
+// negated classes match "/", it reads a stray "}" as an empty group, ...),
+// so the rg walk is not used where such a glob applies.
+func rgSafeGlob(g string) bool {
+	if g == "" || g != strings.TrimSpace(g) {
+		return false
+	}
+	for i := 0; i < len(g); i++ {
+		c := g[i]
+		if c < 0x20 || c > 0x7e || strings.IndexByte(`?[]{}\`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func parseIgnore(base string, data []byte) ignoreFile {
 	f := ignoreFile{base: base}
+	f.rgSafe = true
 	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimRight(line, "\r")
-		// Trailing spaces are ignored unless escaped (gitignore(5)).
-		for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, `\ `) {
-			line = line[:len(line)-1]
+		// Trailing white space is ignored unless the line ends with an
+		// escaped space (gitignore(5)); like rg, all of it, tabs too.
+		if !strings.HasSuffix(line, `\ `) {
+			line = strings.TrimRightFunc(line, unicode.IsSpace)
 		}
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
+		f.rgSafe = f.rgSafe && rgSafeGlob(strings.TrimPrefix(line, "!"))
 		neg := false
 		if strings.HasPrefix(line, "!") {
 			neg, line = true, line[1:]

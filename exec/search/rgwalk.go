@@ -6,10 +6,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -29,15 +31,23 @@ import (
 // and deny and exclude globs become rg override exclusions, which prune
 // like Vigil's. Requests rg cannot reproduce take the ordered path:
 // include globs (rg's whitelist overrides beat ignore files), followed
-// symlinks (loop errors), exclude globs below the sandbox root, and ignore
-// files between the sandbox root and the search root.
+// symlinks (loop errors), exclude globs below the sandbox root, ignore
+// files between the sandbox root and the search root, and any deny or
+// exclude glob or ignore-file line with syntax beyond "*", "**" and "/"
+// (rgSafeGlob; the walker flags such ignore files as it reads them). rg
+// reports only files that matched, so the walker's list can only check
+// that rg selected no file too many; these rules are what keep it from
+// selecting one too few. A message on rg's stderr that Vigil cannot pin
+// on a path hands over too.
 //
-// Binary files: rg runs with --binary, which reports the first NUL's offset
-// (binary_offset) of every file it prints. A NUL in the first 8 KiB means
-// binary for Vigil (dropped, counted); one further in means text, and such a
-// file is searched again, alone, with -a. A file whose only matches need
-// its NUL bytes (a pattern matching "\x00" in a file whose first NUL is past
-// 8 KiB) is the one case rg's conversion can miss.
+// Binary files: every file rg matched is sniffed afterwards exactly as on
+// the ordered path (NUL in the first 8 KiB: binary, dropped but counted;
+// over max_file_size_bytes: dropped, counted), so rg's own NUL and encoding
+// handling never decides. rg runs with --binary, whose binary_offset
+// names a text file in which rg turned NUL bytes into line ends: that file
+// is searched again, alone, with -a. A pattern that might match a NUL
+// itself ("." or a negated class will do) makes rg run with -a instead,
+// since --binary could hide such a file's only matches.
 //
 // Order and truncation: output arrives in any order, so nothing is final
 // until rg exits. As soon as more matching lines than max_results have
@@ -57,8 +67,8 @@ func (p *prepared) rgWalkEligible() bool {
 		return false
 	}
 	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
-		if strings.HasPrefix(g, "!") {
-			return false // "!" would turn an rg override into a whitelist
+		if !rgSafeGlob(g) {
+			return false // rg may read it differently (and "!" would whitelist)
 		}
 	}
 	if !atRoot && !p.e.noIgnore {
@@ -78,8 +88,12 @@ func (p *prepared) rgWalkEligible() bool {
 	return true
 }
 
-func (p *prepared) rgWalkArgs() []string {
-	a := []string{"--json", "--no-config", "--binary", "-s",
+func (p *prepared) rgWalkArgs(text bool) []string {
+	binary := "--binary"
+	if text {
+		binary = "-a"
+	}
+	a := []string{"--json", "--no-config", binary, "-s",
 		"--no-require-git", "--no-ignore-parent", "--no-ignore-global", "--no-ignore-exclude"}
 	if p.e.hidden {
 		a = append(a, "--hidden")
@@ -109,13 +123,34 @@ func (p *prepared) rgWalkArgs() []string {
 	return append(a, "-e", p.pat, "--", root)
 }
 
+// mayMatchNUL reports whether the pattern might match text that contains
+// a NUL byte. rg's --binary search turns NUL bytes into line ends, which
+// changes what such a pattern matches in a text file whose first NUL lies
+// past the sniff window, and rg would then not even report the file; so
+// the rg walk searches with -a instead (matched files are sniffed after
+// either way). Conservative: "." or a negated class will do.
+func (p *prepared) mayMatchNUL() bool {
+	if p.fixed {
+		return strings.IndexByte(p.pat, 0) >= 0
+	}
+	if strings.IndexByte(p.pat, 0) >= 0 || strings.Contains(p.pat, ".") || strings.Contains(p.pat, "[^") ||
+		strings.Contains(p.pat, "[:") || strings.Contains(p.pat, "(?") {
+		return true
+	}
+	for _, esc := range []string{`\W`, `\D`, `\S`, `\x`, `\0`, `\u`, `\U`, `\p`, `\P`, `\C`, `\B`, `\H`, `\N`} {
+		if strings.Contains(p.pat, esc) {
+			return true
+		}
+	}
+	return false
+}
+
 // walkFile is one file rg reported.
 type walkFile struct {
 	orderRel  string // raw path relative to the order root
 	display   string // path.text
 	recs      fileRecs
 	binOffset int64 // -1: no NUL byte seen
-	size      int64 // bytes rg searched: the file's size unless cut short
 	ended     bool  // rg's "end" message arrived: the file is complete
 	events    []Event
 	err       *FileError
@@ -154,7 +189,8 @@ const rgPipeSize = 1 << 20
 func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Response, fallback bool, err error) {
 	ctx, cancel := context.WithTimeout(parent, time.Duration(p.e.timeoutMS)*time.Millisecond)
 	defer cancel()
-	cmd := command(ctx, p.be, p.pl.sandbox, p.env, p.rgWalkArgs())
+	text := p.mayMatchNUL()
+	cmd := command(ctx, p.be, p.pl.sandbox, p.env, p.rgWalkArgs(text))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return resp, true, nil
@@ -199,7 +235,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 				return nil
 			}
 			rel := orderRel(string(path[2:]))
-			f = &walkFile{orderRel: rel, display: displayPath(rel), binOffset: -1, size: -1}
+			f = &walkFile{orderRel: rel, display: displayPath(rel), binOffset: -1}
 			index[string(path)] = f
 			files = append(files, f)
 		}
@@ -235,15 +271,13 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 					lines++
 				}
 			case bytes.HasPrefix(line, rgEndPrefix):
-				path, off, size, perr := parseRGEnd(line)
+				path, off, perr := parseRGEnd(line)
 				f := fileOf(path)
 				if perr != nil || f == nil {
 					malformed = true
 					break
 				}
-				f.binOffset, f.size, f.ended = off, size, true
-				// Built now, while rg still runs, rather than after.
-				p.finishWalkFile(f)
+				f.binOffset, f.ended = off, true
 			case bytes.Contains(line, []byte(`"type":"summary"`)):
 				if n, perr := parseRGSummary(line); perr == nil {
 					searches = n
@@ -261,7 +295,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	}
 	werr := cmd.Wait()
 	tally := <-tallied
-	if over || tally.over {
+	if over || tally.over || tally.rgUnsafe {
 		return resp, true, nil
 	}
 	timedOut := parent.Err() == nil && ctx.Err() != nil
@@ -271,26 +305,28 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		return resp, true, nil
 	}
 	for _, f := range files {
-		if !f.ended { // cut short by the timeout: what arrived stands
-			p.finishWalkFile(f)
+		if !f.ended { // cut short by the timeout: binary or not is unknown
+			f.recs = fileRecs{}
 		}
 		if !timedOut && !tally.listed(f.orderRel) {
 			return Response{}, true, nil // rg and the walker disagree: trust the walker
 		}
 	}
+	p.finishWalkFiles(files)
 
-	// Per-path errors from stderr; the rest is reported as rg's stderr.
-	var rest []string
+	// Per-path errors from stderr.
 	var buf [sniffBytes]byte
 	if !timedOut && parent.Err() == nil {
 		for _, l := range strings.Split(strings.TrimSpace(lossy(stderr.String())), "\n") {
 			if l == "" || ignoreFileWarning(l) {
 				continue
 			}
-			rel, msg, ok := p.stderrPath(l)
+			rel, msg, ok := stderrPath(l)
 			if !ok {
-				rest = append(rest, l)
-				continue
+				// A message Vigil cannot pin on a path (or a path with a
+				// newline, split across lines): the ordered path, which
+				// names each file itself, answers.
+				return Response{}, true, nil
 			}
 			abs := filepath.Join(p.pl.sandbox, rel)
 			e := &walkFile{orderRel: orderRel(rel)}
@@ -340,6 +376,9 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 			againFiles[k].events, againFiles[k].err = fr.events, fr.err
 			k++
 		}
+	}
+	if parent.Err() == nil && ctx.Err() != nil {
+		timedOut = true // the deadline passed during the -a search
 	}
 	slices.SortFunc(files, cmpWalkFiles)
 
@@ -427,15 +466,11 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	if anyMatch {
 		code = 0
 	}
-	unexplained := strings.Join(rest, "\n")
 	if malformed && parent.Err() == nil && !timedOut {
-		unexplained = strings.TrimSpace(unexplained + "\nrg: output could not be parsed")
-	}
-	if rc := exitCode(werr); unexplained != "" && (rc >= 2 || malformed) {
-		code = max(rc, 2)
+		resp.Stderr = "rg: output could not be parsed"
+		code = max(exitCode(werr), 2)
 	}
 	resp.ExitCode = &code
-	resp.Stderr = unexplained
 	resp.Content = content(&resp, p.e)
 	if parent.Err() != nil {
 		return resp, false, parent.Err()
@@ -443,33 +478,40 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	return resp, false, nil
 }
 
-// finishWalkFile decides a complete file's fate: binary (NUL in the first
-// 8 KiB: dropped, counted), too large (rg searched it; dropped, counted),
-// text with a later NUL (searched again with -a), or text (kept).
-func (p *prepared) finishWalkFile(f *walkFile) {
-	if len(f.recs.lines) == 0 || (f.binOffset >= 0 && f.binOffset < sniffBytes) {
-		f.recs = fileRecs{}
-		return
-	}
-	if p.e.maxSize > 0 {
-		size := f.size
-		if !f.ended || p.e.maxPerFile > 0 || f.binOffset >= 0 {
-			// rg may have stopped early: bytes searched is not the size.
-			size = -1
-			if fi, err := os.Stat(filepath.Join(p.pl.orderRoot, f.orderRel)); err == nil {
-				size = fi.Size()
+// finishWalkFiles decides each matched file's fate, on all cores. Each is
+// sniffed exactly as on the ordered path (NUL in the first 8 KiB: binary,
+// dropped but counted; over max_file_size_bytes: dropped, counted), so
+// what rg did with encodings or NUL bytes never decides it. A text file in
+// which rg saw a NUL (binary_offset, from --binary) is searched again with
+// -a; the rest keep rg's lines.
+func (p *prepared) finishWalkFiles(files []*walkFile) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(runtime.GOMAXPROCS(0), 1) * 2 {
+		wg.Go(func() {
+			var buf [sniffBytes]byte
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(files) {
+					return
+				}
+				f := files[k]
+				if len(f.recs.lines) == 0 {
+					continue
+				}
+				switch v := sniff(filepath.Join(p.pl.orderRoot, f.orderRel), p.e.maxSize, buf[:]); v {
+				case "":
+					f.keep, f.again = f.binOffset < 0, f.binOffset >= 0
+				case "binary", "too large":
+					f.recs = fileRecs{}
+				default:
+					f.recs = fileRecs{}
+					f.err = &FileError{Path: f.display, Error: v}
+				}
 			}
-		}
-		if size > p.e.maxSize {
-			f.recs = fileRecs{}
-			return
-		}
+		})
 	}
-	if f.binOffset >= 0 {
-		f.again = true
-		return
-	}
-	f.keep = true
+	wg.Wait()
 }
 
 // walkTally is what Vigil's own walk says about the eligible files: rg 13
@@ -477,9 +519,10 @@ func (p *prepared) finishWalkFile(f *walkFile) {
 // with matches), and the set checks that rg selected no file the walker
 // would not have.
 type walkTally struct {
-	files int64
-	list  []string // raw paths relative to the order root, sorted bytewise
-	over  bool     // more than max_files: the ordered path answers
+	files    int64
+	list     []string // raw paths relative to the order root, sorted bytewise
+	over     bool     // max_files reached: the ordered path answers
+	rgUnsafe bool     // an ignore file rg may read differently: the ordered path answers
 }
 
 // listed reports whether the walker selected rel.
@@ -494,22 +537,28 @@ func (t *walkTally) listed(rel string) bool {
 func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 	t := walkTally{list: make([]string, 0, 1024)}
 	e := p.e
-	if e.maxFiles > 0 {
-		e.maxFiles++ // one more than allowed tells "over" from "exactly"
-	}
+	e.maxFiles = 0 // counted here
 	w := &walker{ctx: ctx, pl: p.pl, e: e, deny: p.deny, include: p.include, exclude: p.exclude, unordered: true,
 		emit: func(it item) bool {
 			if it.abs != "" {
 				t.files++
 				t.list = append(t.list, it.arg[2:])
 			}
+			if p.e.maxFiles > 0 && t.files >= p.e.maxFiles {
+				t.over = true
+				cancel()
+				return false
+			}
 			return true
 		}}
 	w.run()
-	if p.e.maxFiles > 0 && t.files > p.e.maxFiles {
+	// At max_files the ordered walk stops, and so reports nothing found
+	// after the last file (an unreadable directory, say): it answers then.
+	if p.e.maxFiles > 0 && t.files >= p.e.maxFiles {
 		t.over = true
 		cancel()
 	}
+	t.rgUnsafe = w.rgUnsafe
 	slices.Sort(t.list)
 	return t
 }
@@ -559,46 +608,27 @@ func ignoreFileWarning(l string) bool {
 }
 
 // stderrPath reads rg's "./path: message (os error N)" into the path
-// relative to the sandbox and Vigil's wording of the message. A path may
-// itself contain ": ": the shortest prefix that exists wins, else the first.
-func (p *prepared) stderrPath(l string) (rel, msg string, ok bool) {
+// relative to the sandbox and Vigil's wording of the message. rg's I/O
+// messages hold no ": " of their own, so the path is everything before
+// the last one (a name may contain ": ").
+func stderrPath(l string) (rel, msg string, ok bool) {
 	l = strings.TrimPrefix(l, "rg: ")
-	if !strings.HasPrefix(l, "./") {
-		return "", "", false
-	}
 	k := strings.LastIndex(l, ": ")
-	if k < 0 {
+	if !strings.HasPrefix(l, "./") || k < 2 {
 		return "", "", false
 	}
 	msg = strings.TrimSpace(l[k+2:])
 	if i := strings.Index(msg, " (os error"); i >= 0 {
 		msg = msg[:i]
 	}
-	msg = strings.ToLower(strings.TrimSuffix(msg, "."))
-	first := ""
-	for s := 2; ; {
-		i := strings.Index(l[s:], ": ")
-		if i < 0 {
-			break
-		}
-		cand := l[2 : s+i]
-		if first == "" {
-			first = cand
-		}
-		if _, err := os.Lstat(filepath.Join(p.pl.sandbox, cand)); err == nil {
-			return cand, msg, true
-		}
-		s += i + 2
-	}
-	return first, msg, first != ""
+	return l[2:k], strings.ToLower(strings.TrimSuffix(msg, ".")), true
 }
 
 var rgEndPrefix = []byte(`{"type":"end"`)
 
-// parseRGEnd reads an "end" message's path, binary_offset (-1 for null)
-// and stats.bytes_searched.
-func parseRGEnd(line []byte) (path []byte, off, size int64, err error) {
-	off, size = -1, -1
+// parseRGEnd reads an "end" message's path and binary_offset (-1 for null).
+func parseRGEnd(line []byte) (path []byte, off int64, err error) {
+	off = -1
 	s := jscan{b: line}
 	s.object(0, func(k []byte) {
 		if string(k) != "data" {
@@ -616,23 +646,15 @@ func parseRGEnd(line []byte) (path []byte, off, size int64, err error) {
 				} else {
 					off = int64(s.uint())
 				}
-			case "stats":
-				s.object(2, func(k []byte) {
-					if string(k) == "bytes_searched" {
-						size = int64(s.uint())
-					} else {
-						s.skip(3)
-					}
-				})
 			default:
 				s.skip(2)
 			}
 		})
 	})
 	if s.err != nil || path == nil {
-		return nil, -1, -1, errSyntax
+		return nil, -1, errSyntax
 	}
-	return path, off, size, nil
+	return path, off, nil
 }
 
 // parseRGSummary reads the summary's stats.searches: files rg searched.

@@ -50,6 +50,7 @@ type walker struct {
 	include, exclude globSet
 	emit             func(item) bool
 	unordered        bool // any order will do, and no display paths: skip NFC keys and sorting
+	rgUnsafe         bool // an ignore file used syntax rg may read differently (see rgSafeGlob)
 	pos              int64
 	stopped          bool
 
@@ -190,7 +191,9 @@ func (w *walker) loadIgnores(stack []ignoreFile, dir, base string, present map[s
 			continue
 		}
 		if data, err := os.ReadFile(filepath.Join(dir, n)); err == nil {
-			if f := parseIgnore(base, data); len(f.rules) > 0 {
+			f := parseIgnore(base, data)
+			w.rgUnsafe = w.rgUnsafe || !f.rgSafe
+			if len(f.rules) > 0 {
 				f.kind = ignoreKind(kind)
 				stack = append(stack[:len(stack):len(stack)], f)
 			}
@@ -226,7 +229,10 @@ func (w *walker) sandboxRel(rel string) string {
 func (w *walker) searchRel(rel string) string { return rel[w.seCut:] }
 
 func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
-	if w.stopped {
+	if w.stopped || w.ctx.Err() != nil {
+		// Checked here too, not only when a file is sent: a tree whose
+		// files are all skipped must still stop on time.
+		w.stopped = true
 		return
 	}
 	ents, err := readDir(d.abs)
