@@ -55,6 +55,16 @@ compare() {
   done
 }
 
+# reference NAME CMD...: the median wall time of another raw command, to
+# show what a backend costs by itself (ugrep walking the tree alone).
+reference() {
+  local name=$1
+  shift
+  : >"$tmp/ref"
+  for _ in $(seq "$RUNS"); do run "$tmp/ref" "$@"; done
+  printf '%-34s reference: %s  %6.4fs\n' "$name" "$*" "$(cut -d' ' -f1 "$tmp/ref" | median)"
+}
+
 "$VIGIL" search --max-results 1 x . >/dev/null 2>&1 || true # warm the page cache
 rg --json err >/dev/null || true
 compare 'selective func \w+Context\(' '<= 1.3' rg --json 'func \w+Context\(' -- \
@@ -63,3 +73,11 @@ compare 'dense err, max_results 200' '<= 0.5' rg --json --sort path err -- \
   --case sensitive --max-files 100000 err .
 compare 'dense err, max_results 1000000' '<= 1.5' rg --json err -- \
   --case sensitive --max-files 100000 --max-results 1000000 err .
+case " $BACKENDS " in
+*" auto "* | *" ugrep "*)
+  # What ugrep costs by itself, walking the tree with its own output format.
+  fmt='--format={"f":%h,"n":%n,"k":%k,"d":%d,"l":%J}%~'
+  reference 'selective, raw ugrep -r' ugrep -r -u -H "$fmt" 'func \w+Context\(' .
+  reference 'dense err, raw ugrep -r' ugrep -r -u -H "$fmt" err .
+  ;;
+esac
