@@ -293,15 +293,16 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 			break
 		}
 	}
-	werr := cmd.Wait()
+	_ = cmd.Wait() // the outcome is read from the output: summary, stderr
 	tally := <-tallied
 	if over || tally.over || tally.rgUnsafe {
 		return resp, true, nil
 	}
 	timedOut := parent.Err() == nil && ctx.Err() != nil
-	if searches < 0 && !timedOut && parent.Err() == nil {
+	if (searches < 0 || malformed || stderr.Len() >= stderrLimit) && !timedOut && parent.Err() == nil {
 		// rg stopped without its summary (say, a glob its globset rejects,
-		// or a bad pattern): the ordered path reports it properly.
+		// or a bad pattern), printed something unreadable, or more errors
+		// than were kept: the ordered path reports it properly.
 		return resp, true, nil
 	}
 	for _, f := range files {
@@ -465,10 +466,6 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	code := 1
 	if anyMatch {
 		code = 0
-	}
-	if malformed && parent.Err() == nil && !timedOut {
-		resp.Stderr = "rg: output could not be parsed"
-		code = max(exitCode(werr), 2)
 	}
 	resp.ExitCode = &code
 	resp.Content = content(&resp, p.e)

@@ -421,11 +421,13 @@ outer:
 	return resp, nil
 }
 
-// limitedBuffer keeps the first 64 KiB of stderr.
+// limitedBuffer keeps the first stderrLimit bytes of stderr.
 type limitedBuffer struct{ bytes.Buffer }
 
+const stderrLimit = 64 << 10
+
 func (l *limitedBuffer) Write(b []byte) (int, error) {
-	if room := 64<<10 - l.Len(); room > 0 {
+	if room := stderrLimit - l.Len(); room > 0 {
 		l.Buffer.Write(b[:min(room, len(b))])
 	}
 	return len(b), nil
