@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The response can hold hundreds of thousands of events, so it is encoded
@@ -331,62 +332,89 @@ func (r Response) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil 
 
 // contentLines is content's grep-like lines for some events.
 func contentLines(evs []Event) string {
-	var b strings.Builder
-	size := 0
+	b := make([]byte, 0, contentSize(evs))
 	for i := range evs {
-		size += len(evs[i].Path) + len(evs[i].Line) + 24
+		b = appendContentLine(b, &evs[i])
 	}
-	b.Grow(size)
-	var num [24]byte
-	for i := range evs {
-		ev := &evs[i]
-		b.WriteString(ev.Path)
-		if ev.Type == "match" {
-			b.WriteByte(':')
-			b.Write(strconv.AppendUint(num[:0], ev.LineNumber, 10))
-			b.WriteByte(':')
-			b.Write(strconv.AppendUint(num[:0], ev.Column, 10))
-			b.WriteByte(':')
-		} else {
-			b.WriteByte('-')
-			b.Write(strconv.AppendUint(num[:0], ev.LineNumber, 10))
-			b.WriteByte('-')
-		}
-		b.WriteString(ev.Line)
-		b.WriteByte('\n')
-	}
-	return b.String()
+	return string(b)
 }
 
-// content is FR-LS-05c's human-readable view: grep-like lines
-// ("path:line:col:text" for matches, "path-line-text" for context), then a
-// note when the list is cut short.
+// appendContentLine appends one event's line of the content view.
+func appendContentLine(b []byte, ev *Event) []byte {
+	b = append(b, ev.Path...)
+	if ev.Type == "match" {
+		b = append(b, ':')
+		b = strconv.AppendUint(b, ev.LineNumber, 10)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, ev.Column, 10)
+		b = append(b, ':')
+	} else {
+		b = append(b, '-')
+		b = strconv.AppendUint(b, ev.LineNumber, 10)
+		b = append(b, '-')
+	}
+	b = append(b, ev.Line...)
+	return append(b, '\n')
+}
+
+// contentSize is the exact length of the events' content lines.
+func contentSize(evs []Event) int {
+	n := 0
+	for i := range evs {
+		ev := &evs[i]
+		n += len(ev.Path) + len(ev.Line) + 3 + decimalLen(ev.LineNumber)
+		if ev.Type == "match" {
+			n += 1 + decimalLen(ev.Column)
+		}
+	}
+	return n
+}
+
+func decimalLen(v uint64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}
+
 func content(r *Response, e effective) string {
 	var b strings.Builder
 	if n := len(r.Matches); n >= 2*segmentEvents {
-		// Large: segments built on all cores, then joined.
-		parts := make([]string, (n+segmentEvents-1)/segmentEvents)
+		// Large: segments written on all cores straight into one buffer
+		// at their known offsets, which becomes the string without a copy.
+		segs := (n + segmentEvents - 1) / segmentEvents
+		offs := make([]int, segs+1)
+		for k := range segs {
+			offs[k+1] = offs[k] + contentSize(r.Matches[k*segmentEvents:min((k+1)*segmentEvents, n)])
+		}
+		buf := make([]byte, offs[segs], offs[segs]+256)
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
-		for k := range parts {
+		for k := range segs {
 			sem <- struct{}{}
 			wg.Go(func() {
-				parts[k] = contentLines(r.Matches[k*segmentEvents : min((k+1)*segmentEvents, n)])
+				out := buf[offs[k]:offs[k]:offs[k+1]]
+				for i := k * segmentEvents; i < min((k+1)*segmentEvents, n); i++ {
+					out = appendContentLine(out, &r.Matches[i])
+				}
 				<-sem
 			})
 		}
 		wg.Wait()
-		size := 128
-		for _, p := range parts {
-			size += len(p)
-		}
-		b.Grow(size)
-		for _, p := range parts {
-			b.WriteString(p)
-		}
-	} else {
-		b.WriteString(contentLines(r.Matches))
+		buf = append(buf, contentNotes(r, e)...)
+		return unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is never written again
 	}
+	b.WriteString(contentLines(r.Matches))
+	b.WriteString(contentNotes(r, e))
+	return b.String()
+}
+
+// contentNotes is what follows the lines: why the list is short, or that
+// there is nothing.
+func contentNotes(r *Response, e effective) string {
+	var b strings.Builder
 	if r.Truncated {
 		b.WriteString("[truncated: more than " + strconv.Itoa(e.maxResults) + " results; narrow the pattern or raise max_results]\n")
 	}

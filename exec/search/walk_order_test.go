@@ -157,12 +157,12 @@ func TestContentOfLargeResponse(t *testing.T) {
 		if i%3 == 0 {
 			typ = "context"
 		}
-		r.Matches = append(r.Matches, Event{Type: typ, Path: fmt.Sprintf("d/f%d.go", i/10), LineNumber: uint64(i + 1), Column: 3, Line: strings.Repeat("x", i%40)})
+		r.Matches = append(r.Matches, Event{Type: typ, Path: fmt.Sprintf("d/f%d.go", i/10), LineNumber: uint64(i + 1), Column: uint64(i%1234 + 1), Line: strings.Repeat("x", i%40)})
 	}
 	r.Count, r.Truncated = len(r.Matches), true
 	got := content(&r, effective{maxResults: r.Count})
 	want := contentLines(r.Matches) + "[truncated: more than " + fmt.Sprint(r.Count) + " results; narrow the pattern or raise max_results]\n"
-	if got != want || !strings.Contains(got, "d/f0.go-1-\n") || !strings.Contains(got, "d/f614.go:6149:3:"+strings.Repeat("x", 6148%40)+"\n") {
+	if got != want || !strings.Contains(got, "d/f0.go-1-\n") || !strings.Contains(got, "d/f614.go:6149:"+fmt.Sprint(6148%1234+1)+":"+strings.Repeat("x", 6148%40)+"\n") {
 		t.Fatalf("content differs (%d vs %d bytes)", len(got), len(want))
 	}
 }
