@@ -162,17 +162,22 @@ func (r *Response) WriteJSON(w io.Writer) error {
 	return werr
 }
 
-// appendJSON encodes r; flush (when not nil) is called whenever the
-// buffer holds more than writeChunk bytes and returns the buffer to reuse.
-func (r *Response) appendJSON(b []byte, flush func([]byte) []byte) []byte {
-	full := func() bool { return flush != nil && len(b) >= writeChunk }
+// appendHead appends the response object up to the opening of matches[].
+func (r *Response) appendHead(b []byte) []byte {
 	b = append(b, `{"pattern":`...)
 	b = appendString(b, r.Pattern)
 	b = append(b, `,"path":`...)
 	b = appendString(b, r.Path)
 	b = append(b, `,"count":`...)
 	b = strconv.AppendInt(b, int64(r.Count), 10)
-	b = append(b, `,"matches":[`...)
+	return append(b, `,"matches":[`...)
+}
+
+// appendJSON encodes r; flush (when not nil) is called whenever the
+// buffer holds more than writeChunk bytes and returns the buffer to reuse.
+func (r *Response) appendJSON(b []byte, flush func([]byte) []byte) []byte {
+	full := func() bool { return flush != nil && len(b) >= writeChunk }
+	b = r.appendHead(b)
 	for i := range r.Matches {
 		if i > 0 {
 			b = append(b, ',')
@@ -229,15 +234,7 @@ const segmentEvents = 2048
 // order, byte for byte what appendJSON produces.
 func (r *Response) writeParallel(w io.Writer) error {
 	var pieces []func([]byte) []byte
-	pieces = append(pieces, func(b []byte) []byte {
-		b = append(b, `{"pattern":`...)
-		b = appendString(b, r.Pattern)
-		b = append(b, `,"path":`...)
-		b = appendString(b, r.Path)
-		b = append(b, `,"count":`...)
-		b = strconv.AppendInt(b, int64(r.Count), 10)
-		return append(b, `,"matches":[`...)
-	})
+	pieces = append(pieces, r.appendHead)
 	for from := 0; from < len(r.Matches); from += segmentEvents {
 		to := min(from+segmentEvents, len(r.Matches))
 		pieces = append(pieces, func(b []byte) []byte {

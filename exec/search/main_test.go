@@ -106,6 +106,11 @@ func eventsJSON(r Response) string {
 	return string(b)
 }
 
+// responseSummary is everything two paths or backends must agree on.
+func responseSummary(r Response) string {
+	return eventsJSON(r) + mustJSON(r.Errors) + mustJSON([]any{r.FilesScanned, r.Truncated, *r.ExitCode, r.Stderr})
+}
+
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)

@@ -23,9 +23,6 @@ func agreeCompare(t *testing.T, root, reqJSON string) (walk string, answered boo
 	if err != nil {
 		t.Fatal(err)
 	}
-	summary := func(r Response) string {
-		return eventsJSON(r) + mustJSON(r.Errors) + mustJSON([]any{r.FilesScanned, r.Truncated, *r.ExitCode, r.Stderr})
-	}
 	ordered = map[string]string{}
 	for _, be := range backends(t) {
 		opts := DefaultOptions(root)
@@ -40,7 +37,7 @@ func agreeCompare(t *testing.T, root, reqJSON string) (walk string, answered boo
 				t.Fatal(err)
 			}
 			if !fb {
-				walk, answered = summary(w), true
+				walk, answered = responseSummary(w), true
 			}
 		}
 		q, _ := prepare(context.Background(), req, opts)
@@ -48,7 +45,7 @@ func agreeCompare(t *testing.T, root, reqJSON string) (walk string, answered boo
 		if err != nil {
 			t.Fatal(err)
 		}
-		ordered[be] = summary(r)
+		ordered[be] = responseSummary(r)
 	}
 	return
 }

@@ -57,9 +57,6 @@ func runBoth(t *testing.T, root, reqJSON string) (Response, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	summary := func(r Response) string {
-		return eventsJSON(r) + mustJSON(r.Errors) + mustJSON([]any{r.FilesScanned, r.Truncated, *r.ExitCode, r.Stderr})
-	}
 	opts := DefaultOptions(root)
 	opts.Backend = "rg"
 	p, err := prepare(context.Background(), req, opts)
@@ -84,13 +81,13 @@ func runBoth(t *testing.T, root, reqJSON string) (Response, bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		refs = append(refs, summary(ord))
+		refs = append(refs, responseSummary(ord))
 		// Run itself (rg walk or its fallback) must agree too.
 		viaRun := search(t, be, root, reqJSON)
 		if be == "rg" {
 			final = viaRun
 		}
-		if got := summary(viaRun); got != refs[0] {
+		if got := responseSummary(viaRun); got != refs[0] {
 			t.Fatalf("%s via Run with %s:\n%s\nwant\n%s", reqJSON, be, got, refs[0])
 		}
 	}
@@ -100,7 +97,7 @@ func runBoth(t *testing.T, root, reqJSON string) (Response, bool) {
 		}
 	}
 	if !fallback {
-		if got := summary(walk); got != refs[0] {
+		if got := responseSummary(walk); got != refs[0] {
 			t.Fatalf("%s: rg walk:\n%s\nwant (ordered)\n%s", reqJSON, got, refs[0])
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// BenchmarkWalk measures the ordered walk alone over GOROOT/src.
-func BenchmarkWalk(b *testing.B) {
+// goSrcRequest is a request over GOROOT/src, ready for the walkers.
+func goSrcRequest(b *testing.B) *prepared {
 	req, _ := DecodeRequest([]byte(`{"pattern":"x"}`))
 	opts := DefaultOptions(goSrc(b))
 	opts.Search.MaxFiles = 0
@@ -14,6 +14,12 @@ func BenchmarkWalk(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return p
+}
+
+// BenchmarkWalk measures the ordered walk alone over GOROOT/src.
+func BenchmarkWalk(b *testing.B) {
+	p := goSrcRequest(b)
 	for b.Loop() {
 		n := 0
 		w := &walker{ctx: context.Background(), pl: p.pl, e: p.e, deny: p.deny, include: p.include, exclude: p.exclude,
@@ -27,13 +33,7 @@ func BenchmarkWalk(b *testing.B) {
 
 // BenchmarkTallyWalk is the rg walk's concurrent count of eligible files.
 func BenchmarkTallyWalk(b *testing.B) {
-	req, _ := DecodeRequest([]byte(`{"pattern":"x"}`))
-	opts := DefaultOptions(goSrc(b))
-	opts.Search.MaxFiles = 0
-	p, err := prepareUnchecked(req, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := goSrcRequest(b)
 	for b.Loop() {
 		if t := p.tallyWalk(context.Background(), func() {}); t.files < 10000 {
 			b.Fatal(t.files)
