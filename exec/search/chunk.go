@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -387,7 +386,7 @@ func (p *prepared) appendFileEvents(out []Event, it item, f *fileRecs) ([]Event,
 	}
 	var lines [][]byte
 	if p.e.context > 0 {
-		data, err := os.ReadFile(it.abs)
+		data, err := readRegular(it.abs)
 		if err != nil {
 			return out, false
 		}

@@ -81,23 +81,41 @@ func foldRegex(s string) string {
 	return b.String()
 }
 
-// copyEscape copies "\x", "\p{...}", "\x{...}" verbatim; returns the last
-// index consumed.
+// copyEscape copies an escape verbatim: `\c`, and with their arguments
+// `\xHH`, `\uHHHH`, `\UHHHHHHHH`, `\pL`, `\PL` and the braced forms
+// `\x{...}`, `\u{...}`, `\U{...}`, `\p{...}`, `\P{...}` (folding their hex
+// digits or class names would break them). Returns the last index
+// consumed.
 func copyEscape(b *strings.Builder, s string, i int) int {
 	if i+1 >= len(s) {
 		b.WriteByte('\\')
 		return i
 	}
 	j := i + 1
-	if (s[j] == 'p' || s[j] == 'P' || s[j] == 'x' || s[j] == 'u') && j+1 < len(s) && s[j+1] == '{' {
-		k := strings.IndexByte(s[j:], '}')
-		if k >= 0 {
-			b.WriteString(s[i : j+k+1])
-			return j + k
+	end := j // last index of the escape
+	switch s[j] {
+	case 'p', 'P', 'x', 'u', 'U':
+		if j+1 < len(s) && s[j+1] == '{' {
+			if k := strings.IndexByte(s[j:], '}'); k >= 0 {
+				end = j + k
+			}
+			break
+		}
+		digits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[j]]
+		if digits == 0 { // \pL: a one-letter class name
+			end = min(j+1, len(s)-1)
+			break
+		}
+		for end < j+digits && end+1 < len(s) && isHex(s[end+1]) {
+			end++
 		}
 	}
-	b.WriteString(s[i : j+1])
-	return j
+	b.WriteString(s[i : end+1])
+	return end
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
 func foldClass(b *strings.Builder, s string, i int) int {

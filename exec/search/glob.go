@@ -268,6 +268,13 @@ func rgSafeGlob(g string) bool {
 			return false
 		}
 	}
+	// Empty, "." and ".." components ("//foo", "./foo", "a/../b"): path
+	// spellings the two may normalise differently.
+	for _, part := range strings.Split(strings.Trim(g, "/"), "/") {
+		if part == "" || part == "." || part == ".." {
+			return false
+		}
+	}
 	return true
 }
 

@@ -293,12 +293,27 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 			break
 		}
 	}
-	_ = cmd.Wait() // the outcome is read from the output: summary, stderr
+	werr := cmd.Wait() // the outcome is read from the output: summary, stderr
+	if searches < 0 && exitCode(werr) == 2 {
+		// rg gave up by itself (a bad pattern, a glob its globset
+		// rejects): the tally is not needed, and the ordered path's check
+		// reports the pattern, deadline or not.
+		cancel()
+		<-tallied
+		return resp, true, nil
+	}
 	tally := <-tallied
 	if over || tally.over || tally.rgUnsafe {
 		return resp, true, nil
 	}
 	timedOut := parent.Err() == nil && ctx.Err() != nil
+	if timedOut && searches < 0 {
+		// Killed before rg could say whether the pattern compiles: ask it
+		// (a bad pattern is BadArgs, not an empty timed-out answer).
+		if err := checkPattern(parent, p.be, p.e, p.pat, p.fixed, p.env); err != nil {
+			return Response{}, false, err
+		}
+	}
 	if (searches < 0 || malformed || stderr.Len() >= stderrLimit) && !timedOut && parent.Err() == nil {
 		// rg stopped without its summary (say, a glob its globset rejects,
 		// or a bad pattern), printed something unreadable, or more errors

@@ -306,7 +306,13 @@ func (p *prepared) run(parent context.Context, pattern string, emit func(Batch))
 	select {
 	case <-p.proof.done:
 		checkErr = p.proof.err
-	case <-ctx.Done(): // cancelled or timed out first: the loop below reports it
+	case <-ctx.Done():
+		if parent.Err() == nil {
+			// Timed out before any run settled the pattern: a bad pattern
+			// is still BadArgs, not an empty timed-out answer.
+			p.proof.verify()
+			checkErr = p.proof.err
+		}
 	}
 	if checkErr != nil {
 		stop()

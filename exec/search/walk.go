@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -125,6 +126,10 @@ type dirPos struct {
 	key    string // sortKey(rel)
 	same   bool   // key == rel (no normalization needed below)
 	absPre string // w.prefix + rel + "/" (or w.prefix at the root)
+	// real is the directory's own path relative to the sandbox when it was
+	// reached through a followed symlink (so its rel names the link):
+	// deny globs are matched against it too. "" otherwise.
+	real string
 }
 
 func (w *walker) run() {
@@ -190,7 +195,7 @@ func (w *walker) loadIgnores(stack []ignoreFile, dir, base string, present map[s
 		if present != nil && !present[n] {
 			continue
 		}
-		if data, err := os.ReadFile(filepath.Join(dir, n)); err == nil {
+		if data, err := readRegular(filepath.Join(dir, n)); err == nil {
 			f := parseIgnore(base, data)
 			w.rgUnsafe = w.rgUnsafe || !f.rgSafe
 			if len(f.rules) > 0 {
@@ -270,6 +275,16 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 				loopErrs = append(loopErrs, child{name: name, key: w.keyOf(name)})
 				continue
 			}
+			if !st.IsDir() && !st.Mode().IsRegular() {
+				continue // a link to a fifo, socket or device: never searched
+			}
+			// The sandbox holds for followed links too (NFR-LS-SEC-01): a
+			// link whose target lies outside the sandbox root, or is denied
+			// under its own name, is not followed.
+			real, err := filepath.EvalSymlinks(filepath.Join(d.abs, name))
+			if err != nil || !within(w.pl.sandbox, real) || w.deny.matchAncestors(relSlash(w.pl.sandbox, real), st.IsDir()) {
+				continue
+			}
 			info, isDir = st, st.IsDir()
 		} else if !isDir && !t.IsRegular() {
 			continue // fifos, sockets and devices are never searched
@@ -302,6 +317,13 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		relSandbox := w.sandboxRel(rel)
 		if w.deny.match(relSandbox, c.isDir) {
 			continue
+		}
+		real := "" // under a followed directory link: the entry's own path
+		if d.real != "" && c.info == nil {
+			real = d.real + "/" + c.name
+			if w.deny.match(real, c.isDir) {
+				continue
+			}
 		}
 		white := false
 		if !w.e.noIgnore && len(stack) > 0 {
@@ -346,7 +368,12 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 					}
 				}
 			}
-			w.dir(dirPos{abs: abs, rel: rel, key: key, same: same, absPre: abs + "/"}, stack, sub)
+			if c.info != nil { // a followed link: where it really leads
+				if r, err := filepath.EvalSymlinks(abs); err == nil {
+					real = relSlash(w.pl.sandbox, r)
+				}
+			}
+			w.dir(dirPos{abs: abs, rel: rel, key: key, same: same, absPre: abs + "/", real: real}, stack, sub)
 			continue
 		}
 		if len(w.include) > 0 && !w.include.match(relSearch, false) {
@@ -443,4 +470,23 @@ func readDir(dir string) ([]dirEntry, error) {
 			out = append(out, dirEntry{name: name, typ: mode})
 		}
 	}
+}
+
+// readRegular reads a regular file (through symlinks) without ever
+// blocking on a FIFO or reading a device that has no end: such a file is
+// an error instead.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	}
+	return io.ReadAll(f)
 }
