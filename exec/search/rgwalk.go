@@ -53,8 +53,10 @@ import (
 // until rg exits. As soon as more matching lines than max_results have
 // arrived, truncation is certain, and the ordered path (which stops early)
 // takes over; likewise when the final result would be truncated by context
-// lines or exceed max_files. So the rg walk only ever returns complete,
-// untruncated results, which are the same whichever path computes them.
+// lines or when the walk reaches max_files (the ordered walk stops there).
+// So the rg walk only ever returns complete, untruncated results, which are
+// the same whichever path computes them (a timeout aside: then what rg had
+// found is returned, sorted).
 
 // rgWalkEligible reports whether rg can walk the tree for this request and
 // select exactly the files Vigil's walker would.
