@@ -103,6 +103,10 @@ func probe(name string, env []string, cacheFile string) BackendInfo {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, p, "--version")
+	cmd.Args[0] = filepath.Base(name)
+	if strings.Contains(filepath.Base(p), "ugrep") || filepath.Base(p) == "ug" {
+		cmd.Args[0] = "ugrep" // never "ug", which reads a config file (see command)
+	}
 	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil {
@@ -317,6 +321,10 @@ func backendThreads(files int) int {
 // cancelling kills it and anything it started.
 func command(ctx context.Context, be BackendInfo, dir string, env []string, args []string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, be.Path, args...)
+	// Named by its kind, whatever the file is called: ugrep started as
+	// "ug" reads a .ugrep config file from its working directory, which is
+	// inside the searched tree (filters in it run commands).
+	cmd.Args[0] = be.Name
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

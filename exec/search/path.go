@@ -69,6 +69,13 @@ func canonicalRoot(root string) (string, error) {
 	return c, nil
 }
 
+// deniedPath applies the deny list to a sandbox-relative path and its
+// ancestors, as written and in NFC (a name stored decomposed is shown
+// composed, so it is denied composed too).
+func deniedPath(deny globSet, rel string, isDir bool) bool {
+	return deny.matchAncestors(rel, isDir) || deny.matchAncestors(sortKey(rel), isDir)
+}
+
 func within(root, p string) bool {
 	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }
@@ -94,7 +101,14 @@ func resolvePath(reqPath *string, opts Options, deny globSet) (place, error) {
 		joined = filepath.Join(root, p)
 	}
 	joined = filepath.Clean(joined)
-	if !within(root, joined) {
+	// Contained as written, against the root as resolved or as given (an
+	// absolute path may spell the root through its symlink; resolving it
+	// below settles where it really is).
+	spelled := root
+	if r, err := filepath.Abs(opts.Root); err == nil && opts.Root != "" {
+		spelled = filepath.Clean(r)
+	}
+	if !within(root, joined) && !(abs && within(spelled, joined)) {
 		return pl, badArgs("path: %q escapes the sandbox root (FR-LS-VAL-03)", p)
 	}
 	// Canonicalize the deepest existing ancestor, then reattach the rest.
@@ -112,11 +126,18 @@ func resolvePath(reqPath *string, opts Options, deny globSet) (place, error) {
 	}
 	canon, err := filepath.EvalSymlinks(existing)
 	if err != nil {
-		return pl, execFailed("path: %q cannot be resolved: %v (FR-LS-VAL-05)", p, err)
+		// Not the underlying error: it could name where a link outside
+		// the sandbox points.
+		return pl, execFailed("path: %q cannot be resolved (FR-LS-VAL-05)", p)
 	}
 	target := filepath.Join(canon, rest)
 	if !within(root, target) {
 		return pl, badArgs("path: %q resolves outside the sandbox root through a symlink (FR-LS-VAL-03)", p)
+	}
+	// Denied before anything about the file itself is looked at, so that
+	// "denied" and "does not exist" can't tell which secrets exist.
+	if rel := relSlash(root, target); deniedPath(deny, rel, false) || deniedPath(deny, rel, true) {
+		return pl, badArgs("path: %q is denied by the sandbox deny list", p)
 	}
 	if rest != "" {
 		return pl, execFailed("path: %q does not exist (FR-LS-VAL-05)", p)
@@ -126,7 +147,7 @@ func resolvePath(reqPath *string, opts Options, deny globSet) (place, error) {
 		return pl, execFailed("path: %q is not accessible: %v (FR-LS-VAL-05)", p, err)
 	}
 	rel := relSlash(root, target)
-	if deny.matchAncestors(rel, st.IsDir()) {
+	if deniedPath(deny, rel, st.IsDir()) {
 		return pl, badArgs("path: %q is denied by the sandbox deny list", p)
 	}
 	if st.IsDir() {

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/vigil-dev/vigil/config"
@@ -77,14 +80,38 @@ func DecodeRequest(b []byte) (Request, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return Request{}, badArgs("request: trailing data after the JSON object")
 	}
-	var probe struct {
-		Pattern *json.RawMessage `json:"pattern"`
+	// encoding/json matches field names case-insensitively and takes null
+	// as absent; the schema allows neither, so the keys are checked as
+	// written.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return Request{}, decodeError(err)
 	}
-	_ = json.Unmarshal(b, &probe)
-	if probe.Pattern == nil || string(*probe.Pattern) == "null" {
+	known := requestFields()
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if !known[k] {
+			return Request{}, badArgs("%s: unknown field; additionalProperties is false (FR-LS-02b)", k)
+		}
+		if k != "pattern" && string(bytes.TrimSpace(fields[k])) == "null" {
+			return Request{}, badArgs("%s: must not be null (FR-LS-02a)", k)
+		}
+	}
+	if p, ok := fields["pattern"]; !ok || string(bytes.TrimSpace(p)) == "null" {
 		return Request{}, badArgs("pattern: required (FR-LS-02a)")
 	}
 	return req, nil
+}
+
+// requestFields is the set of Request's JSON field names, exactly as
+// written.
+func requestFields() map[string]bool {
+	known := map[string]bool{}
+	t := reflect.TypeFor[Request]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		known[name] = true
+	}
+	return known
 }
 
 func decodeError(err error) error {
@@ -179,6 +206,9 @@ func boolOr(p *bool, d bool) bool {
 func validateFields(req Request, opts Options) (effective, error) {
 	cfg := opts.Search
 	e := effective{pattern: req.Pattern}
+	if !cfg.Enabled {
+		return e, execFailed("the search tool is disabled ([tools.search] enabled = false)")
+	}
 	if strings.TrimSpace(req.Pattern) == "" {
 		return e, badArgs("pattern: must be non-empty after trimming whitespace (FR-LS-VAL-01)")
 	}

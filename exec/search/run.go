@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Span is one match within a line: 0-based byte offsets into the raw line.
@@ -100,7 +102,11 @@ func prepareUnchecked(req Request, opts Options) (*prepared, error) {
 		p.env = os.Environ()
 	}
 	p.denyGlobs = opts.Deny
-	if p.deny, err = compileSet(opts.Deny); err != nil {
+	nfcDeny := make([]string, len(opts.Deny))
+	for i, g := range opts.Deny {
+		nfcDeny[i] = norm.NFC.String(g) // names are also matched in NFC
+	}
+	if p.deny, err = compileSet(nfcDeny); err != nil {
 		return nil, execFailed("sandbox.deny: %v", err)
 	}
 	p.include, _ = compileSet(e.include)

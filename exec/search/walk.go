@@ -65,6 +65,7 @@ type child struct {
 	key    string // sortKey(name), without the directory slash
 	isDir  bool
 	hidden bool // a dot name: skipped unless hidden is set or an ignore rule whitelists it
+	broken bool // a followed symbolic link whose target is missing: reported, not searched
 	info   fs.FileInfo
 }
 
@@ -195,7 +196,14 @@ func (w *walker) loadIgnores(stack []ignoreFile, dir, base string, present map[s
 		if present != nil && !present[n] {
 			continue
 		}
-		if data, err := readRegular(filepath.Join(dir, n)); err == nil {
+		path := filepath.Join(dir, n)
+		if !w.readableIgnoreFile(path, base) {
+			// Not read, so that its lines can't hint at a denied or outside
+			// file's content; rg would read it, so rg must not walk.
+			w.rgUnsafe = true
+			continue
+		}
+		if data, err := readRegular(path); err == nil {
 			f := parseIgnore(base, data)
 			w.rgUnsafe = w.rgUnsafe || !f.rgSafe
 			if len(f.rules) > 0 {
@@ -205,6 +213,25 @@ func (w *walker) loadIgnores(stack []ignoreFile, dir, base string, present map[s
 		}
 	}
 	return stack
+}
+
+// readableIgnoreFile reports whether an ignore file may be read: it is not
+// denied itself, and when it is a symbolic link, its target lies inside
+// the sandbox and is not denied either (NFR-LS-SEC-01).
+func (w *walker) readableIgnoreFile(path, base string) bool {
+	rel := filepath.Base(path)
+	if base != "" {
+		rel = base + "/" + rel
+	}
+	if w.deny.match(rel, false) {
+		return false
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return true // a plain file (or gone: reading it fails anyway)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	return err == nil && within(w.pl.sandbox, real) && !w.deny.matchAncestors(relSlash(w.pl.sandbox, real), false)
 }
 
 func errText(err error) string {
@@ -246,7 +273,6 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		return
 	}
 	kids := make([]child, 0, len(ents))
-	var loopErrs []child
 	var present map[string]bool
 	for _, de := range ents {
 		name := de.name
@@ -269,10 +295,16 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 			}
 			st, err := os.Stat(filepath.Join(d.abs, name))
 			if err != nil {
-				if hidden && !w.e.hidden {
-					continue
+				// Reported below, in order and only if the filters let the
+				// name through; a link that leads outside the sandbox is
+				// not even named (whether its target exists is not ours).
+				target, rerr := os.Readlink(filepath.Join(d.abs, name))
+				if rerr == nil && !filepath.IsAbs(target) {
+					target = filepath.Join(d.abs, target)
 				}
-				loopErrs = append(loopErrs, child{name: name, key: w.keyOf(name)})
+				if rerr == nil && within(w.pl.sandbox, filepath.Clean(target)) {
+					kids = append(kids, child{name: name, key: w.keyOf(name), hidden: hidden, broken: true})
+				}
 				continue
 			}
 			if !st.IsDir() && !st.Mode().IsRegular() {
@@ -302,12 +334,6 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 	if !w.unordered {
 		slices.SortFunc(kids, cmpChild)
 	}
-	for _, c := range loopErrs {
-		rel, _ := w.names(filepath.Join(d.abs, c.name))
-		if !w.send(item{rel: rel, err: "broken symbolic link"}) {
-			return
-		}
-	}
 	for _, c := range kids {
 		if w.stopped {
 			return
@@ -315,8 +341,16 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		abs := d.absPre + c.name
 		rel := abs[len(w.prefix):] // relative to the order root
 		relSandbox := w.sandboxRel(rel)
-		if w.deny.match(relSandbox, c.isDir) {
-			continue
+		key := rel
+		same := d.same && c.key == c.name
+		if !same {
+			key = c.key
+			if d.key != "" {
+				key = d.key + "/" + c.key
+			}
+		}
+		if w.deny.match(relSandbox, c.isDir) || (!isASCII(c.name) && w.deny.match(sortKey(relSandbox), c.isDir)) {
+			continue // as stored and as shown (NFC)
 		}
 		real := "" // under a followed directory link: the entry's own path
 		if d.real != "" && c.info == nil {
@@ -338,14 +372,6 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		relSearch := w.searchRel(rel)
 		if w.exclude.match(relSearch, c.isDir) {
 			continue // FR-LS-VAL-10: exclude prunes files and directories
-		}
-		key := rel
-		same := d.same && c.key == c.name
-		if !same {
-			key = c.key
-			if d.key != "" {
-				key = d.key + "/" + c.key
-			}
 		}
 		if c.isDir {
 			if !w.e.recursive {
@@ -377,6 +403,12 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 			continue
 		}
 		if len(w.include) > 0 && !w.include.match(relSearch, false) {
+			continue
+		}
+		if c.broken {
+			if !w.send(item{rel: key, err: "broken symbolic link"}) {
+				return
+			}
 			continue
 		}
 		// The size is checked when the file is sniffed (one fstat on the
