@@ -322,18 +322,21 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		// than were kept: the ordered path reports it properly.
 		return resp, true, nil
 	}
+	reported := make([]string, 0, len(files))
 	for _, f := range files {
 		if !f.ended { // cut short by the timeout: binary or not is unknown
 			f.recs = fileRecs{}
 		}
-		if !timedOut && !tally.listed(f.orderRel) {
-			return Response{}, true, nil // rg and the walker disagree: trust the walker
-		}
+		reported = append(reported, f.orderRel)
+	}
+	if !timedOut && !tally.listsAll(reported) {
+		return Response{}, true, nil // rg and the walker disagree: trust the walker
 	}
 	p.finishWalkFiles(files)
 
 	// Per-path errors from stderr.
 	var buf [sniffBytes]byte
+	var unreadable []string // files rg named in errors: the walker must list them too
 	if !timedOut && parent.Err() == nil {
 		for _, l := range strings.Split(strings.TrimSpace(lossy(stderr.String())), "\n") {
 			if l == "" || ignoreFileWarning(l) {
@@ -361,9 +364,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 				}
 				msg = "cannot read directory: " + msg
 			} else {
-				if !tally.listed(e.orderRel) {
-					return Response{}, true, nil // rg and the walker disagree: trust the walker
-				}
+				unreadable = append(unreadable, e.orderRel)
 				if v := sniff(abs, 0, buf[:]); v != "" && v != "binary" {
 					msg = v
 				}
@@ -371,6 +372,10 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 			e.err = &FileError{Path: e.display, Error: msg}
 			files = append(files, e)
 		}
+	}
+
+	if !tally.listsAll(unreadable) {
+		return Response{}, true, nil // rg and the walker disagree: trust the walker
 	}
 
 	// Text files with a NUL past the sniff window: searched again, alone,
@@ -534,15 +539,30 @@ func (p *prepared) finishWalkFiles(files []*walkFile) {
 // would not have.
 type walkTally struct {
 	files    int64
-	list     []string // raw paths relative to the order root, sorted bytewise
+	list     []string // raw paths relative to the order root, as walked
 	over     bool     // max_files reached: the ordered path answers
 	rgUnsafe bool     // an ignore file rg may read differently: the ordered path answers
 }
 
-// listed reports whether the walker selected rel.
-func (t *walkTally) listed(rel string) bool {
-	_, ok := slices.BinarySearch(t.list, rel)
-	return ok
+// listsAll reports whether the walker selected every one of rels. One pass
+// over the list against a set of the (usually few) rels: cheaper than
+// sorting or hashing the whole walk.
+func (t *walkTally) listsAll(rels []string) bool {
+	if len(rels) == 0 {
+		return true
+	}
+	want := make(map[string]bool, len(rels)) // rel → found yet
+	for _, r := range rels {
+		want[r] = false
+	}
+	found := 0
+	for _, l := range t.list {
+		if seen, ok := want[l]; ok && !seen {
+			want[l] = true // counted once, also when the walk lists a name twice
+			found++
+		}
+	}
+	return found == len(want)
 }
 
 // tallyWalk runs the walker, in no particular order, without sniffing or
@@ -573,7 +593,6 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 		cancel()
 	}
 	t.rgUnsafe = w.rgUnsafe
-	slices.Sort(t.list)
 	return t
 }
 

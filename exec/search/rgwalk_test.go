@@ -210,11 +210,11 @@ func TestTallyListsTheWalkersFiles(t *testing.T) {
 				t.Fatalf("%s: %d ordered, %d tallied", reqJSON, len(ordered), tally.files)
 			}
 			for _, rel := range ordered {
-				if !tally.listed(rel) {
+				if !tally.listsAll([]string{rel}) {
 					t.Fatalf("%s: %q not listed", reqJSON, rel)
 				}
 			}
-			if tally.listed("nope.txt") {
+			if tally.listsAll([]string{"nope.txt"}) {
 				t.Fatal("listed a file that is not there")
 			}
 		}
@@ -239,4 +239,22 @@ func TestBadPatternWithoutSearchableFiles(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestTallyListsAll(t *testing.T) {
+	tally := walkTally{list: []string{"a", "b/c", "d", "b/c"}}
+	for _, c := range []struct {
+		rels []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"d", "a"}, true},
+		{[]string{"b/c", "b/c", "a"}, true},
+		{[]string{"a", "e"}, false},
+		{[]string{"b"}, false},
+	} {
+		if got := tally.listsAll(c.rels); got != c.want {
+			t.Errorf("listsAll(%q) = %v, want %v", c.rels, got, c.want)
+		}
+	}
 }
