@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/atomicfile"
+	"github.com/vigil-dev/vigil/internal/flock"
 )
 
 // BackendInfo describes one detected search binary.
@@ -175,6 +176,13 @@ func writeProbeCache(file, key string, info BackendInfo) {
 	if file == "" {
 		return
 	}
+	// Read, merge and replace under a lock: concurrent searches probing
+	// different binaries would otherwise each drop the other's entry.
+	unlock, err := flock.Lock(file + ".lock")
+	if err != nil {
+		return
+	}
+	defer unlock()
 	m := readProbeCache(file)
 	for k, v := range m {
 		if _, err := os.Stat(v.Path); err != nil {
@@ -272,9 +280,12 @@ func selectBackend(opts Options) (BackendInfo, error) {
 }
 
 // ugrepFormat makes ugrep print one JSON object per match (with -u): the
-// quoted path, line number, character column (tabs count 1), match length
-// in bytes and the whole line.
-const ugrepFormat = `{"f":%h,"n":%n,"k":%k,"d":%d,"l":%J}%~`
+// quoted path, line number, and the match's byte offset in the file and
+// length in bytes. The line itself is read from the file by Vigil: ugrep
+// 3.11 cuts %J (and miscounts %k) on lines longer than its 256 KiB window,
+// and printing the line once per match makes output quadratic on a long
+// line with many matches (a minified file).
+const ugrepFormat = `{"f":%h,"n":%n,"b":%b,"d":%d}%~`
 
 // backendArgs builds the argument list (never through a shell). Files go
 // last, after "--", each starting with "./".
@@ -286,13 +297,11 @@ func backendArgs(be BackendInfo, e effective, pat string, fixed bool, files []st
 		// folding is done in the pattern. Files come out in any order, each
 		// file's messages contiguous; Vigil regroups them.
 		a = []string{"--json", "--no-config", "-j" + threads, "-a", "-s", "--no-ignore", "--hidden"}
-		if e.maxPerFile > 0 {
-			a = append(a, "-m", strconv.Itoa(e.maxPerFile))
-		}
+		a = append(a, "-m", strconv.Itoa(e.lineCap()))
 	} else {
 		// ugrep's -m counts matches rather than lines when -u is given, so
 		// the per-file cap is applied while parsing instead.
-		a = []string{"-a", "-u", "-H", "-J" + threads, "--tabs=1", "--format=" + ugrepFormat}
+		a = []string{"-a", "-u", "-H", "-J" + threads, "--format=" + ugrepFormat}
 		if e.fuzzy > 0 {
 			a = append(a, "-Z"+strconv.Itoa(e.fuzzy))
 		}

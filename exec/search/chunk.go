@@ -11,6 +11,9 @@ import (
 	"time"
 	"unicode/utf8"
 	"unsafe"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/unicode"
 )
 
 // fileRecs is one file's matching lines as the backend reported them. Texts
@@ -20,6 +23,9 @@ type fileRecs struct {
 	lines []recLine
 	text  []byte
 	spans []span
+	// resolved: texts and line-relative spans are filled in. ugrep's
+	// records hold file offsets until resolveLines reads the file.
+	resolved bool
 }
 
 type recLine struct {
@@ -45,6 +51,17 @@ func (f *fileRecs) add(rec record, maxPerFile int) {
 	f.spans = append(f.spans, rec.spans...)
 	l.text1, l.span1 = len(f.text), len(f.spans)
 	f.lines = append(f.lines, l)
+}
+
+// lineCap is how many matching lines of one file the ordered path keeps:
+// the per-file cap (FR-LS-SRC-10), and never more than max_results + 1, as
+// one file cannot contribute more events than that before the cut
+// (FR-LS-06a's look-ahead included). This bounds memory for dense files.
+func (e effective) lineCap() int {
+	if e.maxPerFile > 0 && e.maxPerFile <= e.maxResults {
+		return e.maxPerFile
+	}
+	return e.maxResults + 1
 }
 
 // inOrder reports whether a record for line may follow the file's
@@ -101,8 +118,15 @@ func (p *prepared) searchChunk(ctx context.Context, c *chunk) {
 	if ctx.Err() != nil {
 		return
 	}
+	// Once this chunk alone holds more than max_results events, the
+	// consumer stops within it (FR-LS-06a): later files need no events.
+	built := 0
 	for i, it := range c.items {
 		fr := fileResult{pos: it.pos}
+		if built > p.e.maxResults {
+			c.results <- fr // never read: the consumer stops before it
+			continue
+		}
 		if it.err != "" {
 			fr.err = &FileError{Path: it.rel, Error: it.err}
 		}
@@ -115,9 +139,12 @@ func (p *prepared) searchChunk(ctx context.Context, c *chunk) {
 				fr.err = &FileError{Path: it.rel, Error: v}
 			}
 		default:
-			fr.events = p.fileEvents(it, &recs[i])
-			if fr.events == nil && fr.err == nil {
-				fr.err = &FileError{Path: it.rel, Error: "cannot read file for context lines"}
+			var why string
+			fr.events, why = p.fileEvents(it, &recs[i])
+			built += len(fr.events)
+			recs[i] = fileRecs{} // built: let the records go
+			if why != "" && fr.err == nil {
+				fr.err = &FileError{Path: it.rel, Error: why}
 			}
 		}
 		c.results <- fr // buffered: never blocks
@@ -269,7 +296,7 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 				if !known || !recs[i].inOrder(rec.line) {
 					malformed = true
 				} else {
-					recs[i].add(rec, p.e.maxPerFile)
+					recs[i].add(rec, p.e.lineCap())
 				}
 			}
 		}
@@ -365,34 +392,47 @@ func (p *prepared) explainStderr(c *chunk, stderr string, index map[string]int) 
 
 // fileEvents builds a file's events in order: context lines (read from the
 // file, for both backends, so they agree) before and after each match.
-// Event strings are substrings of one conversion of the file's arena.
-func (p *prepared) fileEvents(it item, f *fileRecs) []Event {
+// Event strings are substrings of one conversion of the file's arena. On
+// failure it returns the per-file error instead.
+func (p *prepared) fileEvents(it item, f *fileRecs) ([]Event, string) {
 	if len(f.lines) == 0 {
-		return []Event{}
+		return []Event{}, ""
 	}
-	out, ok := p.appendFileEvents(make([]Event, 0, len(f.lines)), it, f)
-	if !ok {
-		return nil
-	}
-	return out
+	return p.appendFileEventsWhy(make([]Event, 0, len(f.lines)), it, f)
 }
 
 // appendFileEvents appends a file's events to out; false when the file
 // could not be read for context lines.
 func (p *prepared) appendFileEvents(out []Event, it item, f *fileRecs) ([]Event, bool) {
+	out, why := p.appendFileEventsWhy(out, it, f)
+	return out, why == ""
+}
+
+// appendFileEventsWhy is appendFileEvents with the reason for a failure.
+func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Event, string) {
 	recs := f.lines
 	if len(recs) == 0 {
-		return out, true
+		return out, ""
 	}
 	var lines [][]byte
-	if p.e.context > 0 {
+	// ugrep's records carry offsets only: the lines come from the file.
+	if resolve := p.be.Name == "ugrep" && !f.resolved; p.e.context > 0 || resolve {
 		data, err := readRegular(it.abs)
 		if err != nil {
-			return out, false
+			if resolve {
+				return out, "cannot read file: " + errText(err)
+			}
+			return out, "cannot read file for context lines"
 		}
-		lines = bytes.Split(data, []byte{'\n'})
-		if len(data) > 0 && data[len(data)-1] == '\n' {
-			lines = lines[:len(lines)-1]
+		data = decodeLikeBackends(data)
+		if resolve && !resolveLines(data, f) {
+			return out, "file changed while it was searched"
+		}
+		if p.e.context > 0 {
+			lines = bytes.Split(data, []byte{'\n'})
+			if len(data) > 0 && data[len(data)-1] == '\n' {
+				lines = lines[:len(lines)-1]
+			}
 		}
 	}
 	// The arena is complete and never written again: share it instead of
@@ -450,5 +490,29 @@ func (p *prepared) appendFileEvents(out []Event, it item, f *fileRecs) ([]Event,
 			}
 		}
 	}
-	return out, true
+	return out, ""
+}
+
+// decodeLikeBackends turns a file's bytes into the text both backends
+// search: like rg and ugrep, a UTF-8 byte-order mark is dropped and a file
+// starting with a UTF-16 one is transcoded to UTF-8 (invalid units become
+// U+FFFD). ugrep's offsets and both backends' line texts refer to this
+// text, and context lines must match it.
+func decodeLikeBackends(data []byte) []byte {
+	var enc encoding.Encoding
+	switch {
+	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
+		return data[3:]
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
+		enc = unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM)
+	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		enc = unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM)
+	default:
+		return data
+	}
+	out, err := enc.NewDecoder().Bytes(data)
+	if err != nil {
+		return data
+	}
+	return out
 }

@@ -24,13 +24,25 @@ func FuzzParseRG(f *testing.F) {
 }
 
 func FuzzParseUgrep(f *testing.F) {
-	f.Add([]byte(`{"f":"./a","n":1,"k":2,"d":3,"l":"\u00e9err"}` + "\n"))
-	f.Add([]byte("{\"f\":\"./\x01\xff\",\"n\":1,\"k\":99,\"d\":99,\"l\":\"\xc3\"}"))
-	f.Fuzz(func(t *testing.T, b []byte) {
+	f.Add([]byte(`{"f":"./a","n":1,"b":2,"d":3}`+"\n"), []byte("x\u00e9err\n"))
+	f.Add([]byte("{\"f\":\"./\x01\xff\",\"n\":1,\"b\":99,\"d\":99}"), []byte("\xc3"))
+	f.Add([]byte(`{"f":"./a","n":2,"b":4,"d":1}`), []byte("abc\r\ndef"))
+	f.Fuzz(func(t *testing.T, b, data []byte) {
 		rec, err := parseUgrepLine(b)
-		if err == nil {
-			for _, s := range rec.spans {
-				_ = rec.text[s.start:s.end]
+		if err != nil {
+			return
+		}
+		// Whatever the file holds, resolving never panics, and when it
+		// succeeds every span lies within its line.
+		var fr fileRecs
+		fr.add(rec, 10)
+		fr.add(rec, 10) // a second match on the same line
+		if resolveLines(data, &fr) {
+			for _, l := range fr.lines {
+				text := fr.text[l.text0:l.text1]
+				for _, s := range fr.spans[l.span0:l.span1] {
+					_ = text[s.start:s.end]
+				}
 			}
 		}
 	})

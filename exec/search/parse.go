@@ -418,7 +418,9 @@ func clampSpans(sp []span, n int) []span {
 }
 
 // parseUgrepLine parses one record of ugrepFormat. Each record is one
-// match; the caller merges records of the same line.
+// match; the caller merges records of the same line. The record has no
+// text: its one span is the match's absolute byte range in the file, which
+// resolveLines turns into the line and line-relative offsets.
 func parseUgrepLine(line []byte) (rec record, err error) {
 	return parseUgrepLineBuf(line, nil)
 }
@@ -427,23 +429,18 @@ func parseUgrepLine(line []byte) (rec record, err error) {
 // be nil).
 func parseUgrepLineBuf(line []byte, pb *parseBuf) (rec record, err error) {
 	s := jscan{b: line}
-	var col, length uint64
+	var off, length uint64
+	var haveOff, haveLen bool
 	s.object(0, func(k []byte) {
 		switch string(k) {
 		case "f":
 			rec.path = s.str(nil)
 		case "n":
 			rec.line = s.uint()
-		case "k":
-			col = s.uint()
+		case "b":
+			off, haveOff = s.uint(), true
 		case "d":
-			length = s.uint()
-		case "l":
-			if pb != nil {
-				s.sb = &pb.text
-			}
-			rec.text = s.str(nil)
-			s.sb = nil
+			length, haveLen = s.uint(), true
 		default:
 			s.skip(1)
 		}
@@ -451,38 +448,74 @@ func parseUgrepLineBuf(line []byte, pb *parseBuf) (rec record, err error) {
 	if s.err != nil {
 		return record{}, s.err
 	}
-	if rec.line == 0 || col == 0 {
+	// Offsets beyond any file Vigil would read (the size cap is far below)
+	// are malformed, which also keeps int conversions safe.
+	const maxOffset = 1 << 50
+	if rec.line == 0 || !haveOff || !haveLen || off > maxOffset || length > maxOffset {
 		return record{}, errSyntax
 	}
-	rec.text = trimEOL(rec.text)
-	start := charToByte(rec.text, int(col))
-	end := start + int(min(length, uint64(len(rec.text))))
-	if end > len(rec.text) {
-		end = len(rec.text)
-	}
+	sp := span{int(off), int(off + length)}
 	if pb != nil {
-		rec.spans = append(pb.spans[:0], span{start, end})
+		rec.spans = append(pb.spans[:0], sp)
 		pb.spans = rec.spans
 	} else {
-		rec.spans = []span{{start, end}}
+		rec.spans = []span{sp}
 	}
 	return rec, nil
 }
 
-// charToByte converts ugrep's 1-based column (it counts bytes that are not
-// UTF-8 continuation bytes; --tabs=1 makes a tab count 1) to a 0-based byte
-// offset.
-func charToByte(text []byte, col int) int {
-	seen := 0
-	for i, c := range text {
-		if c&0xC0 != 0x80 {
-			seen++
-			if seen == col {
-				return i
-			}
+// resolveLines completes a file's ugrep records from the file's bytes:
+// each line's text (without its terminator, like rg's) and its spans made
+// relative to the line. It is false when the data does not fit the
+// records (the file changed since ugrep read it: a line number that no
+// longer holds the offset, or an offset past the end).
+func resolveLines(data []byte, f *fileRecs) bool {
+	spans := f.spans
+	f.text = f.text[:0]
+	line := uint64(1) // the line that starts at start
+	start := 0
+	for k := range f.lines {
+		r := &f.lines[k]
+		if r.span1 <= r.span0 {
+			return false
 		}
+		off := spans[r.span0].start
+		if off < start || off > len(data) {
+			return false
+		}
+		for {
+			nl := bytes.IndexByte(data[start:off], '\n')
+			if nl < 0 {
+				break
+			}
+			start += nl + 1
+			line++
+		}
+		if line != r.line {
+			return false
+		}
+		end := len(data)
+		if nl := bytes.IndexByte(data[start:], '\n'); nl >= 0 {
+			end = start + nl
+		}
+		text := trimEOL(data[start:end])
+		r.text0 = len(f.text)
+		f.text = append(f.text, text...)
+		r.text1 = len(f.text)
+		kept := r.span0
+		for _, sp := range spans[r.span0:r.span1] {
+			sp = span{sp.start - start, sp.end - start}
+			if sp.start < 0 || sp.start > len(text) || sp.end < sp.start {
+				continue
+			}
+			sp.end = min(sp.end, len(text))
+			spans[kept] = sp
+			kept++
+		}
+		r.span1 = kept
 	}
-	return len(text)
+	f.resolved = true
+	return true
 }
 
 // expect consumes lit at the cursor.

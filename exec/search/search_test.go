@@ -21,10 +21,17 @@ func TestT_LS_PARSE_01(t *testing.T) {
 	if _, ok, err := parseRGLine([]byte(`{"type":"begin","data":{"path":{"text":"a"}}}`)); ok || err != nil {
 		t.Fatalf("begin: ok=%v err=%v", ok, err)
 	}
-	ug := []byte(`{"f":"./a \"q\".txt","n":2,"k":4,"d":3,"l":"\u00e9t err\r"}` + "\n")
+	// ugrep reports where the match is (byte offset and length in the
+	// file); resolveLines takes the line from the file's bytes.
+	ug := []byte(`{"f":"./a \"q\".txt","n":2,"b":8,"d":3}` + "\n")
 	rec, err = parseUgrepLine(ug)
-	if err != nil || string(rec.path) != `./a "q".txt` || rec.line != 2 || string(rec.text) != "ét err" || rec.spans[0] != (span{4, 7}) {
+	if err != nil || string(rec.path) != `./a "q".txt` || rec.line != 2 || rec.spans[0] != (span{8, 11}) {
 		t.Fatalf("ugrep: %+v err=%v", rec, err)
+	}
+	var f fileRecs
+	f.add(rec, 10)
+	if !resolveLines([]byte("one\nét err\r\nthree"), &f) || string(f.text) != "ét err" || f.spans[0] != (span{4, 7}) {
+		t.Fatalf("ugrep resolved: %q %v", f.text, f.spans)
 	}
 	// End to end: match and context events.
 	eachBackend(t, func(t *testing.T, be string) {
