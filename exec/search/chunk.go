@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -417,7 +419,10 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 	var lines [][]byte
 	// ugrep's records carry offsets only: the lines come from the file.
 	if resolve := p.be.Name == "ugrep" && !f.resolved; p.e.context > 0 || resolve {
-		data, err := readRegular(it.abs)
+		bp := fileBufs.Get().(*[]byte)
+		defer fileBufs.Put(bp)
+		data, err := readRegularInto(it.abs, (*bp)[:0])
+		*bp = data[:0]
 		if err != nil {
 			if resolve {
 				return out, "cannot read file: " + errText(err)
@@ -515,4 +520,58 @@ func decodeLikeBackends(data []byte) []byte {
 		return data
 	}
 	return out
+}
+
+// fileBufs recycles the buffers files are read into for their lines:
+// nothing keeps pointing into them (event texts are copies), and a dense
+// search reads thousands of files.
+var fileBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// readRegularInto is readRegular reading into buf's storage when it is
+// large enough (one read of the size fstat gives, no doubling).
+func readRegularInto(path string, buf []byte) ([]byte, error) {
+	fd, err := openRegular(path)
+	if err != nil {
+		return buf, err
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return buf, err
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return buf, &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	}
+	if need := int(st.Size) + 1; cap(buf) < need {
+		buf = make([]byte, 0, need)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // the file grew: let append find room
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n <= 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// openRegular opens path for reading without blocking on a FIFO swapped in.
+func openRegular(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+		if err != syscall.EINTR {
+			if err != nil {
+				return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+			}
+			return fd, nil
+		}
+	}
 }
