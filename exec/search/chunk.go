@@ -545,7 +545,10 @@ func readRegularInto(path string, buf []byte) ([]byte, error) {
 	if need := int(st.Size) + 1; cap(buf) < need {
 		buf = make([]byte, 0, need)
 	}
-	for {
+	// A file still being appended to is read up to a little past the size
+	// it had: the lines already found lie within it.
+	limit := int(st.Size) + 64<<10
+	for len(buf) < limit {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)] // the file grew: let append find room
 		}
@@ -561,6 +564,7 @@ func readRegularInto(path string, buf []byte) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 	}
+	return buf, nil
 }
 
 // openRegular opens path for reading without blocking on a FIFO swapped in.

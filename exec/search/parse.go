@@ -480,8 +480,8 @@ func resolveLines(data []byte, f *fileRecs) bool {
 			return false
 		}
 		off := spans[r.span0].start
-		if off < start || off > len(data) {
-			return false
+		if off < start || spans[r.span1-1].end > len(data) {
+			return false // the match would lie past the file's end
 		}
 		for {
 			nl := bytes.IndexByte(data[start:off], '\n')

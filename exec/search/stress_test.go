@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -395,4 +396,38 @@ func TestMemoryMaxResultsOne(t *testing.T) {
 			t.Errorf("%s: peak heap %d MB to return one event", be, peak>>20)
 		}
 	})
+}
+
+// ugrep's offsets are checked against the file Vigil reads: a file that
+// changed in between (a line number that no longer holds the offset, an
+// offset past the end) is refused rather than shown with the wrong line.
+func TestResolveLinesRefusesChangedFile(t *testing.T) {
+	rec := func(line uint64, off, n int) record { return record{line: line, spans: []span{{off, off + n}}} }
+	cases := []struct {
+		name string
+		data string
+		recs []record
+		ok   bool
+		text string
+	}{
+		{"same file", "a\nneedle\n", []record{rec(2, 2, 6)}, true, "needle"},
+		{"first line grew", "aaa\nneedle\n", []record{rec(2, 2, 6)}, false, ""},
+		{"file truncated", "a\n", []record{rec(2, 2, 6)}, false, ""},
+		{"offset past the end", "a\nneedle", []record{rec(2, 20, 1)}, false, ""},
+		{"two matches on a line", "ab ab\n", []record{rec(1, 0, 2), rec(1, 3, 2)}, true, "ab ab"},
+		{"CRLF kept out of the text", "needle\r\n", []record{rec(1, 0, 6)}, true, "needle"},
+	}
+	for _, c := range cases {
+		var f fileRecs
+		for _, r := range c.recs {
+			f.add(r, 10)
+		}
+		ok := resolveLines([]byte(c.data), &f)
+		if ok != c.ok || (ok && string(f.text) != c.text) {
+			t.Errorf("%s: ok %v text %q, want %v %q", c.name, ok, f.text, c.ok, c.text)
+		}
+		if ok && c.name == "two matches on a line" && !slices.Equal(f.spans, []span{{0, 2}, {3, 5}}) {
+			t.Errorf("%s: spans %v", c.name, f.spans)
+		}
+	}
 }
