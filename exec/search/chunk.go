@@ -101,7 +101,12 @@ func (p *prepared) searchChunk(ctx context.Context, c *chunk) {
 	// for patterns such as "e" or "\x00" on trees with binaries.
 	// (rg's end message carries a binary_offset; using it to skip the
 	// sniff for rg is the next step.)
-	verdict := p.sniffAll(c, index)
+	var verdict []string
+	if p.sniffAfter() {
+		verdict = p.statEach(c, index)
+	} else {
+		verdict = p.sniffAll(c, index)
+	}
 	args = args[:0]
 	for i := range c.items {
 		if _, ok := index[c.items[i].arg]; ok && verdict[i] == "" {
@@ -145,13 +150,68 @@ func (p *prepared) searchChunk(ctx context.Context, c *chunk) {
 			fr.events, why = p.fileEvents(it, &recs[i])
 			built += len(fr.events)
 			recs[i] = fileRecs{} // built: let the records go
-			if why != "" && fr.err == nil {
+			if why == whyBinary {
+				fr.events = nil // skipped without error but counted (FR-LS-SRC-08)
+			} else if why != "" && fr.err == nil {
 				fr.err = &FileError{Path: it.rel, Error: why}
 			}
 		}
 		c.results <- fr // buffered: never blocks
 	}
 	c.results <- fileResult{last: true, code: code, stderr: stderr}
+}
+
+// sniffAfter reports whether the chunk's files are sniffed only once they
+// matched, which saves opening every file beforehand (a third of a
+// selective search's time). It is for ugrep, whose records are a few bytes
+// per match whatever the file holds (see ugrepFormat), and only when the
+// pattern cannot match a NUL: a binary file's output then stays like a
+// text file's. Sizes are still checked first, by stat, so a file over
+// max_file_size_bytes is never read.
+func (p *prepared) sniffAfter() bool {
+	return p.be.Name == "ugrep" && !p.mayMatchNUL()
+}
+
+// statEach checks the size and kind of every file the backend would be
+// given whose size the walk did not learn: "" to search it, "too large"
+// (skipped, counted), or the error.
+func (p *prepared) statEach(c *chunk, index map[string]int) []string {
+	verdict := make([]string, len(c.items))
+	todo := make([]int, 0, len(index))
+	for i := range c.items {
+		if _, ok := index[c.items[i].arg]; ok && c.items[i].size < 0 {
+			todo = append(todo, i)
+		}
+	}
+	var next atomic.Int64
+	work := func() {
+		for {
+			k := int(next.Add(1)) - 1
+			if k >= len(todo) {
+				return
+			}
+			i := todo[k]
+			var st syscall.Stat_t
+			switch err := syscall.Stat(c.items[i].abs, &st); {
+			case err != nil:
+				verdict[i] = errText(err)
+			case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
+				verdict[i] = "not a regular file"
+			case p.e.maxSize > 0 && st.Size > p.e.maxSize:
+				verdict[i] = "too large"
+			}
+		}
+	}
+	if len(todo) < 64 {
+		work()
+		return verdict
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(work)
+	}
+	wg.Wait()
+	return verdict
 }
 
 // sniffAll sniffs every file the backend would be given.
@@ -331,28 +391,30 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 	return code, unexplained
 }
 
-// stderrFile finds the longest chunk argument named in a backend warning.
-// Arguments all start with "./" and are followed by ":" in both backends'
-// messages, so names with spaces or colons are found too.
-func stderrFile(line string, index map[string]int) (int, bool) {
-	best, bi := -1, 0
-	for s := 0; s < len(line); {
-		k := strings.Index(line[s:], "./")
+// stderrFile finds the longest chunk argument named in the backend warning
+// that starts at text[0] and whose first line ends at lineEnd. Arguments
+// all start with "./" and are followed by ":" in both backends' messages,
+// so names with spaces, colons or even newlines are found; end is where
+// the name stops.
+func stderrFile(text string, lineEnd int, index map[string]int) (i, end int, ok bool) {
+	best := -1
+	for s := 0; s < lineEnd; {
+		k := strings.Index(text[s:lineEnd], "./")
 		if k < 0 {
 			break
 		}
 		s += k
-		for e := s + 2; e <= len(line); e++ {
-			if e < len(line) && line[e] != ':' {
+		for e := s + 2; e <= len(text); e++ {
+			if e < len(text) && text[e] != ':' {
 				continue
 			}
-			if i, ok := index[line[s:e]]; ok && e-s > best {
-				best, bi = e-s, i
+			if j, found := index[text[s:e]]; found && e-s > best {
+				best, i, end = e-s, j, e
 			}
 		}
 		s += 2
 	}
-	return bi, best >= 0
+	return i, end, best >= 0
 }
 
 // explainStderr turns backend warnings that name one of the chunk's files
@@ -365,12 +427,25 @@ func (p *prepared) explainStderr(c *chunk, stderr string, index map[string]int) 
 	}
 	var rest []string
 	var buf [sniffBytes]byte
-	for _, line := range strings.Split(strings.TrimSpace(lossy(stderr)), "\n") {
-		i, ok := stderrFile(line, index)
+	text := strings.TrimSpace(lossy(stderr))
+	for len(text) > 0 {
+		lineEnd := strings.IndexByte(text, '\n')
+		if lineEnd < 0 {
+			lineEnd = len(text)
+		}
+		i, nameEnd, ok := stderrFile(text, lineEnd, index)
 		if !ok {
-			rest = append(rest, line)
+			rest = append(rest, text[:lineEnd])
+			text = text[min(lineEnd+1, len(text)):]
 			continue
 		}
+		// The warning ends with the line its file name ends on.
+		msgEnd := len(text)
+		if k := strings.IndexByte(text[nameEnd:], '\n'); k >= 0 {
+			msgEnd = nameEnd + k
+		}
+		line := text[:msgEnd]
+		text = text[min(msgEnd+1, len(text)):]
 		it := &c.items[i]
 		if it.err != "" {
 			continue
@@ -379,9 +454,9 @@ func (p *prepared) explainStderr(c *chunk, stderr string, index map[string]int) 
 			it.err = v
 			continue
 		}
-		msg := line
-		if k := strings.LastIndex(line, ": "); k >= 0 {
-			msg = line[k+2:]
+		msg := line[nameEnd:]
+		if k := strings.LastIndex(msg, ": "); k >= 0 {
+			msg = msg[k+2:]
 		}
 		msg = strings.TrimSpace(msg)
 		if k := strings.Index(msg, " (os error"); k >= 0 {
@@ -428,6 +503,9 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 				return out, "cannot read file: " + errText(err)
 			}
 			return out, "cannot read file for context lines"
+		}
+		if resolve && p.sniffAfter() && bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0 {
+			return out, whyBinary // the sniff the chunk left for after the match
 		}
 		data = decodeLikeBackends(data)
 		if resolve && !resolveLines(data, f) {
@@ -521,6 +599,10 @@ func decodeLikeBackends(data []byte) []byte {
 	}
 	return out
 }
+
+// whyBinary is fileEvents' answer for a file found binary only after it
+// matched (sniffAfter): no events and no error, as if sniffed before.
+const whyBinary = "binary"
 
 // fileBufs recycles the buffers files are read into for their lines:
 // nothing keeps pointing into them (event texts are copies), and a dense
