@@ -20,7 +20,9 @@
 // applying hidden, ignore files (rg 13's rules, so rg can walk too), include/
 // exclude, deny, depth and max_files. On the ordered path each chunk's files
 // are sniffed in parallel (one open, fstat and 8 KiB read: over
-// max_file_size_bytes or a NUL byte means skipped, still counted); the
+// max_file_size_bytes or a NUL byte means skipped, still counted; with
+// ugrep and a pattern that cannot match a NUL, files are only stat'ed
+// before and sniffed once they matched, when Vigil reads their lines); the
 // backends only match, over explicit file lists in ordered chunks (growing
 // from 32 files; two at a time, each backend multi-threaded), and Vigil
 // regroups their output per file and delivers a chunk's files in walk order
