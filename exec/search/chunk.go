@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,7 +15,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/unicode"
 )
 
@@ -150,7 +150,7 @@ func (p *prepared) searchChunk(ctx context.Context, c *chunk) {
 			fr.events, why = p.fileEvents(it, &recs[i])
 			built += len(fr.events)
 			recs[i] = fileRecs{} // built: let the records go
-			if why == whyBinary {
+			if why == whyBinary || why == whyTooLarge {
 				fr.events = nil // skipped without error but counted (FR-LS-SRC-08)
 			} else if why != "" && fr.err == nil {
 				fr.err = &FileError{Path: it.rel, Error: why}
@@ -343,7 +343,7 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 			} else {
 				rec, perr = parseUgrepLineBuf(line, &pb)
 				ok = perr == nil
-				if perr != nil && err == nil && bytes.Count(line, []byte{'"'})%2 == 1 {
+				if perr != nil && err == nil && endsInString(line) {
 					// A raw newline inside a file name: read on.
 					pendingLine = append(pendingLine[:0:0], line...)
 					continue
@@ -396,7 +396,7 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 // all start with "./" and are followed by ":" in both backends' messages,
 // so names with spaces, colons or even newlines are found; end is where
 // the name stops.
-func stderrFile(text string, lineEnd int, index map[string]int) (i, end int, ok bool) {
+func stderrFile(text string, lineEnd int, index map[string]int, maxLen int) (i, end int, ok bool) {
 	best := -1
 	for s := 0; s < lineEnd; {
 		k := strings.Index(text[s:lineEnd], "./")
@@ -404,7 +404,7 @@ func stderrFile(text string, lineEnd int, index map[string]int) (i, end int, ok 
 			break
 		}
 		s += k
-		for e := s + 2; e <= len(text); e++ {
+		for e := s + 2; e <= min(len(text), s+maxLen); e++ {
 			if e < len(text) && text[e] != ':' {
 				continue
 			}
@@ -428,12 +428,16 @@ func (p *prepared) explainStderr(c *chunk, stderr string, index map[string]int) 
 	var rest []string
 	var buf [sniffBytes]byte
 	text := strings.TrimSpace(lossy(stderr))
+	maxLen := 0 // no name is longer: bounds the search for one
+	for arg := range index {
+		maxLen = max(maxLen, len(arg))
+	}
 	for len(text) > 0 {
 		lineEnd := strings.IndexByte(text, '\n')
 		if lineEnd < 0 {
 			lineEnd = len(text)
 		}
-		i, nameEnd, ok := stderrFile(text, lineEnd, index)
+		i, nameEnd, ok := stderrFile(text, lineEnd, index, maxLen)
 		if !ok {
 			rest = append(rest, text[:lineEnd])
 			text = text[min(lineEnd+1, len(text)):]
@@ -496,8 +500,11 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 	if resolve := p.be.Name == "ugrep" && !f.resolved; p.e.context > 0 || resolve {
 		bp := fileBufs.Get().(*[]byte)
 		defer fileBufs.Put(bp)
-		data, err := readRegularInto(it.abs, (*bp)[:0])
+		data, err := readRegularInto(it.abs, (*bp)[:0], p.e.maxSize)
 		*bp = data[:0]
+		if err == errTooLarge {
+			return out, whyTooLarge // grew past the cap since it was checked
+		}
 		if err != nil {
 			if resolve {
 				return out, "cannot read file: " + errText(err)
@@ -507,7 +514,11 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 		if resolve && p.sniffAfter() && bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0 {
 			return out, whyBinary // the sniff the chunk left for after the match
 		}
-		data = decodeLikeBackends(data)
+		var unresolved *fileRecs
+		if resolve {
+			unresolved = f
+		}
+		data = decodeLikeBackend(data, unresolved)
 		if resolve && !resolveLines(data, f) {
 			return out, "file changed while it was searched"
 		}
@@ -576,33 +587,123 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 	return out, ""
 }
 
-// decodeLikeBackends turns a file's bytes into the text both backends
-// search: like rg and ugrep, a UTF-8 byte-order mark is dropped and a file
-// starting with a UTF-16 one is transcoded to UTF-8 (invalid units become
-// U+FFFD). ugrep's offsets and both backends' line texts refer to this
-// text, and context lines must match it.
-func decodeLikeBackends(data []byte) []byte {
-	var enc encoding.Encoding
+// decodeLikeBackend turns a file's bytes into the text the backend
+// searched: like rg and ugrep, a UTF-8 byte-order mark is dropped and a
+// file starting with a UTF-16 one is transcoded to UTF-8. ugrep's offsets
+// and both backends' line texts refer to this text, and context lines must
+// match it. When f holds ugrep's unresolved records, malformed UTF-16 is
+// read as ugrep reads it and their offsets are moved onto the text (see
+// decodeUTF16LikeUgrep); otherwise it decodes as rg does.
+func decodeLikeBackend(data []byte, f *fileRecs) []byte {
+	var bigEndian bool
 	switch {
 	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
 		return data[3:]
 	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
-		enc = unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM)
 	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
-		enc = unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM)
+		bigEndian = true
 	default:
 		return data
 	}
-	out, err := enc.NewDecoder().Bytes(data)
+	if f != nil {
+		text, shifts := decodeUTF16LikeUgrep(data[2:], bigEndian)
+		ugrepToText(f, shifts)
+		return text
+	}
+	order := unicode.LittleEndian
+	if bigEndian {
+		order = unicode.BigEndian
+	}
+	// rg (encoding_rs) writes U+FFFD for each unpaired surrogate, as x/text does.
+	out, err := unicode.UTF16(order, unicode.ExpectBOM).NewDecoder().Bytes(data)
 	if err != nil {
 		return data
 	}
 	return out
 }
 
+// decodeUTF16LikeUgrep transcodes UTF-16 (after its byte-order mark) the
+// way ugrep 3.11 reads it, so that ugrep's byte offsets can be placed: a
+// high surrogate takes the next unit whatever it is (a valid pair, or one
+// bad character for both units: ugrep then never sees the second one), a
+// lone low surrogate is one bad character. ugrep writes a bad character as
+// 5 bytes (code point 0x200000); the text here has U+FFFD (3 bytes) as rg
+// does, and shifts lists where ugrep's bad characters started, so that
+// ugrepToText can move its offsets. An odd last byte, which ugrep drops,
+// is U+FFFD too, as in rg.
+func decodeUTF16LikeUgrep(data []byte, bigEndian bool) (text []byte, shifts []int) {
+	unit := func(i int) rune {
+		if bigEndian {
+			return rune(data[i])<<8 | rune(data[i+1])
+		}
+		return rune(data[i+1])<<8 | rune(data[i])
+	}
+	out := make([]byte, 0, len(data)*3/2+3)
+	ugOff := 0 // offset in ugrep's text
+	bad := func() {
+		shifts = append(shifts, ugOff)
+		out = utf8.AppendRune(out, utf8.RuneError)
+		ugOff += 5
+	}
+	for i := 0; i+1 < len(data); i += 2 {
+		u := unit(i)
+		switch {
+		case u >= 0xD800 && u < 0xDC00:
+			if i+3 >= len(data) {
+				bad()
+				continue
+			}
+			i += 2
+			if v := unit(i); v >= 0xDC00 && v < 0xE000 {
+				out = utf8.AppendRune(out, 0x10000+(u-0xD800)<<10+(v-0xDC00))
+				ugOff += 4
+			} else {
+				bad()
+			}
+		case u >= 0xDC00 && u < 0xE000:
+			bad()
+		default:
+			n := len(out)
+			out = utf8.AppendRune(out, u)
+			ugOff += len(out) - n
+		}
+	}
+	if len(data)%2 == 1 {
+		out = utf8.AppendRune(out, utf8.RuneError)
+	}
+	return out, shifts
+}
+
+// ugrepToText moves a file's ugrep offsets onto decodeUTF16LikeUgrep's
+// text: each bad character before an offset is 2 bytes shorter there, and
+// an offset inside one lands on its start.
+func ugrepToText(f *fileRecs, shifts []int) {
+	if len(shifts) == 0 {
+		return
+	}
+	move := func(off int) int {
+		k, _ := slices.BinarySearch(shifts, off) // bad characters starting before off
+		if k > 0 && off < shifts[k-1]+5 {
+			return shifts[k-1] - 2*(k-1) // inside one: its start
+		}
+		return off - 2*k
+	}
+	for i, sp := range f.spans {
+		f.spans[i] = span{move(sp.start), move(sp.end)}
+	}
+}
+
 // whyBinary is fileEvents' answer for a file found binary only after it
 // matched (sniffAfter): no events and no error, as if sniffed before.
 const whyBinary = "binary"
+
+// whyTooLarge is fileEvents' answer for a file that grew past
+// max_file_size_bytes after it was checked: skipped and counted, like a
+// file that was too large from the start (FR-LS-SRC-08). Vigil never reads
+// more of a file than the cap.
+const whyTooLarge = "too large"
+
+var errTooLarge = errors.New("larger than max_file_size_bytes")
 
 // fileBufs recycles the buffers files are read into for their lines:
 // nothing keeps pointing into them (event texts are copies), and a dense
@@ -610,8 +711,10 @@ const whyBinary = "binary"
 var fileBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // readRegularInto is readRegular reading into buf's storage when it is
-// large enough (one read of the size fstat gives, no doubling).
-func readRegularInto(path string, buf []byte) ([]byte, error) {
+// large enough (one read of the size fstat gives, no doubling). A file
+// over maxSize (when > 0) is errTooLarge, and no more than maxSize bytes
+// are ever read.
+func readRegularInto(path string, buf []byte, maxSize int64) ([]byte, error) {
 	fd, err := openRegular(path)
 	if err != nil {
 		return buf, err
@@ -624,12 +727,18 @@ func readRegularInto(path string, buf []byte) ([]byte, error) {
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return buf, &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
 	}
+	if maxSize > 0 && st.Size > maxSize {
+		return buf, errTooLarge
+	}
 	if need := int(st.Size) + 1; cap(buf) < need {
 		buf = make([]byte, 0, need)
 	}
 	// A file still being appended to is read up to a little past the size
-	// it had: the lines already found lie within it.
+	// it had (the lines already found lie within it), never past the cap.
 	limit := int(st.Size) + 64<<10
+	if maxSize > 0 {
+		limit = int(min(int64(limit), maxSize+1))
+	}
 	for len(buf) < limit {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)] // the file grew: let append find room
@@ -646,7 +755,26 @@ func readRegularInto(path string, buf []byte) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 	}
+	if maxSize > 0 && int64(len(buf)) > maxSize {
+		return buf, errTooLarge
+	}
 	return buf, nil
+}
+
+// endsInString reports whether a line of backend output stops inside a
+// JSON string: a file name with a raw newline in it (ugrep's %h escapes
+// only quotes and backslashes), so the record goes on on the next line.
+func endsInString(line []byte) bool {
+	in := false
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		}
+	}
+	return in
 }
 
 // openRegular opens path for reading without blocking on a FIFO swapped in.
