@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -192,4 +193,27 @@ func TestDecodeAndValidate(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", in, err, want)
 		}
 	}
+}
+
+// FuzzUTF16LikeUgrep: reading any UTF-16 as ugrep does and moving any
+// offsets onto the text never panics, and resolved spans stay in their line.
+func FuzzUTF16LikeUgrep(f *testing.F) {
+	f.Add([]byte("\x34\xdc\x2d\x4e"), false, 5, 3)
+	f.Add([]byte("\xd8\x34\x4e\x2d\x4e\x2d\x00\x0a"), true, 2, 1)
+	f.Fuzz(func(t *testing.T, data []byte, bigEndian bool, off, n int) {
+		text, shifts := decodeUTF16LikeUgrep(data, bigEndian)
+		if off < 0 || n < 0 || off > 1<<20 || n > 1<<20 {
+			return
+		}
+		var fr fileRecs
+		fr.add(record{line: 1 + uint64(bytes.Count(text[:min(off, len(text))], []byte{'\n'})), spans: []span{{off, off + n}}}, 10)
+		ugrepToText(&fr, shifts)
+		if resolveLines(text, &fr) {
+			for _, l := range fr.lines {
+				for _, s := range fr.spans[l.span0:l.span1] {
+					_ = fr.text[l.text0:l.text1][s.start:s.end]
+				}
+			}
+		}
+	})
 }
