@@ -183,35 +183,45 @@ func (p *prepared) statEach(c *chunk, index map[string]int) []string {
 			todo = append(todo, i)
 		}
 	}
+	forEachParallel(len(todo), 64, func(k int, _ []byte) {
+		i := todo[k]
+		var st syscall.Stat_t
+		switch err := syscall.Stat(c.items[i].abs, &st); {
+		case err != nil:
+			verdict[i] = errText(err)
+		case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
+			verdict[i] = "not a regular file"
+		case p.e.maxSize > 0 && st.Size > p.e.maxSize:
+			verdict[i] = "too large"
+		}
+	})
+	return verdict
+}
+
+// forEachParallel calls fn for 0..n-1 on four goroutines (one when n is
+// below serialBelow, where starting them costs more than the work), each
+// with its own sniff-sized scratch buffer.
+func forEachParallel(n, serialBelow int, fn func(k int, buf []byte)) {
 	var next atomic.Int64
 	work := func() {
+		buf := make([]byte, sniffBytes)
 		for {
 			k := int(next.Add(1)) - 1
-			if k >= len(todo) {
+			if k >= n {
 				return
 			}
-			i := todo[k]
-			var st syscall.Stat_t
-			switch err := syscall.Stat(c.items[i].abs, &st); {
-			case err != nil:
-				verdict[i] = errText(err)
-			case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
-				verdict[i] = "not a regular file"
-			case p.e.maxSize > 0 && st.Size > p.e.maxSize:
-				verdict[i] = "too large"
-			}
+			fn(k, buf)
 		}
 	}
-	if len(todo) < 64 {
+	if n < serialBelow {
 		work()
-		return verdict
+		return
 	}
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(work)
 	}
 	wg.Wait()
-	return verdict
 }
 
 // sniffAll sniffs every file the backend would be given.
@@ -229,31 +239,14 @@ func (p *prepared) sniffAll(c *chunk, index map[string]int) []string {
 // returns a verdict per item ("" for text and for items not sniffed).
 func (p *prepared) sniffEach(c *chunk, todo []int) []string {
 	verdict := make([]string, len(c.items))
-	var next atomic.Int64
-	work := func() {
-		var buf [sniffBytes]byte
-		for {
-			k := int(next.Add(1)) - 1
-			if k >= len(todo) {
-				return
-			}
-			i := todo[k]
-			limit := p.e.maxSize
-			if c.items[i].size >= 0 {
-				limit = 0 // already checked against the cap: save the fstat
-			}
-			verdict[i] = sniff(c.items[i].abs, limit, buf[:])
+	forEachParallel(len(todo), 8, func(k int, buf []byte) {
+		i := todo[k]
+		limit := p.e.maxSize
+		if c.items[i].size >= 0 {
+			limit = 0 // already checked against the cap: save the fstat
 		}
-	}
-	if len(todo) < 8 {
-		work()
-		return verdict
-	}
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(work)
-	}
-	wg.Wait()
+		verdict[i] = sniff(c.items[i].abs, limit, buf)
+	})
 	return verdict
 }
 

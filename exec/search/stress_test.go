@@ -152,6 +152,24 @@ func childPids() []string {
 	return out
 }
 
+// expectNothingLeft checks that no backend process and, after a grace
+// period for goroutines that are returning, no goroutine beyond the
+// before count outlives a search.
+func expectNothingLeft(t *testing.T, before int) {
+	t.Helper()
+	if kids := childPids(); len(kids) > 0 {
+		t.Errorf("backend processes left: %v", kids)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Errorf("goroutines %d > %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
 func denseTree(t *testing.T, files, lines int) string {
 	root := t.TempDir()
 	body := strings.Repeat("foo bar foo\n", lines)
@@ -185,17 +203,7 @@ func TestCancelFromEmit(t *testing.T) {
 		if err != context.Canceled {
 			t.Errorf("err %v, want context.Canceled", err)
 		}
-		if kids := childPids(); len(kids) > 0 {
-			t.Errorf("backend processes left: %v", kids)
-		}
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<20)
-			t.Errorf("goroutines %d > %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
-		}
+		expectNothingLeft(t, before)
 	})
 }
 
@@ -217,17 +225,7 @@ func TestCancelRGWalk(t *testing.T) {
 	if err != context.Canceled {
 		t.Errorf("err %v, want context.Canceled", err)
 	}
-	if kids := childPids(); len(kids) > 0 {
-		t.Errorf("backend processes left: %v", kids)
-	}
-	deadline := time.Now().Add(3 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Errorf("goroutines %d > %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
-	}
+	expectNothingLeft(t, before)
 }
 
 // Concurrent Runs sharing a fresh probe cache file, on both paths.
