@@ -1,0 +1,72 @@
+package search
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// recStore must keep exactly what fileRecs.add keeps, whatever the order
+// in which files' records arrive and however often a slab fills.
+func TestRecStoreMatchesFileRecs(t *testing.T) {
+	for seed := range uint64(50) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		files := make([]*walkFile, 1+r.IntN(6))
+		want := make([]fileRecs, len(files))
+		for i := range files {
+			files[i] = &walkFile{}
+		}
+		var st recStore
+		maxPer := r.IntN(3) * 5 // 0 (no cap), 5 or 10
+		lineNo := make([]uint64, len(files))
+		cur := 0
+		for range 2000 {
+			if r.IntN(8) == 0 { // mostly contiguous, like rg; sometimes not
+				cur = r.IntN(len(files))
+			}
+			if r.IntN(4) > 0 {
+				lineNo[cur] += uint64(r.IntN(3)) // 0: another match on the same line
+			}
+			if lineNo[cur] == 0 {
+				lineNo[cur] = 1
+			}
+			text := make([]byte, r.IntN(300))
+			for k := range text {
+				text[k] = byte('a' + r.IntN(26))
+			}
+			rec := record{line: lineNo[cur], text: text, spans: []span{{r.IntN(5), 5 + r.IntN(5)}, {1, 2}}[:1+r.IntN(2)]}
+			if !st.inOrder(files[cur], rec.line) {
+				t.Fatalf("seed %d: out of order", seed)
+			}
+			n := len(want[cur].lines)
+			want[cur].add(rec, maxPer)
+			if got := st.add(files[cur], rec, maxPer); got != (len(want[cur].lines) > n) {
+				t.Fatalf("seed %d: add reported %v", seed, got)
+			}
+		}
+		st.seal()
+		for i, f := range files {
+			if !sameRecs(f.recs, want[i]) {
+				t.Fatalf("seed %d file %d: records differ", seed, i)
+			}
+			if cap(f.recs.text) != len(f.recs.text) || cap(f.recs.lines) != len(f.recs.lines) || cap(f.recs.spans) != len(f.recs.spans) {
+				t.Fatalf("seed %d file %d: capacity not capped", seed, i)
+			}
+		}
+	}
+}
+
+func sameRecs(a, b fileRecs) bool {
+	if len(a.lines) != len(b.lines) {
+		return false
+	}
+	for i := range a.lines {
+		la, lb := a.lines[i], b.lines[i]
+		if la.line != lb.line ||
+			string(a.text[la.text0:la.text1]) != string(b.text[lb.text0:lb.text1]) ||
+			!slices.Equal(a.spans[la.span0:la.span1], b.spans[lb.span0:lb.span1]) {
+			return false
+		}
+	}
+	return true
+}
