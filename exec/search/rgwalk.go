@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -530,9 +531,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 			wg.Go(func() {
 				for _, f := range group {
 					if f.keep {
-						it := item{abs: filepath.Join(p.pl.orderRoot, f.orderRel), rel: f.display}
-						out, _ := p.appendFileEvents(resp.Matches[at:at:at+len(f.recs.lines)], it, &f.recs)
-						at += len(out)
+						at += len(appendWalkEvents(resp.Matches[at:at:at+len(f.recs.lines)], f.display, &f.recs))
 					} else {
 						at += copy(resp.Matches[at:], f.events)
 					}
@@ -597,6 +596,40 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		return resp, false, parent.Err()
 	}
 	return resp, false, nil
+}
+
+// Span and span have the same layout, so the spans slab can serve as
+// Submatches without a copy (these fail to compile otherwise).
+var (
+	_ [unsafe.Sizeof(Span{}) - unsafe.Sizeof(span{})]byte
+	_ [unsafe.Sizeof(span{}) - unsafe.Sizeof(Span{})]byte
+	_ [unsafe.Offsetof(Span{}.End) - unsafe.Offsetof(span{}.end)]byte
+	_ [unsafe.Offsetof(span{}.end) - unsafe.Offsetof(Span{}.End)]byte
+)
+
+// appendWalkEvents is appendFileEvents without context lines, over
+// records in the shared slabs (see recStore), and allocates nothing but
+// what lossy needs for text that is not UTF-8: Line and Submatches alias
+// the slabs, which are never written again where sealed records lie (and
+// there is no per-file copy of the spans or path join to pay for).
+func appendWalkEvents(out []Event, rel string, f *fileRecs) []Event {
+	all := unsafe.String(unsafe.SliceData(f.text), len(f.text))
+	spans := unsafe.Slice((*Span)(unsafe.Pointer(unsafe.SliceData(f.spans))), len(f.spans))
+	for _, r := range f.lines {
+		raw := all[r.text0:r.text1]
+		ev := Event{Type: "match", Path: rel, LineNumber: r.line, Line: raw, Column: 1}
+		if !utf8.ValidString(raw) {
+			ev.Line = lossy(raw)
+		}
+		if r.span1 > r.span0 {
+			s := spans[r.span0]
+			ev.Column = uint64(s.Start) + 1
+			ev.MatchText = lossy(raw[s.Start:s.End])
+			ev.Submatches = spans[r.span0:r.span1:r.span1]
+		}
+		out = append(out, ev)
+	}
+	return out
 }
 
 // finishWalkFiles decides each matched file's fate, on all cores. Each is

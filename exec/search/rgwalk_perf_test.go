@@ -70,3 +70,34 @@ func sameRecs(a, b fileRecs) bool {
 	}
 	return true
 }
+
+// appendWalkEvents must build what appendFileEvents builds without context
+// lines, invalid UTF-8 and lines without spans included.
+func TestAppendWalkEventsMatchesFileEvents(t *testing.T) {
+	var st recStore
+	f := &walkFile{}
+	texts := []string{"plain err line", "bad \xff utf8 err", "", "tab\tand \u00e9 err", "err err err"}
+	for i, tx := range texts {
+		sp := []span{{len(tx) / 2, len(tx)}, {0, 1}}[:min(i%3, 2)]
+		if len(tx) == 0 {
+			sp = nil
+		}
+		st.add(f, record{line: uint64(3 * (i + 1)), text: []byte(tx), spans: clampSpans(sp, len(tx))}, 0)
+	}
+	st.seal()
+	p := &prepared{}
+	want, ok := p.appendFileEvents(nil, item{rel: "d/x.go"}, &f.recs)
+	if !ok {
+		t.Fatal("appendFileEvents failed")
+	}
+	got := appendWalkEvents(nil, "d/x.go", &f.recs)
+	if len(got) != len(want) {
+		t.Fatalf("%d events, want %d", len(got), len(want))
+	}
+	for i := range got {
+		a, b := got[i].AppendJSON(nil), want[i].AppendJSON(nil)
+		if string(a) != string(b) {
+			t.Errorf("event %d:\n got %s\nwant %s", i, a, b)
+		}
+	}
+}
