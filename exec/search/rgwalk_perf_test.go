@@ -1,6 +1,8 @@
 package search
 
 import (
+	"context"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -99,5 +101,50 @@ func TestAppendWalkEventsMatchesFileEvents(t *testing.T) {
 		if string(a) != string(b) {
 			t.Errorf("event %d:\n got %s\nwant %s", i, a, b)
 		}
+	}
+}
+
+// BenchmarkWriteJSONDense encodes the dense Go-tree response ('err', every
+// match): the encoder's share of `vigil search` time.
+func BenchmarkWriteJSONDense(b *testing.B) {
+	req, err := DecodeRequest([]byte(`{"pattern":"err","case":"sensitive","max_results":1000000}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := DefaultOptions(goSrc(b))
+	opts.Backend = "rg"
+	opts.Search.MaxFiles = 0
+	resp, err := Run(context.Background(), req, opts, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(resp.AppendJSON(nil))))
+	for b.Loop() {
+		_ = resp.WriteJSON(io.Discard)
+	}
+}
+
+// BenchmarkParseRGDense is the rg walk's loop body over captured output:
+// parse each line and keep its records in the slabs.
+func BenchmarkParseRGDense(b *testing.B) {
+	lines := captured(b, "rg", "--json", "err", goSrc(b))
+	b.ResetTimer()
+	for b.Loop() {
+		var st recStore
+		var pb parseBuf
+		files := map[string]*walkFile{}
+		for _, l := range lines {
+			rec, ok, err := parseRGLineBuf(l, &pb)
+			if err != nil || !ok {
+				continue
+			}
+			f := files[string(rec.path)]
+			if f == nil {
+				f = &walkFile{}
+				files[string(rec.path)] = f
+			}
+			st.add(f, rec, 0)
+		}
+		st.seal()
 	}
 }
