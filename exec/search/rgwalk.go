@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -170,6 +171,108 @@ func (f *walkFile) eventsAtLeast() int {
 	return len(f.events)
 }
 
+// recStore packs the records of every file rg reports into a few shared
+// slabs instead of one growing arena per file: a dense search reports
+// thousands of files, and per-file doubling allocated about twice the
+// records' size in fresh memory, which the kernel must fault in and zero
+// (page faults were a fifth of Vigil's CPU time on the Go tree). rg prints
+// each file's messages together, so the file being read owns the slabs'
+// tails; its records stay contiguous, and once another file takes over its
+// fileRecs become subslices of the slabs, with capacity capped so that
+// nothing can append into a neighbour's records.
+type recStore struct {
+	text       []byte
+	lines      []recLine
+	spans      []span
+	owner      *walkFile
+	t0, l0, s0 int // where owner's records start in the slabs
+}
+
+// Slabs grow geometrically up to these sizes, so that a selective search
+// allocates little and a dense one a slab per megabyte or so.
+const (
+	slabText  = 1 << 20
+	slabLines = 1 << 14
+	slabSpans = 1 << 15
+)
+
+// inOrder is fileRecs.inOrder for f's records, wherever they are.
+func (st *recStore) inOrder(f *walkFile, line uint64) bool {
+	if st.owner != f {
+		return f.recs.inOrder(line)
+	}
+	return len(st.lines) == st.l0 || st.lines[len(st.lines)-1].line <= line
+}
+
+// add is fileRecs.add for f; it reports whether a new line was kept.
+func (st *recStore) add(f *walkFile, rec record, maxPerFile int) bool {
+	if st.owner != f {
+		st.take(f)
+	}
+	if len(st.lines) > st.l0 && st.lines[len(st.lines)-1].line == rec.line {
+		st.reserve(0, 0, len(rec.spans))
+		st.spans = append(st.spans, rec.spans...)
+		st.lines[len(st.lines)-1].span1 = len(st.spans) - st.s0
+		return false
+	}
+	if maxPerFile > 0 && len(st.lines)-st.l0 >= maxPerFile {
+		return false
+	}
+	st.reserve(len(rec.text), 1, len(rec.spans))
+	l := recLine{line: rec.line, text0: len(st.text) - st.t0, span0: len(st.spans) - st.s0}
+	st.text = append(st.text, rec.text...)
+	st.spans = append(st.spans, rec.spans...)
+	l.text1, l.span1 = len(st.text)-st.t0, len(st.spans)-st.s0
+	st.lines = append(st.lines, l)
+	return true
+}
+
+// take makes f the owner of the slabs' tails. A file reported again after
+// another (rg does not do that) has its records moved to the tails.
+func (st *recStore) take(f *walkFile) {
+	st.seal()
+	old := f.recs
+	st.reserve(len(old.text), len(old.lines), len(old.spans))
+	st.t0, st.l0, st.s0 = len(st.text), len(st.lines), len(st.spans)
+	st.text = append(st.text, old.text...)
+	st.lines = append(st.lines, old.lines...)
+	st.spans = append(st.spans, old.spans...)
+	st.owner = f
+}
+
+// seal hands the owner its records as capped subslices of the slabs.
+func (st *recStore) seal() {
+	if f := st.owner; f != nil {
+		f.recs = fileRecs{
+			lines: st.lines[st.l0:len(st.lines):len(st.lines)],
+			text:  st.text[st.t0:len(st.text):len(st.text)],
+			spans: st.spans[st.s0:len(st.spans):len(st.spans)],
+		}
+		st.owner = nil
+	}
+}
+
+// reserve makes room at the tails for nt more bytes of text, nl more
+// lines and ns more spans. A full slab is left to the files sealed in it;
+// the owner's records so far move to the new one (every offset in them is
+// relative to the file, so they stay valid).
+func (st *recStore) reserve(nt, nl, ns int) {
+	st.text, st.t0 = grownSlab(st.text, st.t0, nt, slabText)
+	st.lines, st.l0 = grownSlab(st.lines, st.l0, nl, slabLines)
+	st.spans, st.s0 = grownSlab(st.spans, st.s0, ns, slabSpans)
+}
+
+// grownSlab returns slab, or a new one holding slab[from:], with room for n
+// more elements; and where those elements now start.
+func grownSlab[T any](slab []T, from, n, most int) ([]T, int) {
+	if cap(slab)-len(slab) >= n {
+		return slab, from
+	}
+	part := slab[from:]
+	size := max(min(2*cap(slab), most), 2*(len(part)+n), 64)
+	return append(make([]T, 0, size), part...), 0
+}
+
 // cmpWalkFiles orders by path.text, which for plain paths (path.text equal
 // to the raw path, so no two share a key) is the walker's order; others go
 // through cmpWalkOrder.
@@ -179,6 +282,10 @@ func cmpWalkFiles(a, b *walkFile) int {
 	}
 	return cmpWalkOrder(a.orderRel, a.isDir, b.orderRel, b.isDir)
 }
+
+// bigMatches is how many events (about 4 MB of them) make a collection
+// before allocating matches[] worth its cost.
+const bigMatches = 40_000
 
 // rgPipeSize is the pipe buffer asked for rg's output: with the default
 // 64 KiB, rg's threads stall whenever the parser falls behind for a moment.
@@ -226,6 +333,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		over      bool
 		pb        parseBuf
 		pending   []byte
+		store     recStore
 	)
 	fileOf := func(path []byte) *walkFile {
 		if last != nil && bytes.Equal(path, lastPath) {
@@ -263,13 +371,11 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 				malformed = true
 			case ok:
 				f := fileOf(rec.path)
-				if f == nil || f.ended || !f.recs.inOrder(rec.line) {
+				if f == nil || f.ended || !store.inOrder(f, rec.line) {
 					malformed = true
 					break
 				}
-				n := len(f.recs.lines)
-				f.recs.add(rec, p.e.maxPerFile)
-				if len(f.recs.lines) > n {
+				if store.add(f, rec, p.e.maxPerFile) {
 					lines++
 				}
 			case bytes.HasPrefix(line, rgEndPrefix):
@@ -295,6 +401,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 			break
 		}
 	}
+	store.seal()
 	werr := cmd.Wait() // the outcome is read from the output: summary, stderr
 	if searches < 0 && exitCode(werr) == 2 {
 		// rg gave up by itself (a bad pattern, a glob its globset
@@ -416,6 +523,16 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	if p.e.context == 0 && size <= p.e.maxResults {
 		// Without context lines every kept line is one event: each file's
 		// place is known, so all cores can fill matches[] at once.
+		if size >= bigMatches {
+			// A collection that starts right after this allocation (which
+			// is likely to be what crosses the heap goal) reads its pages
+			// before the events are written: they map to the shared zero
+			// page, and each first write then takes a copy-on-write fault
+			// with a TLB shootdown across CPUs, costly in VMs (21 ms CPU
+			// for 138k events on the Go tree). Collecting first leaves the
+			// goal far enough away, and costs ~4 ms here.
+			runtime.GC()
+		}
 		resp.Matches = make([]Event, size)
 		var wg sync.WaitGroup
 		next := 0
@@ -428,9 +545,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 			wg.Go(func() {
 				for _, f := range group {
 					if f.keep {
-						it := item{abs: filepath.Join(p.pl.orderRoot, f.orderRel), rel: f.display}
-						out, _ := p.appendFileEvents(resp.Matches[at:at:at+len(f.recs.lines)], it, &f.recs)
-						at += len(out)
+						at += len(appendWalkEvents(resp.Matches[at:at:at+len(f.recs.lines)], f.display, &f.recs))
 					} else {
 						at += copy(resp.Matches[at:], f.events)
 					}
@@ -495,6 +610,40 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		return resp, false, parent.Err()
 	}
 	return resp, false, nil
+}
+
+// Span and span have the same layout, so the spans slab can serve as
+// Submatches without a copy (these fail to compile otherwise).
+var (
+	_ [unsafe.Sizeof(Span{}) - unsafe.Sizeof(span{})]byte
+	_ [unsafe.Sizeof(span{}) - unsafe.Sizeof(Span{})]byte
+	_ [unsafe.Offsetof(Span{}.End) - unsafe.Offsetof(span{}.end)]byte
+	_ [unsafe.Offsetof(span{}.end) - unsafe.Offsetof(Span{}.End)]byte
+)
+
+// appendWalkEvents is appendFileEvents without context lines, over
+// records in the shared slabs (see recStore), and allocates nothing but
+// what lossy needs for text that is not UTF-8: Line and Submatches alias
+// the slabs, which are never written again where sealed records lie (and
+// there is no per-file copy of the spans or path join to pay for).
+func appendWalkEvents(out []Event, rel string, f *fileRecs) []Event {
+	all := unsafe.String(unsafe.SliceData(f.text), len(f.text))
+	spans := unsafe.Slice((*Span)(unsafe.Pointer(unsafe.SliceData(f.spans))), len(f.spans))
+	for _, r := range f.lines {
+		raw := all[r.text0:r.text1]
+		ev := Event{Type: "match", Path: rel, LineNumber: r.line, Line: raw, Column: 1}
+		if !utf8.ValidString(raw) {
+			ev.Line = lossy(raw)
+		}
+		if r.span1 > r.span0 {
+			s := spans[r.span0]
+			ev.Column = uint64(s.Start) + 1
+			ev.MatchText = lossy(raw[s.Start:s.End])
+			ev.Submatches = spans[r.span0:r.span1:r.span1]
+		}
+		out = append(out, ev)
+	}
+	return out
 }
 
 // finishWalkFiles decides each matched file's fate, on all cores. Each is
