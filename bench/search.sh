@@ -76,7 +76,7 @@ compare 'dense err, max_results 1000000' '<= 1.5' rg --json err -- \
 case " $BACKENDS " in
 *" auto "* | *" ugrep "*)
   # What ugrep costs by itself, walking the tree with its own output format.
-  fmt='--format={"f":%h,"n":%n,"k":%k,"d":%d,"l":%J}%~'
+  fmt='--format={"f":%h,"n":%n,"b":%b,"d":%d}%~'
   reference 'selective, raw ugrep -r' ugrep -r -u -H "$fmt" 'func \w+Context\(' .
   reference 'dense err, raw ugrep -r' ugrep -r -u -H "$fmt" err .
   ;;
