@@ -50,6 +50,7 @@ func TestStrictErrors(t *testing.T) {
 		{"wrong type", "[tools.search]\nmax_files = \"many\"\n", 2, "tools.search.max_files", ""},
 		{"zero cap", "[tools.search]\n\nmax_files = 0\n", 3, "tools.search.max_files", "must be a positive integer, got 0"},
 		{"negative timeout", "[tools.search]\ndefault_timeout_ms = -5\n", 2, "tools.search.default_timeout_ms", "must be a positive integer, got -5"},
+		{"huge default max_results", "[tools.search]\ndefault_max_results = 9223372036854775807\n", 2, "tools.search.default_max_results", "must be <= 10000000"},
 		{"bad duration", "[approvals]\ntimeout = \"soon\"\n", 2, "approvals.timeout", ""},
 		{"duration without unit", "theme = \"dark\"\n[approvals]\ntimeout = 5\n", 3, "approvals.timeout", "must be a duration string"},
 		{"bad driver", "[[devices]]\nid = \"x\"\ndriver = \"vlc\"\n", 3, "devices[0].driver", "must be sim, mpv or hass"},

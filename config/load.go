@@ -85,6 +85,10 @@ func Parse(data []byte, file string, cfg *Config) error {
 	return nil
 }
 
+// MaxResultsLimit bounds a search's max_results, requested or configured
+// (so that the look-ahead max_results + 1 stays far from overflowing).
+const MaxResultsLimit = 10_000_000
+
 // Validate checks the rules that TOML types cannot express (seed 001 CFG-LS-02..05 and friends).
 func (c *Config) Validate() error {
 	s := c.Tools.Search
@@ -101,6 +105,9 @@ func (c *Config) Validate() error {
 		if f.v <= 0 {
 			return &Error{Key: f.key, Rule: fmt.Sprintf("must be a positive integer, got %d", f.v)}
 		}
+	}
+	if s.DefaultMaxResults > MaxResultsLimit {
+		return &Error{Key: "tools.search.default_max_results", Rule: fmt.Sprintf("must be <= %d (the bound on a request's max_results), got %d", MaxResultsLimit, s.DefaultMaxResults)}
 	}
 	if s.Binary == "" && s.FallbackBinary == "" {
 		return &Error{Key: "tools.search.binary", Rule: "binary and fallback_binary cannot both be empty"}

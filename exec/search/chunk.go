@@ -125,7 +125,7 @@ func (p *prepared) searchChunk(ctx context.Context, c *chunk) {
 	built := 0
 	for i, it := range c.items {
 		fr := fileResult{pos: it.pos}
-		if built > p.e.maxResults {
+		if built > p.e.maxResults && !c.whole {
 			c.results <- fr // never read: the consumer stops before it
 			continue
 		}
@@ -470,14 +470,9 @@ func (p *prepared) fileEvents(it item, f *fileRecs) ([]Event, string) {
 	return p.appendFileEventsWhy(make([]Event, 0, len(f.lines)), it, f)
 }
 
-// appendFileEvents appends a file's events to out; false when the file
-// could not be read for context lines.
-func (p *prepared) appendFileEvents(out []Event, it item, f *fileRecs) ([]Event, bool) {
-	out, why := p.appendFileEventsWhy(out, it, f)
-	return out, why == ""
-}
-
-// appendFileEventsWhy is appendFileEvents with the reason for a failure.
+// appendFileEventsWhy appends a file's events to out; on failure it
+// returns out as it was and the per-file error, or whyBinary/whyTooLarge
+// for a file to skip without one.
 func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Event, string) {
 	recs := f.lines
 	if len(recs) == 0 {

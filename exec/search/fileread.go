@@ -167,7 +167,9 @@ func readRegularInto(path string, buf []byte, maxSize int64) ([]byte, error) {
 	// it had (the lines already found lie within it), never past the cap.
 	limit := int(st.Size) + 64<<10
 	if maxSize > 0 {
-		limit = int(min(int64(limit), maxSize+1))
+		if int64(limit) > maxSize {
+			limit = int(maxSize) + 1 // one byte more tells "over"; no overflow, as limit is an int
+		}
 	}
 	for len(buf) < limit {
 		if len(buf) == cap(buf) {

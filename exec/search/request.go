@@ -264,13 +264,16 @@ func validateFields(req Request, opts Options) (effective, error) {
 		}
 		e.context = int(*req.Context)
 	}
-	e.maxResults = int(max(cfg.DefaultMaxResults, 1))
+	// The configured default obeys the request's own bound (config
+	// validation refuses more; Options built in code are clamped), so
+	// max_results + 1 never overflows.
+	e.maxResults = int(min(max(cfg.DefaultMaxResults, 1), config.MaxResultsLimit))
 	if req.MaxResults != nil {
 		if *req.MaxResults < 1 {
 			return e, badArgs("max_results: must be >= 1, got %d (FR-LS-VAL-02)", *req.MaxResults)
 		}
-		if *req.MaxResults > 10_000_000 {
-			return e, badArgs("max_results: must be <= 10000000, got %d", *req.MaxResults)
+		if *req.MaxResults > config.MaxResultsLimit {
+			return e, badArgs("max_results: must be <= %d, got %d", config.MaxResultsLimit, *req.MaxResults)
 		}
 		e.maxResults = int(*req.MaxResults)
 	}

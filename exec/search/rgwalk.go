@@ -496,7 +496,9 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		}
 	}
 	if len(again) > 0 && !timedOut && parent.Err() == nil {
-		c := &chunk{items: again, results: make(chan fileResult, 2*len(again)+2)}
+		// whole: these files are not a run of the final order, so every
+		// file's events are wanted (no cut inside the chunk).
+		c := &chunk{items: again, results: make(chan fileResult, 2*len(again)+2), whole: true}
 		p.searchChunk(ctx, c)
 		k := 0
 		for fr := range c.results {
@@ -572,10 +574,12 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	for _, f := range files {
 		if f.keep {
 			n := len(resp.Matches)
-			var ok bool
+			var why string
 			it := item{abs: filepath.Join(p.pl.orderRoot, f.orderRel), rel: f.display}
-			if resp.Matches, ok = p.appendFileEvents(resp.Matches, it, &f.recs); !ok {
-				f.err = &FileError{Path: f.display, Error: "cannot read file for context lines"}
+			// A file that grew past max_file_size_bytes since its sniff is
+			// skipped and counted, as on the ordered path.
+			if resp.Matches, why = p.appendFileEventsWhy(resp.Matches, it, &f.recs); why != "" && why != whyTooLarge {
+				f.err = &FileError{Path: f.display, Error: why}
 			}
 			anyMatch = anyMatch || len(resp.Matches) > n
 		} else {
@@ -621,7 +625,7 @@ var (
 	_ [unsafe.Offsetof(span{}.end) - unsafe.Offsetof(Span{}.End)]byte
 )
 
-// appendWalkEvents is appendFileEvents without context lines, over
+// appendWalkEvents is appendFileEventsWhy without context lines, over
 // records in the shared slabs (see recStore), and allocates nothing but
 // what lossy needs for text that is not UTF-8: Line and Submatches alias
 // the slabs, which are never written again where sealed records lie (and

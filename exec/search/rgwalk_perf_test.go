@@ -88,9 +88,9 @@ func TestAppendWalkEventsMatchesFileEvents(t *testing.T) {
 	}
 	st.seal()
 	p := &prepared{}
-	want, ok := p.appendFileEvents(nil, item{rel: "d/x.go"}, &f.recs)
-	if !ok {
-		t.Fatal("appendFileEvents failed")
+	want, why := p.appendFileEventsWhy(nil, item{rel: "d/x.go"}, &f.recs)
+	if why != "" {
+		t.Fatalf("appendFileEventsWhy failed: %s", why)
 	}
 	got := appendWalkEvents(nil, "d/x.go", &f.recs)
 	if len(got) != len(want) {

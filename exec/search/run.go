@@ -136,6 +136,7 @@ func Validate(req Request, opts Options) error {
 type chunk struct {
 	items   []item
 	results chan fileResult
+	whole   bool // every file's events are wanted: not a run of the final order
 }
 
 type fileResult struct {
