@@ -120,40 +120,58 @@ func (p *prepared) searchChunk(ctx context.Context, c *chunk) {
 	if ctx.Err() != nil {
 		return
 	}
-	// Once this chunk alone holds more than max_results events, the
-	// consumer stops within it (FR-LS-06a): later files need no events.
+	// Files are read for their lines (ugrep) and context on all cores, a
+	// block at a time, and delivered in order after each block. Once this
+	// chunk alone holds more than max_results events, the consumer stops
+	// within it (FR-LS-06a): later files need no events.
+	const block = 64
 	built := 0
-	for i, it := range c.items {
-		fr := fileResult{pos: it.pos}
+	results := make([]fileResult, block)
+	for lo := 0; lo < len(c.items); lo += block {
+		hi := min(lo+block, len(c.items))
 		if built > p.e.maxResults && !c.whole {
-			c.results <- fr // never read: the consumer stops before it
+			for _, it := range c.items[lo:hi] {
+				c.results <- fileResult{pos: it.pos} // never read: the consumer stops before it
+			}
 			continue
 		}
-		if it.err != "" {
-			fr.err = &FileError{Path: it.rel, Error: it.err}
+		forEachParallel(hi-lo, 8, func(k int, _ []byte) {
+			results[k] = p.fileResult(c.items[lo+k], verdict[lo+k], &recs[lo+k])
+		})
+		for k := range hi - lo {
+			built += len(results[k].events)
+			c.results <- results[k] // buffered: never blocks
+			results[k] = fileResult{}
 		}
-		switch v := verdict[i]; {
-		case len(recs[i].lines) == 0, v == "binary", v == "too large":
-			// No events: nothing matched, or skipped without error but
-			// counted (FR-LS-SRC-08, 05e).
-		case v != "":
-			if fr.err == nil {
-				fr.err = &FileError{Path: it.rel, Error: v}
-			}
-		default:
-			var why string
-			fr.events, why = p.fileEvents(it, &recs[i])
-			built += len(fr.events)
-			recs[i] = fileRecs{} // built: let the records go
-			if why == whyBinary || why == whyTooLarge {
-				fr.events = nil // skipped without error but counted (FR-LS-SRC-08)
-			} else if why != "" && fr.err == nil {
-				fr.err = &FileError{Path: it.rel, Error: why}
-			}
-		}
-		c.results <- fr // buffered: never blocks
 	}
 	c.results <- fileResult{last: true, code: code, stderr: stderr}
+}
+
+// fileResult is one file's answer once the backend has finished: its
+// events, or its per-file error, or nothing (no match, or skipped without
+// error but counted: FR-LS-SRC-08, 05e). The file's records are let go.
+func (p *prepared) fileResult(it item, verdict string, recs *fileRecs) fileResult {
+	fr := fileResult{pos: it.pos}
+	if it.err != "" {
+		fr.err = &FileError{Path: it.rel, Error: it.err}
+	}
+	switch {
+	case len(recs.lines) == 0, verdict == "binary", verdict == "too large":
+	case verdict != "":
+		if fr.err == nil {
+			fr.err = &FileError{Path: it.rel, Error: verdict}
+		}
+	default:
+		var why string
+		fr.events, why = p.fileEvents(it, recs)
+		*recs = fileRecs{}
+		if why == whyBinary || why == whyTooLarge {
+			fr.events = nil
+		} else if why != "" && fr.err == nil {
+			fr.err = &FileError{Path: it.rel, Error: why}
+		}
+	}
+	return fr
 }
 
 // sniffAfter reports whether the chunk's files are sniffed only once they
