@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 )
 
@@ -561,18 +560,7 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 				}
 			}
 		}
-		raw := all[r.text0:r.text1]
-		ev := Event{Type: "match", Path: it.rel, LineNumber: r.line, Line: raw, Column: 1}
-		if !utf8.ValidString(raw) {
-			ev.Line = lossy(raw)
-		}
-		if r.span1 > r.span0 {
-			s := spans[r.span0]
-			ev.Column = uint64(s.Start) + 1
-			ev.MatchText = lossy(raw[s.Start:s.End])
-			ev.Submatches = spans[r.span0:r.span1:r.span1]
-		}
-		out = append(out, ev)
+		out = append(out, matchEvent(it.rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1]))
 		emitted = max(emitted, r.line)
 		if p.e.context > 0 {
 			limit := r.line + uint64(p.e.context)

@@ -634,20 +634,26 @@ func appendWalkEvents(out []Event, rel string, f *fileRecs) []Event {
 	all := unsafe.String(unsafe.SliceData(f.text), len(f.text))
 	spans := unsafe.Slice((*Span)(unsafe.Pointer(unsafe.SliceData(f.spans))), len(f.spans))
 	for _, r := range f.lines {
-		raw := all[r.text0:r.text1]
-		ev := Event{Type: "match", Path: rel, LineNumber: r.line, Line: raw, Column: 1}
-		if !utf8.ValidString(raw) {
-			ev.Line = lossy(raw)
-		}
-		if r.span1 > r.span0 {
-			s := spans[r.span0]
-			ev.Column = uint64(s.Start) + 1
-			ev.MatchText = lossy(raw[s.Start:s.End])
-			ev.Submatches = spans[r.span0:r.span1:r.span1]
-		}
-		out = append(out, ev)
+		out = append(out, matchEvent(rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1]))
 	}
 	return out
+}
+
+// matchEvent is the event of one matching line: raw is its text (lossy
+// UTF-8 for the screen), spans its matches; column and match_text describe
+// the first.
+func matchEvent(rel string, line uint64, raw string, spans []Span) Event {
+	ev := Event{Type: "match", Path: rel, LineNumber: line, Line: raw, Column: 1}
+	if !utf8.ValidString(raw) {
+		ev.Line = lossy(raw)
+	}
+	if len(spans) > 0 {
+		s := spans[0]
+		ev.Column = uint64(s.Start) + 1
+		ev.MatchText = lossy(raw[s.Start:s.End])
+		ev.Submatches = spans
+	}
+	return ev
 }
 
 // finishWalkFiles decides each matched file's fate, on all cores. Each is
