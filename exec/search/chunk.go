@@ -87,14 +87,11 @@ func (p *prepared) searchChunk(ctx context.Context, c *chunk) {
 	}
 	// Files are sniffed (a NUL in the first 8 KiB means binary: skipped,
 	// counted) before the backend sees them, in parallel and with raw
-	// system calls. Checking only matched files afterwards was tried: it
-	// saves ~35 ms on the Go tree for selective patterns, but a binary
-	// file's NUL-laden "lines" then reach the backend, and ugrep (one
-	// record per match, each with the whole line) or rg (one submatch
-	// entry per NUL) can emit output many times the file's size: 4x slower
-	// for patterns such as "e" or "\x00" on trees with binaries.
-	// (rg's end message carries a binary_offset; using it to skip the
-	// sniff for rg is the next step.)
+	// system calls. Only ugrep, with a pattern that cannot match a NUL,
+	// has its files sniffed after they matched (see sniffAfter): rg prints
+	// a binary file's NUL-laden "lines" whole (one submatch entry per NUL
+	// for "\x00"), many times the file's size, and a pattern that can
+	// match a NUL does the same to ugrep's records.
 	var verdict []string
 	if p.sniffAfter() {
 		verdict = p.statEach(c, index)
