@@ -267,6 +267,7 @@ func (p *prepared) run(parent context.Context, pattern string, emit func(Batch))
 			return true
 		}
 		w := &walker{ctx: ctx, pl: p.pl, e: p.e, deny: p.deny, include: p.include, exclude: p.exclude,
+			sizes: p.sniffAfter(), // chunks are stat'ed, not sniffed: learn sizes while listing
 			emit: func(it item) bool {
 				cur = append(cur, it)
 				curBytes += len(it.arg) + 1

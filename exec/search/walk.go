@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // item is one step of the ordered walk: an eligible file (pos > 0, which
@@ -50,6 +52,7 @@ type walker struct {
 	include, exclude globSet
 	emit             func(item) bool
 	unordered        bool // any order will do, and no display paths: skip NFC keys and sorting
+	sizes            bool // learn each file's size while listing (see readDir)
 	rgUnsafe         bool // an ignore file used syntax rg may read differently (see rgSafeGlob)
 	pos              int64
 	stopped          bool
@@ -66,6 +69,7 @@ type child struct {
 	hidden bool // a dot name: skipped unless hidden is set or an ignore rule whitelists it
 	broken bool // a followed symbolic link whose target is missing: reported, not searched
 	info   fs.FileInfo
+	size   int64 // a regular file's size when the walk asked for sizes, else -1
 }
 
 // cmpChild orders children by key, a directory's key followed by "/",
@@ -266,7 +270,7 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		w.stopped = true
 		return
 	}
-	ents, err := readDir(d.abs)
+	ents, err := readDir(d.abs, w.sizes)
 	if err != nil && len(ents) == 0 {
 		w.send(item{rel: d.key, err: "cannot read directory: " + errText(err)})
 		return
@@ -320,7 +324,7 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		} else if !isDir && !t.IsRegular() {
 			continue // fifos, sockets and devices are never searched
 		}
-		kids = append(kids, child{name: name, key: w.keyOf(name), isDir: isDir, hidden: hidden, info: info})
+		kids = append(kids, child{name: name, key: w.keyOf(name), isDir: isDir, hidden: hidden, info: info, size: de.size})
 	}
 	if !w.e.noIgnore && present != nil {
 		// The base comes from d.rel: d.abs has a "/./" inside.
@@ -413,10 +417,13 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		// The size is checked when the file is sniffed (one fstat on the
 		// open file) unless a followed symlink's stat already gave it.
 		it := item{abs: abs, arg: abs[len(w.prefix)-2:], rel: key, size: -1}
-		if c.info != nil {
+		switch {
+		case c.info != nil:
 			it.size = c.info.Size()
-			it.skip = w.e.maxSize > 0 && it.size > w.e.maxSize
+		case c.size >= 0:
+			it.size = c.size
 		}
+		it.skip = it.size >= 0 && w.e.maxSize > 0 && it.size > w.e.maxSize
 		if !w.send(it) {
 			return
 		}
@@ -427,14 +434,17 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 type dirEntry struct {
 	name string
 	typ  fs.FileMode
+	size int64 // -1 unless sizes were asked for and this is a regular file
 }
 
 // readDir lists a directory with raw getdents64 calls: os.File's poller
 // registration and bookkeeping cost more than the listing itself on trees
 // of small directories (the walk opens every one). Entries come in
 // directory order; "." and ".." are left out. A type the file system does
-// not report (DT_UNKNOWN) is read with lstat.
-func readDir(dir string) ([]dirEntry, error) {
+// not report (DT_UNKNOWN) is read with lstat. With sizes, each regular
+// file's size is read too, by fstatat on the open directory (no path to
+// resolve again): cheaper than a stat of each path later.
+func readDir(dir string, sizes bool) ([]dirEntry, error) {
 	var fd int
 	var err error
 	for {
@@ -498,7 +508,14 @@ func readDir(dir string) ([]dirEntry, error) {
 				}
 				mode = fi.Mode().Type()
 			}
-			out = append(out, dirEntry{name: name, typ: mode})
+			size := int64(-1)
+			if sizes && mode == 0 {
+				var st unix.Stat_t
+				if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+					size = st.Size
+				}
+			}
+			out = append(out, dirEntry{name: name, typ: mode, size: size})
 		}
 	}
 }
