@@ -504,7 +504,7 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 		}
 		if err != nil {
 			if resolve {
-				return out, "cannot read file: " + errText(err)
+				return out, errText(err) // as when the file is gone before the backend runs
 			}
 			return out, "cannot read file for context lines"
 		}
