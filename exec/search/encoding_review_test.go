@@ -112,13 +112,7 @@ func TestEncodingsAndLineEndsAgree(t *testing.T) {
 			root := t.TempDir()
 			write(t, root, "f.txt", content)
 			for _, req := range reqs {
-				walk, answered, ordered := agreeCompare(t, root, req)
-				if ordered["rg"] != ordered["ugrep"] {
-					t.Errorf("%s: ordered paths disagree (rg -, ugrep +):\n%s", req, lineDiff(ordered["rg"], ordered["ugrep"]))
-				}
-				if answered && walk != ordered["rg"] {
-					t.Errorf("%s: rg walk differs:\n%s", req, lineDiff(walk, ordered["rg"]))
-				}
+				expectAgree(t, root, req)
 			}
 		})
 	}

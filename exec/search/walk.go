@@ -306,7 +306,7 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 					target = filepath.Join(d.abs, target)
 				}
 				if rerr == nil && within(w.pl.sandbox, filepath.Clean(target)) {
-					kids = append(kids, child{name: name, key: w.keyOf(name), hidden: hidden, broken: true})
+					kids = append(kids, child{name: name, key: w.keyOf(name), hidden: hidden, broken: true, size: -1})
 				}
 				continue
 			}
@@ -415,7 +415,8 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 			continue
 		}
 		// The size is checked when the file is sniffed (one fstat on the
-		// open file) unless a followed symlink's stat already gave it.
+		// open file) unless the listing (sizes) or a followed symlink's
+		// stat already gave it.
 		it := item{abs: abs, arg: abs[len(w.prefix)-2:], rel: key, size: -1}
 		switch {
 		case c.info != nil:
