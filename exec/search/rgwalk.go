@@ -96,17 +96,7 @@ func (p *prepared) rgWalkArgs(text bool) []string {
 	if text {
 		binary = "-a"
 	}
-	a := []string{"--json", "--no-config", binary, "-s",
-		"--no-require-git", "--no-ignore-parent", "--no-ignore-global", "--no-ignore-exclude"}
-	if p.e.hidden {
-		a = append(a, "--hidden")
-	}
-	if p.e.noIgnore {
-		a = append(a, "--no-ignore")
-	}
-	if !p.e.recursive {
-		a = append(a, "--max-depth", "1")
-	}
+	a := slices.Concat([]string{"--no-config", binary, "-s"}, rgPlainArgs)
 	if p.e.maxPerFile > 0 {
 		a = append(a, "-m", strconv.Itoa(p.e.maxPerFile))
 	}
@@ -116,14 +106,31 @@ func (p *prepared) rgWalkArgs(text bool) []string {
 	if p.e.word {
 		a = append(a, "-w")
 	}
+	flags, root := p.rgWalkSelection()
+	return append(append(a, flags...), "-e", p.pat, "--", root)
+}
+
+// rgWalkSelection is the part of rg's arguments that selects files: rg
+// with these flags and --files over root lists what the rg walk searches.
+func (p *prepared) rgWalkSelection() (flags []string, root string) {
+	a := []string{"--no-require-git", "--no-ignore-parent", "--no-ignore-global", "--no-ignore-exclude"}
+	if p.e.hidden {
+		a = append(a, "--hidden")
+	}
+	if p.e.noIgnore {
+		a = append(a, "--no-ignore")
+	}
+	if !p.e.recursive {
+		a = append(a, "--max-depth", "1")
+	}
 	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
 		a = append(a, "-g", "!"+g)
 	}
-	root := "."
+	root = "."
 	if rel := relSlash(p.pl.sandbox, p.pl.target); rel != "" {
 		root = "./" + rel
 	}
-	return append(a, "-e", p.pat, "--", root)
+	return a, root
 }
 
 // mayMatchNUL reports whether the pattern might match text that contains
@@ -337,7 +344,10 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	)
 	fileOf := func(path []byte) *walkFile {
 		if last != nil && bytes.Equal(path, lastPath) {
-			return last // rg prints a file's messages together
+			return last // rg prints a file's lines together
+		}
+		if last != nil {
+			last.ended = true
 		}
 		f, ok := index[string(path)]
 		if !ok {
@@ -353,6 +363,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		return f
 	}
 	br := bufio.NewReaderSize(stdout, 256<<10)
+	stats := false // the --stats block has begun
 	for {
 		line, rerr := br.ReadSlice('\n')
 		if rerr == bufio.ErrBufferFull {
@@ -363,9 +374,20 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 			pending = append(pending, line...)
 			line = pending
 		}
-		line = bytes.TrimRight(line, "\n")
-		if len(line) > 0 {
-			rec, ok, perr := parseRGLineBuf(line, &pb)
+		complete := len(line) > 0 && line[len(line)-1] == '\n'
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		switch {
+		case !complete:
+			// A line cut off by the kill at the deadline (or nothing).
+			malformed = malformed || len(line) > 0 && ctx.Err() == nil
+		case stats:
+			if n, ok := parseRGFilesSearched(line); ok {
+				searches = n
+			}
+		case len(line) == 0:
+			stats = true
+		default:
+			rec, ok, perr := parseRGPlainMatch(line, &pb)
 			switch {
 			case perr != nil:
 				malformed = true
@@ -378,18 +400,14 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 				if store.add(f, rec, p.e.maxPerFile) {
 					lines++
 				}
-			case bytes.HasPrefix(line, rgEndPrefix):
-				path, off, perr := parseRGEnd(line)
+			default:
+				path, off, ok := parseRGBinaryNotice(line)
 				f := fileOf(path)
-				if perr != nil || f == nil {
+				if !ok || f == nil || f.ended {
 					malformed = true
 					break
 				}
-				f.binOffset, f.ended = off, true
-			case bytes.Contains(line, []byte(`"type":"summary"`)):
-				if n, perr := parseRGSummary(line); perr == nil {
-					searches = n
-				}
+				f.binOffset = off
 			}
 		}
 		pending = pending[:0]
@@ -400,6 +418,12 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		if rerr != nil {
 			break
 		}
+	}
+	// rg prints each file's lines together, once the file is searched, so
+	// each file rg moved on from is complete (fileOf), and all are once rg
+	// is done; the last one is not when the deadline cut rg off.
+	for _, f := range files {
+		f.ended = f.ended || searches >= 0
 	}
 	store.seal()
 	werr := cmd.Wait() // the outcome is read from the output: summary, stderr
@@ -412,7 +436,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		return resp, true, nil
 	}
 	tally := <-tallied
-	if over || tally.over || tally.rgUnsafe {
+	if over || tally.over || tally.rgUnsafe || tally.newline {
 		return resp, true, nil
 	}
 	timedOut := parent.Err() == nil && ctx.Err() != nil
@@ -656,40 +680,60 @@ func matchEvent(rel string, line uint64, raw string, spans []Span) Event {
 	return ev
 }
 
-// finishWalkFiles decides each matched file's fate, on all cores. Each is
-// sniffed exactly as on the ordered path (NUL in the first 8 KiB: binary,
-// dropped but counted; over max_file_size_bytes: dropped, counted), so
-// what rg did with encodings or NUL bytes never decides it. A text file in
-// which rg saw a NUL (binary_offset, from --binary) is searched again with
-// -a; the rest keep rg's lines.
+// finishWalkFiles decides each reported file's fate, on all cores. Each is
+// read and sniffed exactly as on the ordered path (NUL in the first 8 KiB:
+// binary, dropped but counted; over max_file_size_bytes: dropped,
+// counted), so what rg did with encodings or NUL bytes never decides it.
+// A text file in which rg or the read finds a NUL byte (rg's --binary
+// turned those into line ends, and shows nothing of such a file but its
+// notice), or that starts with a byte-order mark (rg's offsets are then in
+// its transcoded text), is searched again as the ordered path would; the
+// lines of the rest come from the bytes read, at rg's offsets.
 func (p *prepared) finishWalkFiles(files []*walkFile) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range max(runtime.GOMAXPROCS(0), 1) * 2 {
 		wg.Go(func() {
-			var buf [sniffBytes]byte
+			bp := fileBufs.Get().(*[]byte)
+			defer fileBufs.Put(bp)
 			for {
 				k := int(next.Add(1)) - 1
 				if k >= len(files) {
 					return
 				}
 				f := files[k]
-				if len(f.recs.lines) == 0 {
+				if len(f.recs.lines) == 0 && f.binOffset < 0 {
 					continue
 				}
-				switch v := sniff(filepath.Join(p.pl.orderRoot, f.orderRel), p.e.maxSize, buf[:]); v {
-				case "":
-					f.keep, f.again = f.binOffset < 0, f.binOffset >= 0
-				case "binary", "too large":
+				data, err := readRegularInto(filepath.Join(p.pl.orderRoot, f.orderRel), (*bp)[:0], p.e.maxSize)
+				*bp = data[:0]
+				switch {
+				case err == errTooLarge:
 					f.recs = fileRecs{}
+				case err != nil:
+					f.recs = fileRecs{}
+					f.err = &FileError{Path: f.display, Error: errText(err)}
+				case bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
+					f.recs = fileRecs{} // binary
+				case f.binOffset >= 0 || bytes.IndexByte(data, 0) >= 0 || hasBOM(data):
+					f.again = true
+				case !resolveLines(data, &f.recs):
+					f.recs = fileRecs{}
+					f.err = &FileError{Path: f.display, Error: "file changed while it was searched"}
 				default:
-					f.recs = fileRecs{}
-					f.err = &FileError{Path: f.display, Error: v}
+					f.keep = true
 				}
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// hasBOM reports whether data starts with a UTF-8 or UTF-16 byte-order
+// mark, which makes rg search a transcoded text.
+func hasBOM(data []byte) bool {
+	return bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}) ||
+		bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF})
 }
 
 // walkTally is what Vigil's own walk says about the eligible files: rg 13
@@ -701,6 +745,7 @@ type walkTally struct {
 	list     []string // raw paths relative to the order root, as walked
 	over     bool     // max_files reached: the ordered path answers
 	rgUnsafe bool     // an ignore file rg may read differently: the ordered path answers
+	newline  bool     // a path with a line end, which rg's output cannot frame: the ordered path answers
 }
 
 // listsAll reports whether the walker selected every one of rels. One pass
@@ -733,6 +778,7 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 	e.maxFiles = 0 // counted here
 	w := &walker{ctx: ctx, pl: p.pl, e: e, deny: p.deny, include: p.include, exclude: p.exclude, unordered: true,
 		emit: func(it item) bool {
+			t.newline = t.newline || strings.IndexByte(it.arg, '\n') >= 0 || strings.IndexByte(it.rel, '\n') >= 0
 			if it.abs != "" {
 				t.files++
 				t.list = append(t.list, it.arg[2:])
@@ -814,72 +860,6 @@ func stderrPath(l string) (rel, msg string, ok bool) {
 		msg = msg[:i]
 	}
 	return l[2:k], strings.ToLower(strings.TrimSuffix(msg, ".")), true
-}
-
-var rgEndPrefix = []byte(`{"type":"end"`)
-
-// parseRGEnd reads an "end" message's path and binary_offset (-1 for null).
-func parseRGEnd(line []byte) (path []byte, off int64, err error) {
-	off = -1
-	s := jscan{b: line}
-	s.object(0, func(k []byte) {
-		if string(k) != "data" {
-			s.skip(1)
-			return
-		}
-		s.object(1, func(k []byte) {
-			switch string(k) {
-			case "path":
-				path = s.textOrBytes(2)
-			case "binary_offset":
-				s.ws()
-				if s.i < len(s.b) && s.b[s.i] == 'n' {
-					s.skip(2)
-				} else {
-					off = int64(s.uint())
-				}
-			default:
-				s.skip(2)
-			}
-		})
-	})
-	if s.err != nil || path == nil {
-		return nil, -1, errSyntax
-	}
-	return path, off, nil
-}
-
-// parseRGSummary reads the summary's stats.searches: files rg searched.
-func parseRGSummary(line []byte) (int64, error) {
-	n := int64(-1)
-	isSummary := false
-	s := jscan{b: line}
-	s.object(0, func(k []byte) {
-		switch string(k) {
-		case "type":
-			isSummary = string(s.str(nil)) == "summary"
-		case "data":
-			s.object(1, func(k []byte) {
-				if string(k) != "stats" {
-					s.skip(2)
-					return
-				}
-				s.object(2, func(k []byte) {
-					if string(k) == "searches" {
-						n = int64(s.uint())
-					} else {
-						s.skip(3)
-					}
-				})
-			})
-		default:
-			s.skip(1)
-		}
-	})
-	if s.err != nil || !isSummary || n < 0 {
-		return 0, errSyntax
-	}
-	return n, nil
 }
 
 func isASCII(s string) bool {

@@ -152,17 +152,8 @@ func walkFileSets(t *testing.T, root, reqJSON string, deny []string) (onlyRG, on
 		return nil, nil // the ordered path answers: nothing to compare
 	}
 	tally := p.tallyWalk(context.Background(), func() {})
-	args := []string{"--files"}
-	in := p.rgWalkArgs(false)
-	for i := 0; i < len(in); i++ {
-		switch in[i] {
-		case "--json", "--binary", "-s", "-F", "-w":
-		case "-m", "-e":
-			i++
-		default:
-			args = append(args, in[i])
-		}
-	}
+	flags, root := p.rgWalkSelection()
+	args := append(append([]string{"--files"}, flags...), "--", root)
 	cmd := exec.Command("rg", args...)
 	cmd.Dir = p.pl.sandbox
 	out, _ := cmd.Output()

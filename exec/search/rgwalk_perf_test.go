@@ -124,17 +124,19 @@ func BenchmarkWriteJSONDense(b *testing.B) {
 	}
 }
 
-// BenchmarkParseRGDense is the rg walk's loop body over captured output:
-// parse each line and keep its records in the slabs.
+// BenchmarkParseRGDense is the rg walk's loop body over captured output
+// in its own format (rgPlainArgs): parse each match line and keep its
+// records in the slabs.
 func BenchmarkParseRGDense(b *testing.B) {
-	lines := captured(b, "rg", "--json", "err", goSrc(b))
+	args := append(append([]string{"rg", "--no-config", "--binary", "-s"}, rgPlainArgs...), "-e", "err", "--", goSrc(b))
+	lines := captured(b, args...)
 	b.ResetTimer()
 	for b.Loop() {
 		var st recStore
 		var pb parseBuf
 		files := map[string]*walkFile{}
 		for _, l := range lines {
-			rec, ok, err := parseRGLineBuf(l, &pb)
+			rec, ok, err := parseRGPlainMatch(l, &pb)
 			if err != nil || !ok {
 				continue
 			}
