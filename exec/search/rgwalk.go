@@ -41,14 +41,18 @@ import (
 // selecting one too few. A message on rg's stderr that Vigil cannot pin
 // on a path hands over too.
 //
-// Binary files: every file rg matched is sniffed afterwards exactly as on
-// the ordered path (NUL in the first 8 KiB: binary, dropped but counted;
-// over max_file_size_bytes: dropped, counted), so rg's own NUL and encoding
-// handling never decides. rg runs with --binary, whose binary_offset
-// names a text file in which rg turned NUL bytes into line ends: that file
-// is searched again, alone, with -a. A pattern that might match a NUL
-// itself ("." or a negated class will do) makes rg run with -a instead,
-// since --binary could hide such a file's only matches.
+// Output: rg prints only where each match is, and Vigil reads the matched
+// files for their lines (rgplain.go says why and how).
+//
+// Binary files: every file rg matched is read and sniffed afterwards
+// exactly as on the ordered path (NUL in the first 8 KiB: binary, dropped
+// but counted; over max_file_size_bytes: dropped, counted), so rg's own
+// NUL and encoding handling never decides. rg runs with --binary, which
+// turns NUL bytes into line ends: a text file with a NUL (rg's notice or
+// the read finds it) is searched again, alone, as the ordered path would.
+// A pattern that might match a NUL itself ("." or a negated class will
+// do) makes rg run with -a instead, since --binary could hide such a
+// file's only matches.
 //
 // Order and truncation: output arrives in any order, so nothing is final
 // until rg exits. As soon as more matching lines than max_results have
@@ -294,6 +298,9 @@ func cmpWalkFiles(a, b *walkFile) int {
 // before allocating matches[] worth its cost.
 const bigMatches = 40_000
 
+// testHookRGWalkStarted runs once rg has started (tests cancel there).
+var testHookRGWalkStarted = func() {}
+
 // rgPipeSize is the pipe buffer asked for rg's output: with the default
 // 64 KiB, rg's threads stall whenever the parser falls behind for a moment.
 const rgPipeSize = 1 << 20
@@ -316,6 +323,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	if err := cmd.Start(); err != nil {
 		return resp, true, nil
 	}
+	testHookRGWalkStarted()
 	if f, ok := stdout.(*os.File); ok {
 		_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, rgPipeSize) // best effort
 	}
@@ -696,6 +704,7 @@ func (p *prepared) finishWalkFiles(files []*walkFile) {
 		wg.Go(func() {
 			bp := fileBufs.Get().(*[]byte)
 			defer fileBufs.Put(bp)
+			var texts []byte // where this worker's files keep their lines' texts
 			for {
 				k := int(next.Add(1)) - 1
 				if k >= len(files) {
@@ -717,10 +726,23 @@ func (p *prepared) finishWalkFiles(files []*walkFile) {
 					f.recs = fileRecs{} // binary
 				case f.binOffset >= 0 || bytes.IndexByte(data, 0) >= 0 || hasBOM(data):
 					f.again = true
-				case !resolveLines(data, &f.recs):
-					f.recs = fileRecs{}
-					f.err = &FileError{Path: f.display, Error: "file changed while it was searched"}
 				default:
+					// The texts go to the tail of a shared slab (one
+					// allocation per megabyte, not a doubling one per file).
+					if cap(texts)-len(texts) < 64<<10 {
+						texts = make([]byte, 0, 1<<20)
+					}
+					f.recs.text = texts[len(texts):]
+					if !resolveLines(data, &f.recs) {
+						f.recs = fileRecs{}
+						f.err = &FileError{Path: f.display, Error: "file changed while it was searched"}
+						break
+					}
+					t := f.recs.text
+					f.recs.text = t[:len(t):len(t)]
+					if len(t) > 0 && cap(texts)-len(texts) >= len(t) && &texts[:len(texts)+1][len(texts)] == &t[0] {
+						texts = texts[:len(texts)+len(t)] // written in place: keep it
+					}
 					f.keep = true
 				}
 			}

@@ -215,10 +215,8 @@ func TestCancelRGWalk(t *testing.T) {
 	req, _ := DecodeRequest([]byte(`{"pattern":"foo","max_results":10000000}`))
 	opts := DefaultOptions(root)
 	opts.Backend = "rg"
-	go func() {
-		time.Sleep(150 * time.Millisecond)
-		cancel()
-	}()
+	testHookRGWalkStarted = cancel
+	defer func() { testHookRGWalkStarted = func() {} }()
 	start := time.Now()
 	resp, err := Run(ctx, req, opts, nil)
 	t.Logf("took %v count %d err %v timed_out %v", time.Since(start), resp.Count, err, resp.TimedOut)
