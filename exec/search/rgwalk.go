@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -350,12 +349,18 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		pending   []byte
 		store     recStore
 	)
+	// Files are read for their lines as soon as rg is done with them,
+	// while rg goes on with others.
+	fin := p.startFinisher()
+	defer fin.wait()
 	fileOf := func(path []byte) *walkFile {
 		if last != nil && bytes.Equal(path, lastPath) {
 			return last // rg prints a file's lines together
 		}
-		if last != nil {
+		if last != nil && !last.ended { // (a file seen again is malformed output)
+			store.seal()
 			last.ended = true
+			fin.add(last)
 		}
 		f, ok := index[string(path)]
 		if !ok {
@@ -430,10 +435,12 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	// rg prints each file's lines together, once the file is searched, so
 	// each file rg moved on from is complete (fileOf), and all are once rg
 	// is done; the last one is not when the deadline cut rg off.
-	for _, f := range files {
-		f.ended = f.ended || searches >= 0
-	}
 	store.seal()
+	if last != nil && !last.ended && searches >= 0 {
+		last.ended = true
+		fin.add(last)
+	}
+	fin.wait()
 	werr := cmd.Wait() // the outcome is read from the output: summary, stderr
 	if searches < 0 && exitCode(werr) == 2 {
 		// rg gave up by itself (a bad pattern, a glob its globset
@@ -471,7 +478,6 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	if !timedOut && !tally.listsAll(reported) {
 		return Response{}, true, nil // rg and the walker disagree: trust the walker
 	}
-	p.finishWalkFiles(files)
 
 	// Per-path errors from stderr.
 	var buf [sniffBytes]byte
@@ -688,67 +694,84 @@ func matchEvent(rel string, line uint64, raw string, spans []Span) Event {
 	return ev
 }
 
-// finishWalkFiles decides each reported file's fate, on all cores. Each is
-// read and sniffed exactly as on the ordered path (NUL in the first 8 KiB:
-// binary, dropped but counted; over max_file_size_bytes: dropped,
-// counted), so what rg did with encodings or NUL bytes never decides it.
-// A text file in which rg or the read finds a NUL byte (rg's --binary
-// turned those into line ends, and shows nothing of such a file but its
-// notice), or that starts with a byte-order mark (rg's offsets are then in
-// its transcoded text), is searched again as the ordered path would; the
-// lines of the rest come from the bytes read, at rg's offsets.
-func (p *prepared) finishWalkFiles(files []*walkFile) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
+// walkFinisher decides the fate of each file rg is done with, on all
+// cores, while rg goes on (finishFile).
+type walkFinisher struct {
+	todo chan *walkFile
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+func (p *prepared) startFinisher() *walkFinisher {
+	w := &walkFinisher{todo: make(chan *walkFile, 1<<14)}
 	for range max(runtime.GOMAXPROCS(0), 1) * 2 {
-		wg.Go(func() {
+		w.wg.Go(func() {
 			bp := fileBufs.Get().(*[]byte)
 			defer fileBufs.Put(bp)
 			var texts []byte // where this worker's files keep their lines' texts
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= len(files) {
-					return
-				}
-				f := files[k]
-				if len(f.recs.lines) == 0 && f.binOffset < 0 {
-					continue
-				}
-				data, err := readRegularInto(filepath.Join(p.pl.orderRoot, f.orderRel), (*bp)[:0], p.e.maxSize)
-				*bp = data[:0]
-				switch {
-				case err == errTooLarge:
-					f.recs = fileRecs{}
-				case err != nil:
-					f.recs = fileRecs{}
-					f.err = &FileError{Path: f.display, Error: errText(err)}
-				case bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
-					f.recs = fileRecs{} // binary
-				case f.binOffset >= 0 || bytes.IndexByte(data, 0) >= 0 || hasBOM(data):
-					f.again = true
-				default:
-					// The texts go to the tail of a shared slab (one
-					// allocation per megabyte, not a doubling one per file).
-					if cap(texts)-len(texts) < 64<<10 {
-						texts = make([]byte, 0, 1<<20)
-					}
-					f.recs.text = texts[len(texts):]
-					if !resolveLines(data, &f.recs) {
-						f.recs = fileRecs{}
-						f.err = &FileError{Path: f.display, Error: "file changed while it was searched"}
-						break
-					}
-					t := f.recs.text
-					f.recs.text = t[:len(t):len(t)]
-					if len(t) > 0 && cap(texts)-len(texts) >= len(t) && &texts[:len(texts)+1][len(texts)] == &t[0] {
-						texts = texts[:len(texts)+len(t)] // written in place: keep it
-					}
-					f.keep = true
-				}
+			for f := range w.todo {
+				p.finishFile(f, bp, &texts)
 			}
 		})
 	}
-	wg.Wait()
+	return w
+}
+
+// add queues a file rg is done with; its records must be sealed.
+func (w *walkFinisher) add(f *walkFile) { w.todo <- f }
+
+// wait returns once every queued file is finished (no more may be added).
+func (w *walkFinisher) wait() {
+	w.once.Do(func() { close(w.todo) })
+	w.wg.Wait()
+}
+
+// finishFile decides a reported file's fate. It is read and sniffed
+// exactly as on the ordered path (NUL in the first 8 KiB: binary, dropped
+// but counted; over max_file_size_bytes: dropped, counted), so what rg did
+// with encodings or NUL bytes never decides it. A text file in which rg or
+// the read finds a NUL byte (rg's --binary turned those into line ends,
+// and shows nothing of such a file but its notice), or that starts with a
+// byte-order mark (rg's offsets are then in its transcoded text), is
+// searched again as the ordered path would; the lines of the rest come
+// from the bytes read, at rg's offsets. bp is the read buffer and texts
+// the slab for the lines' texts, both the worker's own.
+func (p *prepared) finishFile(f *walkFile, bp *[]byte, texts *[]byte) {
+	if len(f.recs.lines) == 0 && f.binOffset < 0 {
+		return
+	}
+	data, err := readRegularInto(filepath.Join(p.pl.orderRoot, f.orderRel), (*bp)[:0], p.e.maxSize)
+	*bp = data[:0]
+	switch {
+	case err == errTooLarge:
+		f.recs = fileRecs{}
+	case err != nil:
+		f.recs = fileRecs{}
+		f.err = &FileError{Path: f.display, Error: errText(err)}
+	case bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
+		f.recs = fileRecs{} // binary
+	case f.binOffset >= 0 || bytes.IndexByte(data, 0) >= 0 || hasBOM(data):
+		f.again = true
+	default:
+		// The texts go to the tail of a shared slab (one allocation per
+		// megabyte, not a doubling one per file).
+		if cap(*texts)-len(*texts) < 64<<10 {
+			*texts = make([]byte, 0, 1<<20)
+		}
+		slab := *texts
+		f.recs.text = slab[len(slab):]
+		if !resolveLines(data, &f.recs) {
+			f.recs = fileRecs{}
+			f.err = &FileError{Path: f.display, Error: "file changed while it was searched"}
+			return
+		}
+		t := f.recs.text
+		f.recs.text = t[:len(t):len(t)]
+		if len(t) > 0 && cap(slab)-len(slab) >= len(t) && &slab[:len(slab)+1][len(slab)] == &t[0] {
+			*texts = slab[:len(slab)+len(t)] // written in place: keep it
+		}
+		f.keep = true
+	}
 }
 
 // hasBOM reports whether data starts with a UTF-8 or UTF-16 byte-order
