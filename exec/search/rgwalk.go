@@ -14,8 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // The rg walk: for a request whose file selection rg can reproduce
@@ -300,10 +298,6 @@ const bigMatches = 40_000
 // testHookRGWalkStarted runs once rg has started (tests cancel there).
 var testHookRGWalkStarted = func() {}
 
-// rgPipeSize is the pipe buffer asked for rg's output: with the default
-// 64 KiB, rg's threads stall whenever the parser falls behind for a moment.
-const rgPipeSize = 1 << 20
-
 // runRGWalk runs the rg walk. fallback means the ordered path must answer
 // instead (nothing has been delivered). rg rejecting the pattern ends it
 // without a summary, which falls back too: the ordered path's check then
@@ -313,19 +307,25 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	defer cancel()
 	text := p.mayMatchNUL()
 	cmd := command(ctx, p.be, p.pl.sandbox, p.env, p.rgWalkArgs(text))
-	stdout, err := cmd.StdoutPipe()
+	out, err := newOutputFile()
 	if err != nil {
 		return resp, true, nil
 	}
+	defer out.Close()
+	cmd.Stdout = out
 	var stderr limitedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		return resp, true, nil
 	}
 	testHookRGWalkStarted()
-	if f, ok := stdout.(*os.File); ok {
-		_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, rgPipeSize) // best effort
-	}
+	exited := make(chan struct{})
+	var werr error
+	go func() {
+		werr = cmd.Wait() // the outcome is read from the output: summary, stderr
+		close(exited)
+	}()
+	stdout := &followReader{f: out, done: exited}
 	tallied := make(chan walkTally, 1)
 	go func() { tallied <- p.tallyWalk(ctx, cancel) }()
 
@@ -441,7 +441,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		fin.add(last)
 	}
 	fin.wait()
-	werr := cmd.Wait() // the outcome is read from the output: summary, stderr
+	<-exited
 	if searches < 0 && exitCode(werr) == 2 {
 		// rg gave up by itself (a bad pattern, a glob its globset
 		// rejects): the tally is not needed, and the ordered path's check
