@@ -309,15 +309,11 @@ func sniff(path string, maxSize int64, buf []byte) string {
 // runBackend streams one backend process's output into per-file records.
 func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, index map[string]int, recs []fileRecs) (int, string) {
 	cmd := command(ctx, p.be, p.pl.orderRoot, p.env, backendArgs(p.be, p.e, p.pat, p.fixed, args))
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		p.proof.verify()
-		return 2, err.Error()
-	}
 	var stderr limitedBuffer
 	cmd.Stderr = &stderr
 	started := time.Now()
-	if err := cmd.Start(); err != nil {
+	stdout, wait, err := startFollowed(cmd)
+	if err != nil {
 		p.proof.verify()
 		return 2, p.be.Name + ": " + err.Error()
 	}
@@ -368,7 +364,7 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 			break
 		}
 	}
-	werr := cmd.Wait()
+	werr := wait()
 	code := exitCode(werr)
 	if ctx.Err() != nil {
 		return 0, ""

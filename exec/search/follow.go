@@ -3,18 +3,47 @@ package search
 import (
 	"io"
 	"os"
+	"os/exec"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// The rg walk takes rg's output through an in-memory file (memfd) instead
-// of a pipe. Through a pipe, rg's threads and Vigil's reader wake each
-// other thousands of times per search (Vigil reads a few KiB at a time as
-// it arrives); rg then spent ~20 ms more CPU on the Go tree's dense search,
-// Vigil a similar amount, and both share the cores. A file takes rg's
+// Backends write their output to an in-memory file (memfd), not a pipe.
+// Through a pipe, the backend's threads and Vigil's reader wake each other
+// thousands of times per search (Vigil reads a few KiB at a time as it
+// arrives); rg then spent ~20 ms more CPU on the Go tree's dense search,
+// Vigil a similar amount, and both share the cores. A file takes the
 // writes without waking anyone, and Vigil reads what has accumulated a
 // few times per millisecond at most.
+
+// startFollowed starts cmd with its output going to an in-memory file. It
+// returns a reader of that output, which ends once cmd has exited, and
+// wait, which returns cmd.Wait's error once it has (call it once, after
+// reading to the end or to stop).
+func startFollowed(cmd *exec.Cmd) (r *followReader, wait func() error, err error) {
+	out, err := newOutputFile()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Stdout = out
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return nil, nil, err
+	}
+	exited := make(chan struct{})
+	var werr error
+	go func() {
+		werr = cmd.Wait()
+		close(exited)
+	}()
+	wait = func() error {
+		<-exited
+		out.Close()
+		return werr
+	}
+	return &followReader{f: out, done: exited}, wait, nil
+}
 
 // followPoll is how long the reader waits when it has caught up with rg.
 const followPoll = 500 * time.Microsecond

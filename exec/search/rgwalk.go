@@ -307,25 +307,13 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	defer cancel()
 	text := p.mayMatchNUL()
 	cmd := command(ctx, p.be, p.pl.sandbox, p.env, p.rgWalkArgs(text))
-	out, err := newOutputFile()
+	var stderr limitedBuffer
+	cmd.Stderr = &stderr
+	stdout, wait, err := startFollowed(cmd)
 	if err != nil {
 		return resp, true, nil
 	}
-	defer out.Close()
-	cmd.Stdout = out
-	var stderr limitedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return resp, true, nil
-	}
 	testHookRGWalkStarted()
-	exited := make(chan struct{})
-	var werr error
-	go func() {
-		werr = cmd.Wait() // the outcome is read from the output: summary, stderr
-		close(exited)
-	}()
-	stdout := &followReader{f: out, done: exited}
 	tallied := make(chan walkTally, 1)
 	go func() { tallied <- p.tallyWalk(ctx, cancel) }()
 
@@ -441,7 +429,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		fin.add(last)
 	}
 	fin.wait()
-	<-exited
+	werr := wait() // the outcome is read from the output: summary, stderr
 	if searches < 0 && exitCode(werr) == 2 {
 		// rg gave up by itself (a bad pattern, a glob its globset
 		// rejects): the tally is not needed, and the ordered path's check
