@@ -295,8 +295,11 @@ func backendArgs(be BackendInfo, e effective, pat string, fixed bool, files []st
 	if be.Name == "rg" {
 		// -a because Vigil decides what is binary; -s because case
 		// folding is done in the pattern. Files come out in any order, each
-		// file's messages contiguous; Vigil regroups them.
-		a = []string{"--json", "--no-config", "-j" + threads, "-a", "-s", "--no-ignore", "--hidden"}
+		// file's messages contiguous; Vigil regroups them. --no-mmap: rg 13
+		// maps explicit lists of up to 10 files, and its word matcher then
+		// finds other empty matches (-w "b?" on "b\tx") than when it reads,
+		// as the rg walk does.
+		a = []string{"--json", "--no-config", "-j" + threads, "-a", "-s", "--no-ignore", "--hidden", "--no-mmap"}
 		a = append(a, "-m", strconv.Itoa(e.lineCap()))
 	} else {
 		// ugrep's -m counts matches rather than lines when -u is given, so

@@ -70,6 +70,9 @@ func (p *prepared) rgWalkEligible() bool {
 	if len(p.e.exclude) > 0 && !atRoot {
 		return false
 	}
+	if strings.IndexByte(relSlash(p.pl.sandbox, p.pl.target), '\n') >= 0 {
+		return false // rg prints the root in every path, and its lines cannot frame a line end (rgplain.go)
+	}
 	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
 		if !rgSafeGlob(g) {
 			return false // rg may read it differently (and "!" would whitelist)
@@ -738,7 +741,7 @@ func (p *prepared) finishFile(f *walkFile, bp *[]byte, texts *[]byte) {
 		f.err = &FileError{Path: f.display, Error: errText(err)}
 	case bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
 		f.recs = fileRecs{} // binary
-	case f.binOffset >= 0 || bytes.IndexByte(data, 0) >= 0 || hasBOM(data):
+	case f.binOffset >= 0 || bytes.IndexByte(data, 0) >= 0 || hasBOM(data) || wholeLastLine(data, &f.recs):
 		f.again = true
 	default:
 		// The texts go to the tail of a shared slab (one allocation per
@@ -760,6 +763,26 @@ func (p *prepared) finishFile(f *walkFile, bp *[]byte, texts *[]byte) {
 		}
 		f.keep = true
 	}
+}
+
+// wholeLastLine reports whether a record spans an unterminated last line
+// from its start to the end of the file. That is what rg 13's -o prints
+// for a line whose only match is the empty one at the end of the file,
+// which its printer drops (--json then gives no submatch): "$" or "x*" on
+// "abc\nfoo". A real match over such a whole line looks the same, so such
+// files are searched again; they are rare.
+func wholeLastLine(data []byte, f *fileRecs) bool {
+	if len(data) == 0 || data[len(data)-1] == '\n' || len(f.lines) == 0 {
+		return false
+	}
+	start := bytes.LastIndexByte(data, '\n') + 1
+	last := f.lines[len(f.lines)-1]
+	for _, sp := range f.spans[last.span0:last.span1] {
+		if sp.start == start && sp.end == len(data) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasBOM reports whether data starts with a UTF-8 or UTF-16 byte-order
