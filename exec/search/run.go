@@ -262,6 +262,9 @@ func (p *prepared) run(parent context.Context, pattern string, emit func(Batch))
 			select {
 			case work <- c:
 			case <-ctx.Done():
+				// Never searched, so nobody else closes it: whoever reads the
+				// chunks in order (the drain at the end) must not wait on it.
+				close(c.results)
 				return false
 			}
 			return true

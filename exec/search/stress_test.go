@@ -427,3 +427,29 @@ func TestResolveLinesRefusesChangedFile(t *testing.T) {
 		}
 	}
 }
+
+// Deadlines at every point of the ordered path, over a tree of many
+// chunks: a chunk handed to the in-order reader but not yet to a worker
+// when the deadline passed was never closed, and the drain at the end
+// then waited on it for ever (a goroutine left per such Run).
+func TestOrderedPathDeadlinesLeaveNothing(t *testing.T) {
+	root := denseTree(t, 3000, 2)
+	eachBackend(t, func(t *testing.T, be string) {
+		before := runtime.NumGoroutine()
+		for k := range 60 {
+			req, _ := DecodeRequest([]byte(fmt.Sprintf(`{"pattern":"foo","max_results":1000000,"timeout_ms":%d}`, 1+k%20)))
+			opts := DefaultOptions(root)
+			opts.Backend = be
+			var batches int
+			// emit != nil: the ordered path, also with rg.
+			resp, err := Run(context.Background(), req, opts, func(Batch) { batches++ })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !resp.TimedOut && resp.Count != 6000 {
+				t.Fatalf("neither timed out nor complete: %d events", resp.Count)
+			}
+		}
+		expectNothingLeft(t, before)
+	})
+}
