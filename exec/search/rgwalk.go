@@ -342,7 +342,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	)
 	// Files are read for their lines as soon as rg is done with them,
 	// while rg goes on with others.
-	fin := p.startFinisher()
+	fin := p.startFinisher(ctx)
 	defer fin.wait()
 	fileOf := func(path []byte) *walkFile {
 		if last != nil && bytes.Equal(path, lastPath) {
@@ -693,7 +693,10 @@ type walkFinisher struct {
 	once sync.Once
 }
 
-func (p *prepared) startFinisher() *walkFinisher {
+// startFinisher starts the workers; past ctx's end (the deadline, or the
+// walk handing over) they skip what is left, so that a timed-out search
+// answers promptly with the files already read.
+func (p *prepared) startFinisher(ctx context.Context) *walkFinisher {
 	w := &walkFinisher{todo: make(chan *walkFile, 1<<14)}
 	for range max(runtime.GOMAXPROCS(0), 1) * 2 {
 		w.wg.Go(func() {
@@ -701,7 +704,9 @@ func (p *prepared) startFinisher() *walkFinisher {
 			defer fileBufs.Put(bp)
 			var texts []byte // where this worker's files keep their lines' texts
 			for f := range w.todo {
-				p.finishFile(f, bp, &texts)
+				if ctx.Err() == nil {
+					p.finishFile(f, bp, &texts)
+				}
 			}
 		})
 	}
