@@ -738,15 +738,19 @@ func (p *prepared) finishFile(f *walkFile, bp *[]byte, texts *[]byte) {
 	}
 	data, err := readRegularInto(filepath.Join(p.pl.orderRoot, f.orderRel), (*bp)[:0], p.e.maxSize)
 	*bp = data[:0]
+	nul := -1 // the first NUL byte (one pass for the sniff and the rest)
+	if err == nil {
+		nul = bytes.IndexByte(data, 0)
+	}
 	switch {
 	case err == errTooLarge:
 		f.recs = fileRecs{}
 	case err != nil:
 		f.recs = fileRecs{}
 		f.err = &FileError{Path: f.display, Error: errText(err)}
-	case bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
+	case nul >= 0 && nul < sniffBytes:
 		f.recs = fileRecs{} // binary
-	case f.binOffset >= 0 || bytes.IndexByte(data, 0) >= 0 || hasBOM(data) || wholeLastLine(data, &f.recs):
+	case f.binOffset >= 0 || nul >= 0 || hasBOM(data) || wholeLastLine(data, &f.recs):
 		f.again = true
 	default:
 		// The texts go to the tail of a shared slab (one allocation per
