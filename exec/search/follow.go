@@ -20,11 +20,19 @@ import (
 // startFollowed starts cmd with its output going to an in-memory file. It
 // returns a reader of that output, which ends once cmd has exited, and
 // wait, which returns cmd.Wait's error once it has (call it once, after
-// reading to the end or to stop).
-func startFollowed(cmd *exec.Cmd) (r *followReader, wait func() error, err error) {
+// reading to the end). Where no in-memory file can be made (an old kernel,
+// a sandbox that forbids memfd_create), the output goes through a pipe.
+func startFollowed(cmd *exec.Cmd) (r io.Reader, wait func() error, err error) {
 	out, err := newOutputFile()
 	if err != nil {
-		return nil, nil, err
+		pipe, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, nil, err
+		}
+		return pipe, cmd.Wait, nil
 	}
 	cmd.Stdout = out
 	if err := cmd.Start(); err != nil {
@@ -52,8 +60,9 @@ const followPoll = 500 * time.Microsecond
 // freeing it (the file lives in memory; a pipe would bound it).
 const followPunch = 4 << 20
 
-// newOutputFile makes the in-memory file rg writes to.
-func newOutputFile() (*os.File, error) {
+// newOutputFile makes the in-memory file a backend writes to (a variable
+// so that tests can take it away).
+var newOutputFile = func() (*os.File, error) {
 	fd, err := unix.MemfdCreate("vigil-rg-output", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, err

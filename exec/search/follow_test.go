@@ -2,7 +2,9 @@ package search
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -51,5 +53,35 @@ func TestFollowReaderReadsUntilTheWriterExits(t *testing.T) {
 	}
 	if r.punched < followPunch {
 		t.Errorf("punched %d bytes", r.punched)
+	}
+}
+
+// Without memfd_create, backend output goes through a pipe: both paths and
+// both backends answer exactly as with the in-memory file.
+func TestSearchWithoutMemfdUsesAPipe(t *testing.T) {
+	root := walkCorpus(t)
+	reqs := []string{`{"pattern":"needle"}`, `{"pattern":"needle","context":1,"max_results":5}`}
+	want := map[string]string{}
+	for _, be := range backends(t) {
+		for _, req := range reqs {
+			want[be+req] = responseSummary(search(t, be, root, req))
+		}
+	}
+	saved := newOutputFile
+	defer func() { newOutputFile = saved }()
+	calls := 0
+	newOutputFile = func() (*os.File, error) {
+		calls++
+		return nil, errors.New("memfd_create: operation not permitted")
+	}
+	for _, be := range backends(t) {
+		for _, req := range reqs {
+			if got := responseSummary(search(t, be, root, req)); got != want[be+req] {
+				t.Errorf("%s %s through a pipe:\n%s\nwant\n%s", be, req, got, want[be+req])
+			}
+		}
+	}
+	if calls == 0 {
+		t.Fatal("no backend output was started")
 	}
 }
