@@ -16,38 +16,12 @@ import (
 	"time"
 )
 
-// walkVsOrderedRG runs req through the rg walk (when eligible) and through the
-// ordered rg path; answered is false when the walk handed over.
+// walkVsOrderedRG runs req through the rg walk (when eligible) and through
+// the ordered rg path; answered is false when the walk handed over.
 func walkVsOrderedRG(t *testing.T, root, reqJSON string) (walk string, answered bool, ordered string) {
 	t.Helper()
-	req, err := DecodeRequest([]byte(reqJSON))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := DefaultOptions(root)
-	opts.Backend = "rg"
-	p, err := prepare(context.Background(), req, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.rgWalkEligible() {
-		w, fb, err := p.runRGWalk(context.Background(), req.Pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !fb {
-			walk, answered = responseSummary(w), true
-		}
-	}
-	q, err := prepare(context.Background(), req, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := q.run(context.Background(), req.Pattern, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return walk, answered, responseSummary(r)
+	walk, answered, all := agreeCompare(t, root, reqJSON, "rg")
+	return walk, answered, all["rg"]
 }
 
 // expectWalkAsOrderedRG fails when the rg walk answers (no fallback) with

@@ -15,16 +15,20 @@ import (
 )
 
 // agreeCompare runs req through the rg walk (when eligible) and through
-// the ordered path with each backend; it reports whether the rg walk
-// answered by itself and every summary.
-func agreeCompare(t *testing.T, root, reqJSON string) (walk string, answered bool, ordered map[string]string) {
+// the ordered path with each backend (or only those named); it reports
+// whether the rg walk answered by itself and every summary.
+func agreeCompare(t *testing.T, root, reqJSON string, only ...string) (walk string, answered bool, ordered map[string]string) {
 	t.Helper()
 	req, err := DecodeRequest([]byte(reqJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ordered = map[string]string{}
-	for _, be := range backends(t) {
+	bes := backends(t)
+	if len(only) > 0 {
+		bes = only
+	}
+	for _, be := range bes {
 		opts := DefaultOptions(root)
 		opts.Backend = be
 		p, err := prepare(context.Background(), req, opts)
