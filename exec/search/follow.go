@@ -53,7 +53,8 @@ func startFollowed(cmd *exec.Cmd) (r io.Reader, wait func() error, err error) {
 	return &followReader{f: out, done: exited}, wait, nil
 }
 
-// followPoll is how long the reader waits when it has caught up with rg.
+// followPoll is how long the reader waits when it has caught up with the
+// writer.
 const followPoll = 500 * time.Microsecond
 
 // followPunch is how much read output the reader lets accumulate before
