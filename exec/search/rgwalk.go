@@ -57,8 +57,8 @@ import (
 // takes over; likewise when the final result would be truncated by context
 // lines or when the walk reaches max_files (the ordered walk stops there).
 // So the rg walk only ever returns complete, untruncated results, which are
-// the same whichever path computes them (a timeout aside: then what rg had
-// found is returned, sorted).
+// the same whichever path computes them (a timeout aside: then the matches
+// read by the deadline are returned, sorted).
 
 // rgWalkEligible reports whether rg can walk the tree for this request and
 // select exactly the files Vigil's walker would.
