@@ -166,14 +166,7 @@ func TestRGWalkAwkwardNamesAgree(t *testing.T) {
 // ~25 MB of rg output, so followReader punches
 // holes several times, agrees byte for byte with the ordered path.
 func TestRGWalkLargeOutputAgrees(t *testing.T) {
-	root := t.TempDir()
-	for i := 0; i < 12; i++ {
-		var b strings.Builder
-		for j := 0; j < 20000; j++ {
-			fmt.Fprintf(&b, "foo %d foo foo\n", j)
-		}
-		write(t, root, fmt.Sprintf("d%d/f%03d.txt", i%4, i), b.String())
-	}
+	root := denseTree(t, 12, 20000)
 	walk, answered, ordered := walkVsOrderedRG(t, root, `{"pattern":"foo","max_results":10000000}`)
 	if !answered {
 		t.Fatal("the rg walk handed over")
@@ -187,16 +180,10 @@ func TestRGWalkLargeOutputAgrees(t *testing.T) {
 // points while rg writes dense output and the finisher reads files: no
 // panic, no match that is not one, no goroutine or rg process left.
 func TestRGWalkTimeoutsAndCancelLeaveNothing(t *testing.T) {
-	root := t.TempDir()
-	for i := 0; i < 300; i++ {
-		var b strings.Builder
-		for j := 0; j < 2000; j++ {
-			fmt.Fprintf(&b, "foo %d foo foo\n", j)
-		}
-		if i%7 == 0 {
-			b.WriteString(strings.Repeat("z", 9000) + "\x00foo\n") // searched again
-		}
-		write(t, root, fmt.Sprintf("d%d/f%03d.txt", i%4, i), b.String())
+	root := denseTree(t, 300, 2000)
+	for i := 0; i < 300; i += 7 {
+		// A late NUL: searched again.
+		write(t, root, fmt.Sprintf("d%02d/f%05d.txt", i%50, i), strings.Repeat("foo bar foo\n", 2000)+strings.Repeat("z", 9000)+"\x00foo\n")
 	}
 	before := runtime.NumGoroutine()
 	for k := 0; k < 40; k++ {
