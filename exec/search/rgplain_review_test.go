@@ -198,7 +198,7 @@ func TestRGWalkTimeoutsAndCancelLeaveNothing(t *testing.T) {
 		if k%3 == 0 {
 			go func() { time.Sleep(time.Duration(k%10) * time.Millisecond); cancel() }()
 		}
-		r, fb, err := p.runRGWalk(ctx, req.Pattern)
+		r, fb, err := p.runWalk(ctx, req.Pattern)
 		cancel()
 		if !fb && err == nil {
 			for _, m := range r.Matches {

@@ -130,11 +130,7 @@ func (p *prepared) rgWalkSelection() (flags []string, root string) {
 	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
 		a = append(a, "-g", "!"+g)
 	}
-	root = "."
-	if rel := relSlash(p.pl.sandbox, p.pl.target); rel != "" {
-		root = "./" + rel
-	}
-	return a, root
+	return a, p.walkRoot()
 }
 
 // mayMatchNUL reports whether the pattern might match text that contains
@@ -301,15 +297,28 @@ const bigMatches = 40_000
 // testHookRGWalkStarted runs once rg has started (tests cancel there).
 var testHookRGWalkStarted = func() {}
 
-// runRGWalk runs the rg walk. fallback means the ordered path must answer
-// instead (nothing has been delivered). rg rejecting the pattern ends it
-// without a summary, which falls back too: the ordered path's check then
-// reports the pattern.
-func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Response, fallback bool, err error) {
+// walkEligible reports whether the backend can walk the tree itself for
+// this request: the rg walk, or the ugrep walk (ugwalk.go).
+func (p *prepared) walkEligible() bool {
+	return p.rgWalkEligible() || p.ugrepWalkEligible()
+}
+
+// runWalk runs the rg walk, or the ugrep walk with the ugrep backend.
+// fallback means the ordered path must answer instead (nothing has been
+// delivered). The backend rejecting the pattern ends it without a summary
+// (rg) or with exit code 2 (ugrep), which falls back too: the ordered
+// path's check then reports the pattern.
+func (p *prepared) runWalk(parent context.Context, pattern string) (resp Response, fallback bool, err error) {
 	ctx, cancel := context.WithTimeout(parent, time.Duration(p.e.timeoutMS)*time.Millisecond)
 	defer cancel()
-	text := p.mayMatchNUL()
-	cmd := command(ctx, p.be, p.pl.sandbox, p.env, p.rgWalkArgs(text))
+	ug := p.be.Name == "ugrep"
+	var args []string
+	if ug {
+		args = p.ugrepWalkArgs()
+	} else {
+		args = p.rgWalkArgs(p.mayMatchNUL())
+	}
+	cmd := command(ctx, p.be, p.pl.sandbox, p.env, args)
 	var stderr limitedBuffer
 	cmd.Stderr = &stderr
 	stdout, wait, err := startFollowed(cmd)
@@ -344,6 +353,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 	// while rg goes on with others.
 	fin := p.startFinisher(ctx)
 	defer fin.wait()
+	ugPlain := ug && p.walkRoot() == "." // ugrep leaves "./" off paths under "."
 	fileOf := func(path []byte) *walkFile {
 		if last != nil && bytes.Equal(path, lastPath) {
 			return last // rg prints a file's lines together
@@ -355,10 +365,15 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		}
 		f, ok := index[string(path)]
 		if !ok {
-			if !bytes.HasPrefix(path, []byte("./")) {
+			sandboxRel := path
+			switch {
+			case ugPlain && !bytes.HasPrefix(path, []byte("./")):
+			case !ugPlain && bytes.HasPrefix(path, []byte("./")):
+				sandboxRel = path[2:]
+			default:
 				return nil
 			}
-			rel := orderRel(string(path[2:]))
+			rel := orderRel(string(sandboxRel))
 			f = &walkFile{orderRel: rel, display: displayPath(rel), binOffset: -1}
 			index[string(path)] = f
 			files = append(files, f)
@@ -366,8 +381,18 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		last, lastPath = f, append(lastPath[:0], path...)
 		return f
 	}
+	add := func(rec record) {
+		f := fileOf(rec.path)
+		if f == nil || f.ended || !store.inOrder(f, rec.line) {
+			malformed = true
+			return
+		}
+		if store.add(f, rec, p.e.maxPerFile) {
+			lines++
+		}
+	}
 	br := bufio.NewReaderSize(stdout, 256<<10)
-	stats := false // the --stats block has begun
+	stats := false // rg's --stats block has begun
 	for {
 		line, rerr := br.ReadSlice('\n')
 		if rerr == bufio.ErrBufferFull {
@@ -384,6 +409,14 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		case !complete:
 			// A line cut off by the kill at the deadline (or nothing).
 			malformed = malformed || len(line) > 0 && ctx.Err() == nil
+		case ug:
+			// A name with a line end splits a record: malformed, and the
+			// tally's newline hands over anyway.
+			if rec, perr := parseUgrepLineBuf(line, &pb); perr != nil {
+				malformed = true
+			} else {
+				add(rec)
+			}
 		case stats:
 			if n, ok := parseRGFilesSearched(line); ok {
 				searches = n
@@ -396,14 +429,7 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 			case perr != nil:
 				malformed = true
 			case ok:
-				f := fileOf(rec.path)
-				if f == nil || f.ended || !store.inOrder(f, rec.line) {
-					malformed = true
-					break
-				}
-				if store.add(f, rec, p.e.maxPerFile) {
-					lines++
-				}
+				add(rec)
 			default:
 				path, off, ok := parseRGBinaryNotice(line)
 				f := fileOf(path)
@@ -423,40 +449,47 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 			break
 		}
 	}
-	// rg prints each file's lines together, once the file is searched, so
-	// each file rg moved on from is complete (fileOf), and all are once rg
-	// is done; the last one is not when the deadline cut rg off.
+	// The backend prints each file's lines together, once the file is
+	// searched, so each file it moved on from is complete (fileOf), and all
+	// are once it is done: rg's summary says so, ugrep's exit code (0 or
+	// 1). The last one is not when the deadline cut the backend off.
 	store.seal()
-	if last != nil && !last.ended && searches >= 0 {
+	werr := wait()
+	finished := searches >= 0
+	if code := exitCode(werr); ug {
+		finished = ctx.Err() == nil && (code == 0 || code == 1)
+	}
+	if last != nil && !last.ended && finished {
 		last.ended = true
 		fin.add(last)
 	}
 	fin.wait()
-	werr := wait() // the outcome is read from the output: summary, stderr
-	if searches < 0 && exitCode(werr) == 2 {
-		// rg gave up by itself (a bad pattern, a glob its globset
-		// rejects): the tally is not needed, and the ordered path's check
-		// reports the pattern, deadline or not.
+	if !finished && exitCode(werr) == 2 {
+		// The backend gave up by itself (a bad pattern, a glob rg's
+		// globset rejects; with ugrep, any error): the tally is not
+		// needed, and the ordered path's check reports the pattern,
+		// deadline or not.
 		cancel()
 		<-tallied
 		return resp, true, nil
 	}
 	tally := <-tallied
-	if over || tally.over || tally.rgUnsafe || tally.newline {
+	if over || tally.over || tally.newline || !ug && tally.rgUnsafe || ug && (tally.hidden || tally.pruned) {
 		return resp, true, nil
 	}
 	timedOut := parent.Err() == nil && ctx.Err() != nil
-	if timedOut && searches < 0 {
+	if timedOut && !finished {
 		// Killed before rg could say whether the pattern compiles: ask it
 		// (a bad pattern is BadArgs, not an empty timed-out answer).
 		if err := checkPattern(parent, p.be, p.e, p.pat, p.fixed, p.env); err != nil {
 			return Response{}, false, err
 		}
 	}
-	if (searches < 0 || malformed || stderr.Len() >= stderrLimit) && !timedOut && parent.Err() == nil {
+	if (!finished || malformed || stderr.Len() >= stderrLimit || ug && stderr.Len() > 0) && !timedOut && parent.Err() == nil {
 		// rg stopped without its summary (say, a glob its globset rejects,
-		// or a bad pattern), printed something unreadable, or more errors
-		// than were kept: the ordered path reports it properly.
+		// or a bad pattern), the backend printed something unreadable, or
+		// more errors than were kept, or ugrep complained at all: the
+		// ordered path reports it properly.
 		return resp, true, nil
 	}
 	reported := make([]string, 0, len(files))
@@ -466,7 +499,11 @@ func (p *prepared) runRGWalk(parent context.Context, pattern string) (resp Respo
 		}
 		reported = append(reported, f.orderRel)
 	}
-	if !timedOut && !tally.listsAll(reported) {
+	if ug {
+		// ugrep searched a superset of the walker's files (ugwalk.go).
+		listed := tally.listed(reported)
+		files = slices.DeleteFunc(files, func(f *walkFile) bool { return !listed[f.orderRel] })
+	} else if !timedOut && !tally.listsAll(reported) {
 		return Response{}, true, nil // rg and the walker disagree: trust the walker
 	}
 
@@ -704,7 +741,11 @@ func (p *prepared) startFinisher(ctx context.Context) *walkFinisher {
 			defer fileBufs.Put(bp)
 			var texts []byte // where this worker's files keep their lines' texts
 			for f := range w.todo {
-				if ctx.Err() == nil {
+				switch {
+				case ctx.Err() != nil:
+				case p.be.Name == "ugrep":
+					p.finishUgrepFile(f, bp, &texts)
+				default:
 					p.finishFile(f, bp, &texts)
 				}
 			}
@@ -753,25 +794,32 @@ func (p *prepared) finishFile(f *walkFile, bp *[]byte, texts *[]byte) {
 	case f.binOffset >= 0 || nul >= 0 || hasBOM(data) || wholeLastLine(data, &f.recs):
 		f.again = true
 	default:
-		// The texts go to the tail of a shared slab (one allocation per
-		// megabyte, not a doubling one per file).
-		if cap(*texts)-len(*texts) < 64<<10 {
-			*texts = make([]byte, 0, 1<<20)
-		}
-		slab := *texts
-		f.recs.text = slab[len(slab):]
-		if !resolveLines(data, &f.recs) {
-			f.recs = fileRecs{}
-			f.err = &FileError{Path: f.display, Error: "file changed while it was searched"}
-			return
-		}
-		t := f.recs.text
-		f.recs.text = t[:len(t):len(t)]
-		if len(t) > 0 && cap(slab)-len(slab) >= len(t) && &slab[:len(slab)+1][len(slab)] == &t[0] {
-			*texts = slab[:len(slab)+len(t)] // written in place: keep it
-		}
-		f.keep = true
+		p.keepLines(f, data, texts)
 	}
+}
+
+// keepLines gives a text file's records their lines from data, the
+// file's bytes as the backend searched them, and keeps the file; one that
+// no longer fits its records is a per-file error. The texts go to the
+// tail of texts, a slab shared by the worker's files (one allocation per
+// megabyte, not a doubling one per file).
+func (p *prepared) keepLines(f *walkFile, data []byte, texts *[]byte) {
+	if cap(*texts)-len(*texts) < 64<<10 {
+		*texts = make([]byte, 0, 1<<20)
+	}
+	slab := *texts
+	f.recs.text = slab[len(slab):]
+	if !resolveLines(data, &f.recs) {
+		f.recs = fileRecs{}
+		f.err = &FileError{Path: f.display, Error: "file changed while it was searched"}
+		return
+	}
+	t := f.recs.text
+	f.recs.text = t[:len(t):len(t)]
+	if len(t) > 0 && cap(slab)-len(slab) >= len(t) && &slab[:len(slab)+1][len(slab)] == &t[0] {
+		*texts = slab[:len(slab)+len(t)] // written in place: keep it
+	}
+	f.keep = true
 }
 
 // wholeLastLine reports whether a record spans an unterminated last line
@@ -811,27 +859,35 @@ type walkTally struct {
 	over     bool     // max_files reached: the ordered path answers
 	rgUnsafe bool     // an ignore file rg may read differently: the ordered path answers
 	newline  bool     // a path with a line end, which rg's output cannot frame: the ordered path answers
+	hidden   bool     // ugrep: a hidden file selected though hidden is off, which ugrep skipped
+	pruned   bool     // ugrep: an ignore rule pruned a directory, which ugrep searches for nothing
 }
 
-// listsAll reports whether the walker selected every one of rels. One pass
-// over the list against a set of the (usually few) rels: cheaper than
-// sorting or hashing the whole walk.
+// listsAll reports whether the walker selected every one of rels.
 func (t *walkTally) listsAll(rels []string) bool {
-	if len(rels) == 0 {
-		return true
-	}
-	want := make(map[string]bool, len(rels)) // rel → found yet
+	found := t.listed(rels)
 	for _, r := range rels {
-		want[r] = false
-	}
-	found := 0
-	for _, l := range t.list {
-		if seen, ok := want[l]; ok && !seen {
-			want[l] = true // counted once, also when the walk lists a name twice
-			found++
+		if !found[r] {
+			return false
 		}
 	}
-	return found == len(want)
+	return true
+}
+
+// listed reports which of rels the walker selected. One pass over the
+// list against a set of the (usually fewer) rels: cheaper than sorting or
+// hashing the whole walk.
+func (t *walkTally) listed(rels []string) map[string]bool {
+	found := make(map[string]bool, len(rels))
+	for _, r := range rels {
+		found[r] = false
+	}
+	for _, l := range t.list {
+		if _, ok := found[l]; ok {
+			found[l] = true
+		}
+	}
+	return found
 }
 
 // tallyWalk runs the walker, in no particular order, without sniffing or
@@ -841,9 +897,15 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 	t := walkTally{list: make([]string, 0, 1024)}
 	e := p.e
 	e.maxFiles = 0 // counted here
+	ug := p.be.Name == "ugrep"
 	w := &walker{ctx: ctx, pl: p.pl, e: e, deny: p.deny, include: p.include, exclude: p.exclude, unordered: true,
 		emit: func(it item) bool {
 			t.newline = t.newline || strings.IndexByte(it.arg, '\n') >= 0 || strings.IndexByte(it.rel, '\n') >= 0
+			if ug && !p.e.hidden && it.abs != "" && hasHiddenPart(it.arg[2:]) {
+				t.hidden = true // the ordered path answers: stop both
+				cancel()
+				return false
+			}
 			if it.abs != "" {
 				t.files++
 				t.list = append(t.list, it.arg[2:])
@@ -855,6 +917,13 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 			}
 			return true
 		}}
+	if ug {
+		w.ignoredDir = func() bool {
+			t.pruned = true // the ordered path answers: stop both
+			cancel()
+			return false
+		}
+	}
 	w.run()
 	// At max_files the ordered walk stops, and so reports nothing found
 	// after the last file (an unreadable directory, say): it answers then.

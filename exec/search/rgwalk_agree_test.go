@@ -16,7 +16,9 @@ import (
 
 // agreeCompare runs req through the rg walk (when eligible) and through
 // the ordered path with each backend (or only those named); it reports
-// whether the rg walk answered by itself and every summary.
+// whether the rg walk answered by itself and every summary. The ugrep
+// walk, when eligible and when it answers, must match the ordered ugrep
+// path.
 func agreeCompare(t *testing.T, root, reqJSON string, only ...string) (walk string, answered bool, ordered map[string]string) {
 	t.Helper()
 	req, err := DecodeRequest([]byte(reqJSON))
@@ -35,13 +37,18 @@ func agreeCompare(t *testing.T, root, reqJSON string, only ...string) (walk stri
 		if err != nil {
 			t.Fatal(err)
 		}
-		if be == "rg" && p.rgWalkEligible() {
-			w, fb, err := p.runRGWalk(context.Background(), req.Pattern)
+		var ugWalk string // the ugrep walk's answer, if it gave one
+		if p.walkEligible() {
+			w, fb, err := p.runWalk(context.Background(), req.Pattern)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !fb {
+			switch {
+			case fb:
+			case be == "rg":
 				walk, answered = responseSummary(w), true
+			default:
+				ugWalk = responseSummary(w)
 			}
 		}
 		q, _ := prepare(context.Background(), req, opts)
@@ -50,6 +57,11 @@ func agreeCompare(t *testing.T, root, reqJSON string, only ...string) (walk stri
 			t.Fatal(err)
 		}
 		ordered[be] = responseSummary(r)
+		// The ugrep walk is held to the ordered ugrep path here, for every
+		// caller.
+		if ugWalk != "" && ugWalk != ordered[be] {
+			t.Errorf("%s: ugrep walk answered without falling back (walk -, ordered ugrep +):\n%s", reqJSON, lineDiff(ugWalk, ordered[be]))
+		}
 	}
 	return
 }
@@ -89,6 +101,7 @@ func TestIgnoreLinesAgreeWithRgOrAreFlagged(t *testing.T) {
 		req, _ := DecodeRequest([]byte(`{"pattern":"x","hidden":true}`))
 		opts := DefaultOptions(root)
 		opts.Deny = nil
+		opts.Backend = "rg" // the tally for the rg walk
 		p, err := prepareUnchecked(req, opts)
 		if err != nil {
 			t.Fatal(err)

@@ -65,7 +65,7 @@ func runBoth(t *testing.T, root, reqJSON string) (Response, bool) {
 	}
 	walk, fallback := Response{}, true
 	if p.rgWalkEligible() {
-		if walk, fallback, err = p.runRGWalk(context.Background(), req.Pattern); err != nil {
+		if walk, fallback, err = p.runWalk(context.Background(), req.Pattern); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -82,6 +82,17 @@ func runBoth(t *testing.T, root, reqJSON string) (Response, bool) {
 			t.Fatal(err)
 		}
 		refs = append(refs, responseSummary(ord))
+		if be == "ugrep" && q.walkEligible() {
+			w, fb, err := q.runWalk(context.Background(), req.Pattern)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !fb {
+				if got := responseSummary(w); got != refs[0] {
+					t.Fatalf("%s: ugrep walk:\n%s\nwant (ordered)\n%s", reqJSON, got, refs[0])
+				}
+			}
+		}
 		// Run itself (rg walk or its fallback) must agree too.
 		viaRun := search(t, be, root, reqJSON)
 		if be == "rg" {
@@ -192,7 +203,9 @@ func TestTallyListsTheWalkersFiles(t *testing.T) {
 		write(t, root, "cafe\u0301/a.txt", "x\n")
 		for _, reqJSON := range []string{`{"pattern":"x","hidden":true,"no_ignore":true}`, `{"pattern":"x"}`} {
 			req, _ := DecodeRequest([]byte(reqJSON))
-			p, err := prepareUnchecked(req, DefaultOptions(root))
+			opts := DefaultOptions(root)
+			opts.Backend = "rg" // the tally for the rg walk
+			p, err := prepareUnchecked(req, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

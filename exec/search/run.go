@@ -215,9 +215,9 @@ func Run(ctx context.Context, req Request, opts Options, emit func(Batch)) (Resp
 	// which only the ordered path gives; others get the rg walk when it
 	// can answer exactly. rg rejecting the pattern makes the walk fall back,
 	// so it needs no pattern check of its own.
-	if emit == nil && p.rgWalkEligible() {
+	if emit == nil && p.walkEligible() {
 		start := time.Now()
-		resp, fallback, err := p.runRGWalk(ctx, req.Pattern)
+		resp, fallback, err := p.runWalk(ctx, req.Pattern)
 		if !fallback {
 			return resp, err
 		}

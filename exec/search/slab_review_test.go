@@ -83,7 +83,7 @@ func TestDefaultMaxResultsMaxInt64LineCap(t *testing.T) {
 }
 
 // Fixed finding (older code reached by the same config). With
-// default_max_results = math.MaxInt64 and context lines, runRGWalk's
+// default_max_results = math.MaxInt64 and context lines, runWalk's
 // sequential branch does make([]Event, 0, min(size, p.e.maxResults+1)):
 // the capacity wraps negative and Run panics ("makeslice: cap out of
 // range") instead of answering. Same root cause and fix as lineCap.

@@ -54,8 +54,11 @@ type walker struct {
 	unordered        bool // any order will do, and no display paths: skip NFC keys and sorting
 	sizes            bool // learn each file's size while listing (see readDir)
 	rgUnsafe         bool // an ignore file used syntax rg may read differently (see rgSafeGlob)
-	pos              int64
-	stopped          bool
+	// ignoredDir (may be nil) hears of each directory an ignore rule
+	// prunes; false stops the walk.
+	ignoredDir func() bool
+	pos        int64
+	stopped    bool
 
 	prefix string // orderRoot + "/./"
 	sbPre  string // sandbox-relative path of the order root + "/" ("" when equal)
@@ -366,6 +369,10 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		if !w.e.noIgnore && len(stack) > 0 {
 			var ign bool
 			if ign, white = ignoreMatch(stack, relSandbox, c.isDir); ign {
+				if c.isDir && w.ignoredDir != nil && !w.ignoredDir() {
+					w.stopped = true
+					return
+				}
 				continue
 			}
 		}

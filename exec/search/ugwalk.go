@@ -1,0 +1,141 @@
+package search
+
+import (
+	"bytes"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The ugrep walk: the rg walk (rgwalk.go) with ugrep walking the tree
+// (-r) on all cores, instead of being handed Vigil's ordered file lists,
+// which cost ugrep's slower explicit-path mode plus Vigil's stat of every
+// file before the search. The run, the reading of matched files for their
+// lines, the final sort and every reason to hand over to the ordered path
+// are the rg walk's; what differs is how ugrep is made to select files.
+//
+// ugrep 3.11 reads ignore files by rules of its own, not rg's (which
+// Vigil's walker follows), so it is told to read none: it searches a
+// superset of Vigil's files, and what it reports from a file Vigil's
+// walker did not select is dropped. What must not be searched at all is
+// excluded up front: the deny globs (and the exclude globs) become
+// --exclude and --exclude-dir, which read globs of "*", "**", "/" and
+// plain names as gitignore does (ugrepSafeGlob); hidden names unless
+// hidden is set; symbolic links (-p: none followed, as without follow).
+// Where the superset would be wrong or wasteful, the ordered path
+// answers:
+//   - a hidden file the walker selected though hidden is off (an ignore
+//     file whitelisted it, and ugrep skipped it);
+//   - a directory an ignore rule prunes (ugrep would search its whole
+//     subtree for nothing: node_modules), which the walker reports as soon
+//     as it meets it;
+//   - anything on ugrep's stderr (an unreadable file or directory: the
+//     ordered path names each failing file itself).
+//
+// Matched files are read, sniffed and decoded exactly as on the ordered
+// path (finishUgrepFile): ugrep runs with -a there too, so a text file's
+// matches are the same whether it was listed or walked.
+
+// ugrepWalkEligible reports whether ugrep can walk the tree for this
+// request.
+func (p *prepared) ugrepWalkEligible() bool {
+	if p.be.Name != "ugrep" || p.pl.isFile || p.e.follow || len(p.e.include) > 0 {
+		return false
+	}
+	if len(p.e.exclude) > 0 && p.pl.target != p.pl.sandbox {
+		return false // exclude globs are relative to the search root, ugrep's to its working directory
+	}
+	rel := relSlash(p.pl.sandbox, p.pl.target)
+	if strings.IndexByte(rel, '\n') >= 0 {
+		return false // ugrep prints the root in every path (see the tally's newline)
+	}
+	if !p.e.hidden && hasHiddenPart(rel) {
+		return false // a hidden search root: whether ugrep enters it is not the walker's rule
+	}
+	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
+		if !ugrepSafeGlob(g) {
+			return false
+		}
+	}
+	return true
+}
+
+// ugrepSafeGlob reports whether ugrep's --exclude reads g as Vigil's
+// walker does: rgSafeGlob's shapes, without what ugrep's glob options
+// could read as more than a character (a leading "!" or "#", a comma).
+func ugrepSafeGlob(g string) bool {
+	return rgSafeGlob(g) && !strings.HasPrefix(g, "!") && !strings.HasPrefix(g, "#") && !strings.Contains(g, ",")
+}
+
+// hasHiddenPart reports whether a slash-separated relative path has a
+// component starting with a dot.
+func hasHiddenPart(rel string) bool {
+	return strings.HasPrefix(rel, ".") || strings.Contains(rel, "/.")
+}
+
+// ugrepWalkArgs builds ugrep's arguments for the walk (never a shell).
+// Its working directory is the sandbox root, which anchored globs are
+// relative to; paths come out relative to it.
+func (p *prepared) ugrepWalkArgs() []string {
+	a := []string{"-r", "-p", "-a", "-u", "-H", "--format=" + ugrepFormat}
+	if p.e.hidden {
+		a = append(a, "--hidden")
+	}
+	if !p.e.recursive {
+		a = append(a, "--depth=1")
+	}
+	// A glob without a trailing slash prunes directories as well as files
+	// (gitignore's rule, and the walker's); --exclude alone would skip
+	// only files.
+	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
+		if dir, ok := strings.CutSuffix(g, "/"); ok {
+			a = append(a, "--exclude-dir="+strings.TrimRight(dir, "/"))
+		} else {
+			a = append(a, "--exclude="+g, "--exclude-dir="+g)
+		}
+	}
+	if p.e.fuzzy > 0 {
+		a = append(a, "-Z"+strconv.Itoa(p.e.fuzzy))
+	}
+	if p.fixed {
+		a = append(a, "-F")
+	}
+	if p.e.word {
+		a = append(a, "-w")
+	}
+	return append(a, "-e", p.pat, "--", p.walkRoot())
+}
+
+// walkRoot is the search root as the walking backend is given it,
+// relative to its working directory (the sandbox root).
+func (p *prepared) walkRoot() string {
+	if rel := relSlash(p.pl.sandbox, p.pl.target); rel != "" {
+		return "./" + rel
+	}
+	return "."
+}
+
+// finishUgrepFile decides the fate of a file ugrep reported, as the
+// ordered path does once a file matched (sniffAfter): read whole (over
+// max_file_size_bytes: dropped, counted), a NUL byte in the first 8 KiB
+// makes it binary (dropped, counted), a byte-order mark is decoded as
+// ugrep decodes it, and ugrep's offsets give the lines.
+func (p *prepared) finishUgrepFile(f *walkFile, bp *[]byte, texts *[]byte) {
+	if len(f.recs.lines) == 0 {
+		return
+	}
+	data, err := readRegularInto(filepath.Join(p.pl.orderRoot, f.orderRel), (*bp)[:0], p.e.maxSize)
+	*bp = data[:0]
+	switch {
+	case err == errTooLarge:
+		f.recs = fileRecs{}
+	case err != nil:
+		f.recs = fileRecs{}
+		f.err = &FileError{Path: f.display, Error: errText(err)}
+	case bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
+		f.recs = fileRecs{} // binary
+	default:
+		p.keepLines(f, decodeLikeBackend(data, &f.recs), texts)
+	}
+}
