@@ -27,9 +27,10 @@
 // from 32 files; two at a time, each backend multi-threaded), and Vigil
 // regroups their output per file and delivers a chunk's files in walk order
 // once its backend has exited, when every per-file error (some come from the
-// backend's stderr) is known. Non-streaming rg searches take the rg walk
-// instead (rgwalk.go): rg walks the tree itself, Vigil's walker only counts
-// and cross-checks, results are sorted at the end, and anything that would
+// backend's stderr) is known. Non-streaming searches take a walk instead
+// (rgwalk.go, ugwalk.go): the backend walks the tree itself, Vigil's walker
+// only counts and cross-checks (rg) or filters ugrep's superset (ugrep reads
+// no ignore file), results are sorted at the end, and anything that would
 // make the answer differ (truncation, max_files, a disagreement) hands the
 // request to the ordered path. Vigil reads context lines itself.
 // Case-insensitive searches are rewritten into ASCII-only letter classes so

@@ -428,6 +428,14 @@ func parseUgrepLine(line []byte) (rec record, err error) {
 // parseUgrepLineBuf is parseUgrepLine with reusable scratch space (pb may
 // be nil).
 func parseUgrepLineBuf(line []byte, pb *parseBuf) (rec record, err error) {
+	if rec, ok := parseUgrepFast(line, pb); ok {
+		return rec, nil
+	}
+	return parseUgrepGeneric(line, pb)
+}
+
+// parseUgrepGeneric reads any JSON object with ugrepFormat's keys.
+func parseUgrepGeneric(line []byte, pb *parseBuf) (rec record, err error) {
 	s := jscan{b: line}
 	var off, length uint64
 	var haveOff, haveLen bool
@@ -593,5 +601,60 @@ func parseRGMatchFast(line []byte, pb *parseBuf) (rec record, ok bool) {
 	}
 	rec.text = trimEOL(rec.text)
 	rec.spans = clampSpans(rec.spans, len(rec.text))
+	return rec, true
+}
+
+// parseUgrepFast reads a record in the exact shape ugrepFormat gives,
+// with no escape in the path, without the generic reader's per-key
+// dispatch: the hot path for dense results (a record per match). Anything
+// else returns ok == false and goes to the generic reader.
+func parseUgrepFast(line []byte, pb *parseBuf) (rec record, ok bool) {
+	const head = `{"f":"`
+	if !bytes.HasPrefix(line, []byte(head)) {
+		return rec, false
+	}
+	i := len(head)
+	q := bytes.IndexByte(line[i:], '"')
+	if q < 0 || bytes.IndexByte(line[i:i+q], '\\') >= 0 {
+		return rec, false
+	}
+	rec.path = line[i : i+q]
+	i += q + 1
+	// num reads key and at most 15 digits (below the generic reader's
+	// 1<<50 bound on offsets).
+	num := func(key string) (uint64, bool) {
+		if !bytes.HasPrefix(line[i:], []byte(key)) {
+			return 0, false
+		}
+		i += len(key)
+		start := i
+		var n uint64
+		for i < len(line) && i-start < 16 && line[i] >= '0' && line[i] <= '9' {
+			n = n*10 + uint64(line[i]-'0')
+			i++
+		}
+		return n, i > start && i-start < 16
+	}
+	var off, length uint64
+	ok1, ok2, ok3 := false, false, false
+	if rec.line, ok1 = num(`,"n":`); !ok1 || rec.line == 0 {
+		return record{}, false
+	}
+	if off, ok2 = num(`,"b":`); !ok2 {
+		return record{}, false
+	}
+	if length, ok3 = num(`,"d":`); !ok3 {
+		return record{}, false
+	}
+	if rest := line[i:]; string(rest) != "}" && string(rest) != "}\n" {
+		return record{}, false
+	}
+	sp := span{int(off), int(off + length)}
+	if pb != nil {
+		rec.spans = append(pb.spans[:0], sp)
+		pb.spans = rec.spans
+	} else {
+		rec.spans = []span{sp}
+	}
 	return rec, true
 }

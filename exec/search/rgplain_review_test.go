@@ -176,20 +176,20 @@ func TestRGWalkLargeOutputAgrees(t *testing.T) {
 	}
 }
 
-// Small timeouts and cancellations at random
-// points while rg writes dense output and the finisher reads files: no
-// panic, no match that is not one, no goroutine or rg process left.
-func TestRGWalkTimeoutsAndCancelLeaveNothing(t *testing.T) {
+// Small timeouts and cancellations at random points while the backend (rg
+// or ugrep) writes dense output and the finisher reads files: no panic, no
+// match that is not one, no goroutine or backend process left.
+func TestWalkTimeoutsAndCancelLeaveNothing(t *testing.T) {
 	root := denseTree(t, 300, 2000)
 	for i := 0; i < 300; i += 7 {
 		// A late NUL: searched again.
 		write(t, root, fmt.Sprintf("d%02d/f%05d.txt", i%50, i), strings.Repeat("foo bar foo\n", 2000)+strings.Repeat("z", 9000)+"\x00foo\n")
 	}
 	before := runtime.NumGoroutine()
-	for k := 0; k < 40; k++ {
+	for k := 0; k < 60; k++ {
 		req, _ := DecodeRequest([]byte(fmt.Sprintf(`{"pattern":"foo","max_results":10000000,"timeout_ms":%d}`, 1+k%25)))
 		opts := DefaultOptions(root)
-		opts.Backend = "rg"
+		opts.Backend = []string{"rg", "ugrep"}[k%2] // the ugrep walk too
 		p, err := prepare(context.Background(), req, opts)
 		if err != nil {
 			t.Fatal(err)

@@ -78,7 +78,24 @@ func hasHiddenPart(rel string) bool {
 // Its working directory is the sandbox root, which anchored globs are
 // relative to; paths come out relative to it.
 func (p *prepared) ugrepWalkArgs() []string {
-	a := []string{"-r", "-p", "-a", "-u", "-H", "--format=" + ugrepFormat}
+	a := []string{"-a", "-u", "-H", "--format=" + ugrepFormat}
+	if p.e.fuzzy > 0 {
+		a = append(a, "-Z"+strconv.Itoa(p.e.fuzzy))
+	}
+	if p.fixed {
+		a = append(a, "-F")
+	}
+	if p.e.word {
+		a = append(a, "-w")
+	}
+	flags, root := p.ugrepWalkSelection()
+	return append(append(a, flags...), "-e", p.pat, "--", root)
+}
+
+// ugrepWalkSelection is the part of ugrep's arguments that selects files:
+// ugrep with these flags and -l lists what the ugrep walk searches.
+func (p *prepared) ugrepWalkSelection() (flags []string, root string) {
+	a := []string{"-r", "-p"}
 	if p.e.hidden {
 		a = append(a, "--hidden")
 	}
@@ -95,16 +112,7 @@ func (p *prepared) ugrepWalkArgs() []string {
 			a = append(a, "--exclude="+g, "--exclude-dir="+g)
 		}
 	}
-	if p.e.fuzzy > 0 {
-		a = append(a, "-Z"+strconv.Itoa(p.e.fuzzy))
-	}
-	if p.fixed {
-		a = append(a, "-F")
-	}
-	if p.e.word {
-		a = append(a, "-w")
-	}
-	return append(a, "-e", p.pat, "--", p.walkRoot())
+	return a, p.walkRoot()
 }
 
 // walkRoot is the search root as the walking backend is given it,

@@ -166,3 +166,38 @@ func TestContentOfLargeResponse(t *testing.T) {
 		t.Fatalf("content differs (%d vs %d bytes)", len(got), len(want))
 	}
 }
+
+// The fast ugrep reader gives what the generic one gives, whenever it
+// reads a line at all.
+func FuzzParseUgrepFast(f *testing.F) {
+	f.Add([]byte(`{"f":"./a","n":1,"b":2,"d":3}` + "\n"))
+	f.Add([]byte(`{"f":"a b\x01\xff","n":12,"b":0,"d":0}`))
+	f.Add([]byte(`{"f":"./a\"b","n":1,"b":2,"d":3}`))
+	f.Add([]byte(`{"f":"./a","n":1,"b":999999999999999,"d":3}`))
+	f.Add([]byte(`{"f":"./a","n":0,"b":2,"d":3}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := parseUgrepFast(b, nil)
+		want, err := parseUgrepGeneric(b, nil)
+		if !ok {
+			return
+		}
+		if err != nil || string(got.path) != string(want.path) || got.line != want.line || !slices.Equal(got.spans, want.spans) {
+			t.Fatalf("%q: fast %+v, generic %+v (%v)", b, got, want, err)
+		}
+	})
+}
+
+// The fast reader takes ugrep's usual records: a regression to the
+// generic reader would only show as lost speed.
+func TestParseUgrepFastTakesUsualRecords(t *testing.T) {
+	for _, l := range []string{`{"f":"./a/b.go","n":7,"b":120,"d":3}` + "\n", `{"f":"x y","n":1,"b":0,"d":0}`} {
+		if _, ok := parseUgrepFast([]byte(l), nil); !ok {
+			t.Errorf("%q: not read by the fast reader", l)
+		}
+	}
+	for _, l := range []string{`{"f":"./a\\b","n":7,"b":120,"d":3}`, `{"n":7,"f":"a","b":120,"d":3}`, `{"f":"a","n":7,"b":1234567890123456,"d":3}`} {
+		if _, ok := parseUgrepFast([]byte(l), nil); ok {
+			t.Errorf("%q: read by the fast reader, which is for the plain shape only", l)
+		}
+	}
+}
