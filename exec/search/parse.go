@@ -462,14 +462,18 @@ func parseUgrepGeneric(line []byte, pb *parseBuf) (rec record, err error) {
 	if rec.line == 0 || !haveOff || !haveLen || off > maxOffset || length > maxOffset {
 		return record{}, errSyntax
 	}
-	sp := span{int(off), int(off + length)}
-	if pb != nil {
-		rec.spans = append(pb.spans[:0], sp)
-		pb.spans = rec.spans
-	} else {
-		rec.spans = []span{sp}
-	}
+	rec.spans = ugrepSpan(off, length, pb)
 	return rec, nil
+}
+
+// ugrepSpan is a record's one span, in pb's scratch space when given.
+func ugrepSpan(off, length uint64, pb *parseBuf) []span {
+	sp := span{int(off), int(off + length)}
+	if pb == nil {
+		return []span{sp}
+	}
+	pb.spans = append(pb.spans[:0], sp)
+	return pb.spans
 }
 
 // resolveLines completes a file's ugrep records from the file's bytes:
@@ -649,12 +653,6 @@ func parseUgrepFast(line []byte, pb *parseBuf) (rec record, ok bool) {
 	if rest := line[i:]; string(rest) != "}" && string(rest) != "}\n" {
 		return record{}, false
 	}
-	sp := span{int(off), int(off + length)}
-	if pb != nil {
-		rec.spans = append(pb.spans[:0], sp)
-		pb.spans = rec.spans
-	} else {
-		rec.spans = []span{sp}
-	}
+	rec.spans = ugrepSpan(off, length, pb)
 	return rec, true
 }

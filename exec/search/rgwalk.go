@@ -63,22 +63,12 @@ import (
 // rgWalkEligible reports whether rg can walk the tree for this request and
 // select exactly the files Vigil's walker would.
 func (p *prepared) rgWalkEligible() bool {
-	if p.be.Name != "rg" || p.pl.isFile || p.e.follow || len(p.e.include) > 0 {
+	// rgSafeGlob: rg may read other globs differently (and "!" would
+	// whitelist).
+	if p.be.Name != "rg" || !p.walkable(rgSafeGlob) {
 		return false
 	}
-	atRoot := p.pl.target == p.pl.sandbox
-	if len(p.e.exclude) > 0 && !atRoot {
-		return false
-	}
-	if strings.IndexByte(relSlash(p.pl.sandbox, p.pl.target), '\n') >= 0 {
-		return false // rg prints the root in every path, and its lines cannot frame a line end (rgplain.go)
-	}
-	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
-		if !rgSafeGlob(g) {
-			return false // rg may read it differently (and "!" would whitelist)
-		}
-	}
-	if !atRoot && !p.e.noIgnore {
+	if p.pl.target != p.pl.sandbox && !p.e.noIgnore {
 		// Vigil applies ignore files from the sandbox root down; rg is told
 		// to read none above its search root.
 		rel := relSlash(p.pl.sandbox, p.pl.target)
@@ -90,6 +80,32 @@ func (p *prepared) rgWalkEligible() bool {
 				}
 			}
 			dir = filepath.Join(dir, part)
+		}
+	}
+	return true
+}
+
+// walkable reports what both walks need: a directory searched without
+// following links or include globs (rg's whitelist overrides beat ignore
+// files; ugrep's would select differently), exclude globs only when the
+// search root is the sandbox root (the walker reads them relative to the
+// search root, the backend relative to its working directory, the
+// sandbox root), no line end in the search root's path (the backend prints
+// it in every path, and its lines cannot frame one), and every deny and
+// exclude glob one the backend reads as the walker does (safe).
+func (p *prepared) walkable(safe func(string) bool) bool {
+	if p.pl.isFile || p.e.follow || len(p.e.include) > 0 {
+		return false
+	}
+	if len(p.e.exclude) > 0 && p.pl.target != p.pl.sandbox {
+		return false
+	}
+	if strings.IndexByte(relSlash(p.pl.sandbox, p.pl.target), '\n') >= 0 {
+		return false
+	}
+	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
+		if !safe(g) {
+			return false
 		}
 	}
 	return true

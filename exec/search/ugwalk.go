@@ -40,25 +40,12 @@ import (
 // ugrepWalkEligible reports whether ugrep can walk the tree for this
 // request.
 func (p *prepared) ugrepWalkEligible() bool {
-	if p.be.Name != "ugrep" || p.pl.isFile || p.e.follow || len(p.e.include) > 0 {
+	if p.be.Name != "ugrep" || !p.walkable(ugrepSafeGlob) {
 		return false
 	}
-	if len(p.e.exclude) > 0 && p.pl.target != p.pl.sandbox {
-		return false // exclude globs are relative to the search root, ugrep's to its working directory
-	}
-	rel := relSlash(p.pl.sandbox, p.pl.target)
-	if strings.IndexByte(rel, '\n') >= 0 {
-		return false // ugrep prints the root in every path (see the tally's newline)
-	}
-	if !p.e.hidden && hasHiddenPart(rel) {
-		return false // a hidden search root: whether ugrep enters it is not the walker's rule
-	}
-	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
-		if !ugrepSafeGlob(g) {
-			return false
-		}
-	}
-	return true
+	// A hidden search root: whether ugrep enters it is not the walker's
+	// rule.
+	return p.e.hidden || !hasHiddenPart(relSlash(p.pl.sandbox, p.pl.target))
 }
 
 // ugrepSafeGlob reports whether ugrep's --exclude reads g as Vigil's
