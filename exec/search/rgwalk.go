@@ -108,6 +108,17 @@ func (p *prepared) walkable(safe func(string) bool) bool {
 			return false
 		}
 	}
+	for _, g := range p.denyGlobs {
+		// The walker also denies a name whose NFC form a deny glob
+		// matches; the backend matches the name as stored. Only these
+		// ASCII characters are the NFC form of another character (U+212A
+		// KELVIN SIGN, U+037E GREEK QUESTION MARK, U+1FEF GREEK VARIA), so
+		// a glob of ASCII without them matches a name's NFC form only if
+		// it matches the name.
+		if strings.ContainsAny(g, "K;`") {
+			return false
+		}
+	}
 	return true
 }
 

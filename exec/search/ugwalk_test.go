@@ -123,7 +123,7 @@ func TestUgrepWalkSelectsTheWalkersFilesWithoutIgnoreFiles(t *testing.T) {
 func TestUgrepWalkRefusesGlobsItMayReadDifferently(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "a.txt", "x\n")
-	for _, g := range []string{"a?.txt", "[ab].txt", "{a,b}.txt", `a\*`, "!a.txt", "#a", "a,b", "./a", "a//b", "caf\u00e9"} {
+	for _, g := range []string{"a?.txt", "[ab].txt", "{a,b}.txt", `a\*`, "!a.txt", "#a", "a,b", "./a", "a//b", "caf\u00e9", "K*", "*;*", "`x"} {
 		opts := DefaultOptions(root)
 		opts.Backend = "ugrep"
 		opts.Deny = []string{g}
@@ -328,5 +328,35 @@ func TestUgrepWalkJSONIsTheOrderedPaths(t *testing.T) {
 	}
 	if walk.Count < 20 || !strings.Contains(walk.Content, "s/ok.txt-2-ctx a") {
 		t.Errorf("count %d, content:\n%s", walk.Count, walk.Content)
+	}
+}
+
+// A name denied only in its NFC form (U+212A KELVIN SIGN is "K" in NFC) is
+// denied by the walker; ugrep, matching the stored name, would search it,
+// so such globs keep the walk away and the file is neither searched nor
+// shown.
+func TestDenyMatchingOnlyTheNFCFormKeepsTheWalkAway(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "\u212Aey.txt", "needle kelvin\n")
+	write(t, root, "a.txt", "needle a\n")
+	for _, be := range backends(t) {
+		opts := DefaultOptions(root)
+		opts.Backend = be
+		opts.Deny = []string{"K*"}
+		req, _ := DecodeRequest([]byte(`{"pattern":"needle"}`))
+		p, err := prepareUnchecked(req, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.walkEligible() {
+			t.Errorf("%s: the walk would run with deny K*", be)
+		}
+		r, err := Run(context.Background(), req, opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := paths(r); !slices.Equal(got, []string{"a.txt"}) {
+			t.Errorf("%s: paths %q, want only a.txt", be, got)
+		}
 	}
 }
