@@ -50,9 +50,22 @@ func (p *prepared) ugrepWalkEligible() bool {
 
 // ugrepSafeGlob reports whether ugrep's --exclude reads g as Vigil's
 // walker does: rgSafeGlob's shapes, without what ugrep's glob options
-// could read as more than a character (a leading "!" or "#", a comma).
+// could read as more than a character (a leading "!" or "#", a comma), or
+// read otherwise: "**" anywhere but as a whole component (the walker
+// reads "**.pem" and "s**/t" as "*.pem" and "s*/t", as gitignore does;
+// ugrep does not), and empty components ("//secret", which the walker
+// anchors like "/secret" and ugrep matches with nothing).
 func ugrepSafeGlob(g string) bool {
-	return rgSafeGlob(g) && !strings.HasPrefix(g, "!") && !strings.HasPrefix(g, "#") && !strings.Contains(g, ",")
+	if !rgSafeGlob(g) || strings.HasPrefix(g, "!") || strings.HasPrefix(g, "#") || strings.Contains(g, ",") ||
+		strings.Contains(g, "//") {
+		return false
+	}
+	for _, part := range strings.Split(g, "/") {
+		if strings.Contains(part, "**") && part != "**" {
+			return false
+		}
+	}
+	return true
 }
 
 // hasHiddenPart reports whether a slash-separated relative path has a

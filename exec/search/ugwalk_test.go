@@ -123,7 +123,7 @@ func TestUgrepWalkSelectsTheWalkersFilesWithoutIgnoreFiles(t *testing.T) {
 func TestUgrepWalkRefusesGlobsItMayReadDifferently(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "a.txt", "x\n")
-	for _, g := range []string{"a?.txt", "[ab].txt", "{a,b}.txt", `a\*`, "!a.txt", "#a", "a,b", "./a", "a//b", "caf\u00e9", "K*", "*;*", "`x"} {
+	for _, g := range []string{"a?.txt", "[ab].txt", "{a,b}.txt", `a\*`, "!a.txt", "#a", "a,b", "./a", "a//b", "caf\u00e9", "K*", "*;*", "`x", "**.pem", "***", "s**/t", "a/**x", "//secret", "a//"} {
 		opts := DefaultOptions(root)
 		opts.Backend = "ugrep"
 		opts.Deny = []string{g}
