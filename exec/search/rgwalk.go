@@ -128,6 +128,11 @@ func (p *prepared) rgWalkArgs(text bool) []string {
 		binary = "-a"
 	}
 	a := slices.Concat([]string{"--no-config", binary, "-s"}, rgPlainArgs)
+	if p.e.maxSize > 0 {
+		// Skipped (and counted) anyway: not worth reading an 8 GiB image
+		// for. rg compares as the sniff does: larger than the cap.
+		a = append(a, "--max-filesize", strconv.FormatInt(p.e.maxSize, 10))
+	}
 	if p.e.maxPerFile > 0 {
 		a = append(a, "-m", strconv.Itoa(p.e.maxPerFile))
 	}
@@ -501,7 +506,7 @@ func (p *prepared) runWalk(parent context.Context, pattern string) (resp Respons
 		return resp, true, nil
 	}
 	tally := <-tallied
-	if over || tally.over || tally.newline || !ug && tally.rgUnsafe || ug && (tally.hidden || tally.pruned) {
+	if over || tally.over || tally.newline || !ug && tally.rgUnsafe || ug && tally.ugrepUnfit != "" {
 		return resp, true, nil
 	}
 	timedOut := parent.Err() == nil && ctx.Err() != nil
@@ -886,8 +891,9 @@ type walkTally struct {
 	over     bool     // max_files reached: the ordered path answers
 	rgUnsafe bool     // an ignore file rg may read differently: the ordered path answers
 	newline  bool     // a path with a line end, which rg's output cannot frame: the ordered path answers
-	hidden   bool     // ugrep: a hidden file selected though hidden is off, which ugrep skipped
-	pruned   bool     // ugrep: an ignore rule pruned a directory, which ugrep searches for nothing
+	// ugrep (ugwalk.go): a reason the ordered path answers, found as soon
+	// as the walker meets it.
+	ugrepUnfit string
 }
 
 // listsAll reports whether the walker selected every one of rels.
@@ -925,13 +931,19 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 	e := p.e
 	e.maxFiles = 0 // counted here
 	ug := p.be.Name == "ugrep"
+	unfit := func(why string) bool {
+		t.ugrepUnfit = why // the ordered path answers: stop both
+		cancel()
+		return false
+	}
 	w := &walker{ctx: ctx, pl: p.pl, e: e, deny: p.deny, include: p.include, exclude: p.exclude, unordered: true,
+		sizes: ug, // ugrep has no size filter (ugrepUnfitItem)
 		emit: func(it item) bool {
 			t.newline = t.newline || strings.IndexByte(it.arg, '\n') >= 0 || strings.IndexByte(it.rel, '\n') >= 0
-			if ug && !p.e.hidden && it.abs != "" && hasHiddenPart(it.arg[2:]) {
-				t.hidden = true // the ordered path answers: stop both
-				cancel()
-				return false
+			if ug {
+				if why := p.ugrepUnfitItem(it); why != "" {
+					return unfit(why)
+				}
 			}
 			if it.abs != "" {
 				t.files++
@@ -945,10 +957,11 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 			return true
 		}}
 	if ug {
-		w.ignoredDir = func() bool {
-			t.pruned = true // the ordered path answers: stop both
-			cancel()
-			return false
+		w.ignored = func(c child) bool {
+			if why := p.ugrepUnfitIgnored(c); why != "" {
+				return unfit(why)
+			}
+			return true
 		}
 	}
 	w.run()

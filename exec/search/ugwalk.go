@@ -74,6 +74,39 @@ func hasHiddenPart(rel string) bool {
 	return strings.HasPrefix(rel, ".") || strings.Contains(rel, "/.")
 }
 
+// ugrepUnfitItem says why the ordered path must answer instead, given an
+// item the walker selected (or reported): a hidden file (ugrep skipped
+// it: an ignore file whitelisted it), a file over max_file_size_bytes
+// (ugrep, which has no size filter, would read it whole for nothing: an
+// 8 GiB image takes seconds), or a per-path error (ugrep reports only
+// those in what it walks into, on its stderr, which hands over anyway).
+func (p *prepared) ugrepUnfitItem(it item) string {
+	switch {
+	case !p.e.hidden && hasHiddenPart(it.rel):
+		return "a whitelisted hidden name"
+	case it.skip:
+		return "a file over max_file_size_bytes"
+	case it.err != "":
+		return "a per-path error"
+	}
+	return ""
+}
+
+// ugrepUnfitIgnored says why the ordered path must answer instead, given
+// an entry an ignore rule skips, which ugrep reads unless it is hidden and
+// hidden is off: a directory (ugrep would search its whole subtree for
+// nothing: node_modules) or a file over max_file_size_bytes.
+func (p *prepared) ugrepUnfitIgnored(c child) string {
+	switch {
+	case c.hidden && !p.e.hidden:
+	case c.isDir:
+		return "an ignored directory"
+	case p.e.maxSize > 0 && c.size > p.e.maxSize:
+		return "an ignored file over max_file_size_bytes"
+	}
+	return ""
+}
+
 // ugrepWalkArgs builds ugrep's arguments for the walk (never a shell).
 // Its working directory is the sandbox root, which anchored globs are
 // relative to; paths come out relative to it.

@@ -237,11 +237,13 @@ func TestUgrepWalkAnswersAsTheOrderedPath(t *testing.T) {
 	}{
 		{`{"pattern":"needle","max_results":100000}`, true, nil},
 		// Not here: ignored (drop.log, s/plain.txt), hidden, denied in
-		// every shape, binary (early.bin), too large (long.txt, big/),
-		// a symbolic link.
-		{`{"pattern":"needle","max_file_size_bytes":100000}`, true,
-			[]string{"bad\ufffdutf8.txt", "bom.txt", "caf\u00e9/y.txt", "caf\u00e9/x.txt", "crlf.txt", "keep.log", "late.txt",
-				"q\"uote\\back.txt", "s/ok.txt", "s/t/deep.txt", "sp ace: colon.txt", "tab\tname.txt", "u/v/w/many.txt"}},
+		// every shape, binary (early.bin), a symbolic link.
+		{`{"pattern":"needle","max_file_size_bytes":1000000}`, true,
+			[]string{"bad\ufffdutf8.txt", "big/over-limit.txt", "bom.txt", "caf\u00e9/y.txt", "caf\u00e9/x.txt", "crlf.txt", "keep.log", "late.txt",
+				"long.txt", "q\"uote\\back.txt", "s/ok.txt", "s/t/deep.txt", "sp ace: colon.txt", "tab\tname.txt", "u/v/w/many.txt"}},
+		// Files over max_file_size_bytes (long.txt, big/): ugrep would
+		// read them whole for nothing, so the ordered path answers.
+		{`{"pattern":"needle","max_file_size_bytes":100000}`, false, nil},
 		{`{"pattern":"needle","max_file_size_bytes":1000000,"hidden":true,"no_ignore":true,"recursive":false}`, true,
 			[]string{".hidden.txt", "bad\ufffdutf8.txt", "bom.txt", "crlf.txt", "drop.log", "keep.log", "late.txt", "long.txt",
 				"q\"uote\\back.txt", "sp ace: colon.txt", "tab\tname.txt"}},
@@ -287,6 +289,12 @@ func TestUgrepWalkHandsOverWhereItsSupersetFails(t *testing.T) {
 			[]string{"a.txt"}},
 		{map[string]string{"s/.gitignore": "t\n", "s/t/x.txt": "needle t\n", "s/a.txt": "needle a\n"}, `{"pattern":"needle"}`,
 			[]string{"s/a.txt"}},
+		// An ignored file over max_file_size_bytes: ugrep would read it.
+		{map[string]string{".gitignore": "*.img\n", "disk.img": "needle " + strings.Repeat("x", 2000), "a.txt": "needle a\n"},
+			`{"pattern":"needle","max_file_size_bytes":1000}`, []string{"a.txt"}},
+		// A file over max_file_size_bytes.
+		{map[string]string{"disk.img": "needle " + strings.Repeat("x", 2000), "a.txt": "needle a\n"},
+			`{"pattern":"needle","max_file_size_bytes":1000}`, []string{"a.txt"}},
 	} {
 		root := t.TempDir()
 		for f, v := range c.files {
@@ -357,6 +365,51 @@ func TestDenyMatchingOnlyTheNFCFormKeepsTheWalkAway(t *testing.T) {
 		}
 		if got := paths(r); !slices.Equal(got, []string{"a.txt"}) {
 			t.Errorf("%s: paths %q, want only a.txt", be, got)
+		}
+	}
+}
+
+// An ignored hidden directory (.cache/ in .gitignore, common) is one
+// ugrep skips anyway when hidden is off: the walk still answers.
+func TestUgrepWalkAnswersWithIgnoredHiddenDirectory(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, ".gitignore", ".cache/\n.big.img\n")
+	write(t, root, ".cache/x.txt", "needle cache\n")
+	write(t, root, ".big.img", "needle "+strings.Repeat("x", 2000))
+	write(t, root, "a.txt", "needle a\n")
+	r, answered := ugrepWalkVsOrdered(t, root, `{"pattern":"needle","max_file_size_bytes":1000}`)
+	if !answered || !slices.Equal(paths(r), []string{"a.txt"}) {
+		t.Errorf("answered=%v paths %q", answered, paths(r))
+	}
+	// With hidden on, ugrep would enter .cache: the ordered path answers.
+	if _, answered := ugrepWalkVsOrdered(t, root, `{"pattern":"needle","hidden":true}`); answered {
+		t.Error("the walk answered with hidden on and an ignored hidden directory")
+	}
+}
+
+// A file over max_file_size_bytes is skipped (and counted) without being
+// read, on every path: neither walk lets its backend read a 64 GiB image
+// (sparse here; reading it would take far longer than the timeout) that
+// the ordered path never opens.
+func TestWalksDoNotReadFilesOverTheSizeCap(t *testing.T) {
+	for _, ignored := range []bool{false, true} {
+		root := t.TempDir()
+		write(t, root, "a.txt", "needle\n")
+		if ignored {
+			write(t, root, ".gitignore", "*.img\n")
+		}
+		big := filepath.Join(root, "disk.img")
+		if err := os.WriteFile(big, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(big, 64<<30); err != nil {
+			t.Fatal(err)
+		}
+		for _, be := range backends(t) {
+			r := search(t, be, root, `{"pattern":"needle","timeout_ms":5000}`)
+			if r.TimedOut || r.Count != 1 {
+				t.Errorf("%s ignored=%v: timed_out=%v count=%d", be, ignored, r.TimedOut, r.Count)
+			}
 		}
 	}
 }

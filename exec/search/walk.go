@@ -54,11 +54,12 @@ type walker struct {
 	unordered        bool // any order will do, and no display paths: skip NFC keys and sorting
 	sizes            bool // learn each file's size while listing (see readDir)
 	rgUnsafe         bool // an ignore file used syntax rg may read differently (see rgSafeGlob)
-	// ignoredDir (may be nil) hears of each directory an ignore rule
-	// prunes; false stops the walk.
-	ignoredDir func() bool
-	pos        int64
-	stopped    bool
+	// ignored (may be nil) hears of each entry an ignore rule skips (a
+	// regular file's size is -1 unless sizes is set); false stops the
+	// walk.
+	ignored func(c child) bool
+	pos     int64
+	stopped bool
 
 	prefix string // orderRoot + "/./"
 	sbPre  string // sandbox-relative path of the order root + "/" ("" when equal)
@@ -369,7 +370,7 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		if !w.e.noIgnore && len(stack) > 0 {
 			var ign bool
 			if ign, white = ignoreMatch(stack, relSandbox, c.isDir); ign {
-				if c.isDir && w.ignoredDir != nil && !w.ignoredDir() {
+				if w.ignored != nil && !w.ignored(c) {
 					w.stopped = true
 					return
 				}
