@@ -269,7 +269,11 @@ func rgSafeGlob(g string) bool {
 		}
 	}
 	// Empty, "." and ".." components ("//foo", "./foo", "a/../b"): path
-	// spellings the two may normalise differently.
+	// spellings the two may normalise differently (the walker reads
+	// "//secret" as "/secret", rg's -g as nothing).
+	if strings.Contains(g, "//") {
+		return false
+	}
 	for _, part := range strings.Split(strings.Trim(g, "/"), "/") {
 		if part == "" || part == "." || part == ".." {
 			return false

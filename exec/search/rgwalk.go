@@ -957,8 +957,9 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 			return true
 		}}
 	if ug {
+		var ignoredBytes int64
 		w.ignored = func(c child) bool {
-			if why := p.ugrepUnfitIgnored(c); why != "" {
+			if why := p.ugrepUnfitIgnored(c, &ignoredBytes); why != "" {
 				return unfit(why)
 			}
 			return true

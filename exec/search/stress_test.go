@@ -297,13 +297,33 @@ func TestTwentyFiveThousandFiles(t *testing.T) {
 // 500-level deep tree.
 func TestLongAndDeepPaths(t *testing.T) {
 	root := t.TempDir()
+	nestPastPathMax(t, root)
+	write(t, root, "deep"+strings.Repeat("/d", 500)+"/leaf.txt", "hit\n")
+	for _, req := range []string{`{"pattern":"hit","max_results":1000}`, `{"pattern":"hit","context":1}`} {
+		expectAgree(t, root, req)
+	}
+	// Every file whose path fits PATH_MAX is found (15 nested + the leaf 500
+	// levels down); the directory whose path no longer fits is one clear
+	// per-path error, on both backends.
+	eachBackend(t, func(t *testing.T, be string) {
+		r := search(t, be, root, `{"pattern":"hit","max_results":1000}`)
+		if r.Count != 16 || len(r.Errors) != 1 || !strings.HasSuffix(r.Errors[0].Error, "file name too long") {
+			t.Errorf("%s: count %d files_scanned %d errors %v, want 16 and one \"file name too long\"", be, r.Count, r.FilesScanned, r.Errors)
+		}
+	})
+}
+
+// nestPastPathMax nests 20 directories with 255-byte names in dir, each
+// holding f.txt ("hit"), so that the deepest paths pass PATH_MAX: the walk
+// meets a directory it cannot read ("file name too long"), also as root.
+func nestPastPathMax(t *testing.T, dir string) {
 	name := strings.Repeat("n", 253)
 	// Nested with openat/mkdirat so the tree goes past PATH_MAX: 20 x 256.
-	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dirLen := len(root)
+	dirLen := len(dir)
 	for i := range 20 {
 		n := fmt.Sprintf("%s%02d", name, i)
 		if err := unix.Mkdirat(fd, n, 0o755); err != nil {
@@ -324,21 +344,8 @@ func TestLongAndDeepPaths(t *testing.T) {
 		unix.Close(ffd)
 	}
 	unix.Close(fd)
-	t.Cleanup(func() { exec.Command("rm", "-rf", root).Run() })
+	t.Cleanup(func() { exec.Command("rm", "-rf", dir).Run() })
 	t.Logf("deepest dir length %d", dirLen)
-	write(t, root, "deep"+strings.Repeat("/d", 500)+"/leaf.txt", "hit\n")
-	for _, req := range []string{`{"pattern":"hit","max_results":1000}`, `{"pattern":"hit","context":1}`} {
-		expectAgree(t, root, req)
-	}
-	// Every file whose path fits PATH_MAX is found (15 nested + the leaf 500
-	// levels down); the directory whose path no longer fits is one clear
-	// per-path error, on both backends.
-	eachBackend(t, func(t *testing.T, be string) {
-		r := search(t, be, root, `{"pattern":"hit","max_results":1000}`)
-		if r.Count != 16 || len(r.Errors) != 1 || !strings.HasSuffix(r.Errors[0].Error, "file name too long") {
-			t.Errorf("%s: count %d files_scanned %d errors %v, want 16 and one \"file name too long\"", be, r.Count, r.FilesScanned, r.Errors)
-		}
-	})
 }
 
 // peakHeap runs fn while sampling the heap; it returns the peak HeapAlloc

@@ -92,17 +92,28 @@ func (p *prepared) ugrepUnfitItem(it item) string {
 	return ""
 }
 
+// ugrepIgnoredBudget is how many bytes of ignored files ugrep may read
+// for nothing before the ordered path answers instead: a few log files
+// cost little, but every match in them is a record Vigil holds until the
+// end (a minified bundle of "e" is a million).
+const ugrepIgnoredBudget = 1 << 20
+
 // ugrepUnfitIgnored says why the ordered path must answer instead, given
 // an entry an ignore rule skips, which ugrep reads unless it is hidden and
 // hidden is off: a directory (ugrep would search its whole subtree for
-// nothing: node_modules) or a file over max_file_size_bytes.
-func (p *prepared) ugrepUnfitIgnored(c child) string {
+// nothing: node_modules), a file over max_file_size_bytes, or ignored
+// files past ugrepIgnoredBudget in all (*total counts them).
+func (p *prepared) ugrepUnfitIgnored(c child, total *int64) string {
 	switch {
 	case c.hidden && !p.e.hidden:
 	case c.isDir:
 		return "an ignored directory"
 	case p.e.maxSize > 0 && c.size > p.e.maxSize:
 		return "an ignored file over max_file_size_bytes"
+	default:
+		if *total += max(c.size, 0); *total > ugrepIgnoredBudget {
+			return "ignored files past the budget"
+		}
 	}
 	return ""
 }
