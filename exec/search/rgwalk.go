@@ -322,6 +322,14 @@ func cmpWalkFiles(a, b *walkFile) int {
 	return cmpWalkOrder(a.orderRel, a.isDir, b.orderRel, b.isDir)
 }
 
+// walkSpanCap is how many matches a walk holds before the ordered path
+// answers instead. Lines are capped (max_results), matches on one line
+// are not, and a walk holds the matches of files it will drop at the end
+// (ugrep's, in files Vigil does not search: ugwalk.go) until then: a
+// minified bundle of "e" searched for "e" is a million per megabyte. 1M
+// matches is 16 MB of spans; the Go tree's search for "err" holds 181k.
+const walkSpanCap = 1 << 20
+
 // bigMatches is how many events (about 4 MB of them) make a collection
 // before allocating matches[] worth its cost.
 const bigMatches = 40_000
@@ -374,6 +382,7 @@ func (p *prepared) runWalk(parent context.Context, pattern string) (resp Respons
 		last      *walkFile
 		lastPath  []byte
 		lines     int
+		spans     int   // matches held, in all files
 		searches  int64 = -1
 		malformed bool
 		over      bool
@@ -422,6 +431,7 @@ func (p *prepared) runWalk(parent context.Context, pattern string) (resp Respons
 		if store.add(f, rec, p.e.maxPerFile) {
 			lines++
 		}
+		spans += len(rec.spans)
 	}
 	br := bufio.NewReaderSize(stdout, 256<<10)
 	stats := false // rg's --stats block has begun
@@ -475,6 +485,10 @@ func (p *prepared) runWalk(parent context.Context, pattern string) (resp Respons
 		pending = pending[:0]
 		if lines > p.e.maxResults {
 			over = true // truncation is certain: the ordered path stops early
+			cancel()
+		}
+		if spans > walkSpanCap {
+			over = true // held records past the cap: see walkSpanCap
 			cancel()
 		}
 		if rerr != nil {
@@ -931,6 +945,7 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 	e := p.e
 	e.maxFiles = 0 // counted here
 	ug := p.be.Name == "ugrep"
+	var waste ugrepWaste
 	unfit := func(why string) bool {
 		t.ugrepUnfit = why // the ordered path answers: stop both
 		cancel()
@@ -941,7 +956,7 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 		emit: func(it item) bool {
 			t.newline = t.newline || strings.IndexByte(it.arg, '\n') >= 0 || strings.IndexByte(it.rel, '\n') >= 0
 			if ug {
-				if why := p.ugrepUnfitItem(it); why != "" {
+				if why := p.ugrepUnfitItem(it, &waste); why != "" {
 					return unfit(why)
 				}
 			}
@@ -957,9 +972,8 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 			return true
 		}}
 	if ug {
-		var ignoredBytes int64
 		w.ignored = func(c child) bool {
-			if why := p.ugrepUnfitIgnored(c, &ignoredBytes); why != "" {
+			if why := p.ugrepUnfitIgnored(c, &waste); why != "" {
 				return unfit(why)
 			}
 			return true

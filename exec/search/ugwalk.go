@@ -24,14 +24,19 @@ import (
 // plain names as gitignore does (ugrepSafeGlob); hidden names unless
 // hidden is set; symbolic links (-p: none followed, as without follow).
 // Where the superset would be wrong or wasteful, the ordered path
-// answers:
+// answers; the walker (which learns every file's size as it lists it,
+// since ugrep has no size filter) reports each reason as soon as it meets
+// it, and ugrep is stopped (ugrepUnfitItem, ugrepUnfitIgnored):
 //   - a hidden file the walker selected though hidden is off (an ignore
 //     file whitelisted it, and ugrep skipped it);
 //   - a directory an ignore rule prunes (ugrep would search its whole
-//     subtree for nothing: node_modules), which the walker reports as soon
-//     as it meets it;
-//   - anything on ugrep's stderr (an unreadable file or directory: the
-//     ordered path names each failing file itself).
+//     subtree for nothing: node_modules);
+//   - files over max_file_size_bytes, or ignored, past their budgets
+//     (ugrepTooLargeBudget, ugrepIgnoredBudget: ugrep reads them for
+//     nothing);
+//   - a per-path error from the walker, or anything on ugrep's stderr (an
+//     unreadable file or directory: the ordered path names each failing
+//     file itself).
 //
 // Matched files are read, sniffed and decoded exactly as on the ordered
 // path (finishUgrepFile): ugrep runs with -a there too, so a text file's
@@ -74,46 +79,61 @@ func hasHiddenPart(rel string) bool {
 	return strings.HasPrefix(rel, ".") || strings.Contains(rel, "/.")
 }
 
+// What ugrep may read for nothing before the ordered path answers
+// instead. Files over max_file_size_bytes: a large generated file costs
+// ugrep little (the Go tree has four over the default 2 MB cap, 10 MB in
+// all), an 8 GiB image takes seconds. Ignored files (logs, bundles): every
+// match in them is held until the end, and real trees hold many, so the
+// budget is smaller.
+const (
+	ugrepTooLargeBudget = 16 << 20
+	ugrepIgnoredBudget  = 1 << 20
+)
+
+// ugrepWaste counts the bytes of files ugrep reads for nothing.
+type ugrepWaste struct{ tooLarge, ignored int64 }
+
 // ugrepUnfitItem says why the ordered path must answer instead, given an
 // item the walker selected (or reported): a hidden file (ugrep skipped
-// it: an ignore file whitelisted it), a file over max_file_size_bytes
-// (ugrep, which has no size filter, would read it whole for nothing: an
-// 8 GiB image takes seconds), or a per-path error (ugrep reports only
-// those in what it walks into, on its stderr, which hands over anyway).
-func (p *prepared) ugrepUnfitItem(it item) string {
+// it: an ignore file whitelisted it), a per-path error (ugrep reports only
+// those in what it walks into, on its stderr, which hands over anyway), or
+// a file over max_file_size_bytes that takes ugrep's reading past the
+// budget.
+func (p *prepared) ugrepUnfitItem(it item, waste *ugrepWaste) string {
 	switch {
 	case !p.e.hidden && hasHiddenPart(it.rel):
 		return "a whitelisted hidden name"
-	case it.skip:
-		return "a file over max_file_size_bytes"
 	case it.err != "":
 		return "a per-path error"
+	case it.skip:
+		return wasted(&waste.tooLarge, it.size, ugrepTooLargeBudget)
 	}
 	return ""
 }
 
-// ugrepIgnoredBudget is how many bytes of ignored files ugrep may read
-// for nothing before the ordered path answers instead: a few log files
-// cost little, but every match in them is a record Vigil holds until the
-// end (a minified bundle of "e" is a million).
-const ugrepIgnoredBudget = 1 << 20
-
 // ugrepUnfitIgnored says why the ordered path must answer instead, given
 // an entry an ignore rule skips, which ugrep reads unless it is hidden and
 // hidden is off: a directory (ugrep would search its whole subtree for
-// nothing: node_modules), a file over max_file_size_bytes, or ignored
-// files past ugrepIgnoredBudget in all (*total counts them).
-func (p *prepared) ugrepUnfitIgnored(c child, total *int64) string {
+// nothing: node_modules), or a file that takes ugrep's reading past the
+// budget.
+func (p *prepared) ugrepUnfitIgnored(c child, waste *ugrepWaste) string {
 	switch {
 	case c.hidden && !p.e.hidden:
 	case c.isDir:
 		return "an ignored directory"
 	case p.e.maxSize > 0 && c.size > p.e.maxSize:
-		return "an ignored file over max_file_size_bytes"
+		return wasted(&waste.tooLarge, c.size, ugrepTooLargeBudget)
 	default:
-		if *total += max(c.size, 0); *total > ugrepIgnoredBudget {
-			return "ignored files past the budget"
-		}
+		return wasted(&waste.ignored, c.size, ugrepIgnoredBudget)
+	}
+	return ""
+}
+
+// wasted adds a file of size bytes that ugrep reads for nothing to
+// *total, and says so once that passes budget.
+func wasted(total *int64, size, budget int64) string {
+	if *total += max(size, 0); *total > budget {
+		return "files ugrep would read for nothing, past the budget"
 	}
 	return ""
 }

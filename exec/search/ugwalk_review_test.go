@@ -471,7 +471,7 @@ func TestUgwalkReviewUnreadableHandsOver(t *testing.T) {
 }
 
 // FIXED (ugrepIgnoredBudget: past 1 MiB of ignored files the ordered path
-// answers). Was: the same superset, in memory. Files an ignore file names (here
+// answers; walkSpanCap bounds the matches a walk holds). Was: the same superset, in memory. Files an ignore file names (here
 // *.min.js, 1 MiB each, under the 2 MB cap, so no hand-over) are never
 // searched by the ordered path (ugrepUnfitIgnored, ugwalk.go:99, hands
 // over only for ignored directories and files over the cap), but ugrep

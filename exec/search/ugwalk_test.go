@@ -241,9 +241,11 @@ func TestUgrepWalkAnswersAsTheOrderedPath(t *testing.T) {
 		{`{"pattern":"needle","max_file_size_bytes":1000000}`, true,
 			[]string{"bad\ufffdutf8.txt", "big/over-limit.txt", "bom.txt", "caf\u00e9/y.txt", "caf\u00e9/x.txt", "crlf.txt", "keep.log", "late.txt",
 				"long.txt", "q\"uote\\back.txt", "s/ok.txt", "s/t/deep.txt", "sp ace: colon.txt", "tab\tname.txt", "u/v/w/many.txt"}},
-		// Files over max_file_size_bytes (long.txt, big/): ugrep would
-		// read them whole for nothing, so the ordered path answers.
-		{`{"pattern":"needle","max_file_size_bytes":100000}`, false, nil},
+		// Files over max_file_size_bytes (long.txt, big/): ugrep reads
+		// them for nothing, within its budget; they are skipped.
+		{`{"pattern":"needle","max_file_size_bytes":100000}`, true,
+			[]string{"bad\ufffdutf8.txt", "bom.txt", "caf\u00e9/y.txt", "caf\u00e9/x.txt", "crlf.txt", "keep.log", "late.txt",
+				"q\"uote\\back.txt", "s/ok.txt", "s/t/deep.txt", "sp ace: colon.txt", "tab\tname.txt", "u/v/w/many.txt"}},
 		{`{"pattern":"needle","max_file_size_bytes":1000000,"hidden":true,"no_ignore":true,"recursive":false}`, true,
 			[]string{".hidden.txt", "bad\ufffdutf8.txt", "bom.txt", "crlf.txt", "drop.log", "keep.log", "late.txt", "long.txt",
 				"q\"uote\\back.txt", "sp ace: colon.txt", "tab\tname.txt"}},
@@ -289,12 +291,10 @@ func TestUgrepWalkHandsOverWhereItsSupersetFails(t *testing.T) {
 			[]string{"a.txt"}},
 		{map[string]string{"s/.gitignore": "t\n", "s/t/x.txt": "needle t\n", "s/a.txt": "needle a\n"}, `{"pattern":"needle"}`,
 			[]string{"s/a.txt"}},
-		// An ignored file over max_file_size_bytes: ugrep would read it.
-		{map[string]string{".gitignore": "*.img\n", "disk.img": "needle " + strings.Repeat("x", 2000), "a.txt": "needle a\n"},
-			`{"pattern":"needle","max_file_size_bytes":1000}`, []string{"a.txt"}},
-		// A file over max_file_size_bytes.
-		{map[string]string{"disk.img": "needle " + strings.Repeat("x", 2000), "a.txt": "needle a\n"},
-			`{"pattern":"needle","max_file_size_bytes":1000}`, []string{"a.txt"}},
+		// Ignored files past their budget: ugrep would read them for
+		// nothing.
+		{map[string]string{".gitignore": "*.log\n", "a.log": "needle " + strings.Repeat("x", 600<<10),
+			"b.log": "needle " + strings.Repeat("x", 600<<10), "a.txt": "needle a\n"}, `{"pattern":"needle"}`, []string{"a.txt"}},
 	} {
 		root := t.TempDir()
 		for f, v := range c.files {
@@ -411,5 +411,30 @@ func TestWalksDoNotReadFilesOverTheSizeCap(t *testing.T) {
 				t.Errorf("%s ignored=%v: timed_out=%v count=%d", be, ignored, r.TimedOut, r.Count)
 			}
 		}
+	}
+}
+
+// A file over max_file_size_bytes within ugrep's budget is read by ugrep
+// for nothing; when it holds more matches than a walk may hold
+// (walkSpanCap: a bundle of "e" searched for "e"), the ordered path
+// answers, and the walk's memory stays bounded.
+func TestWalkHoldsBoundedMatches(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "a.txt", "e\n")
+	write(t, root, "bundle.js", strings.Repeat("e", 3<<20))
+	req, _ := DecodeRequest([]byte(`{"pattern":"e"}`))
+	opts := DefaultOptions(root)
+	opts.Backend = "ugrep"
+	p, err := prepare(context.Background(), req, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fb bool
+	peak := peakHeap(func() { _, fb, err = p.runWalk(context.Background(), req.Pattern) })
+	if err != nil || !fb || peak > 64<<20 {
+		t.Errorf("fallback=%v err=%v peak heap %d MiB", fb, err, peak>>20)
+	}
+	if got := paths(search(t, "ugrep", root, `{"pattern":"e"}`)); !slices.Equal(got, []string{"a.txt"}) {
+		t.Errorf("paths %q", got)
 	}
 }
