@@ -128,11 +128,6 @@ func (p *prepared) rgWalkArgs(text bool) []string {
 		binary = "-a"
 	}
 	a := slices.Concat([]string{"--no-config", binary, "-s"}, rgPlainArgs)
-	if p.e.maxSize > 0 {
-		// Skipped (and counted) anyway: not worth reading an 8 GiB image
-		// for. rg compares as the sniff does: larger than the cap.
-		a = append(a, "--max-filesize", strconv.FormatInt(p.e.maxSize, 10))
-	}
 	if p.e.maxPerFile > 0 {
 		a = append(a, "-m", strconv.Itoa(p.e.maxPerFile))
 	}
@@ -320,6 +315,39 @@ func cmpWalkFiles(a, b *walkFile) int {
 		return strings.Compare(a.orderRel, b.orderRel)
 	}
 	return cmpWalkOrder(a.orderRel, a.isDir, b.orderRel, b.isDir)
+}
+
+// What a walk's backend may read for nothing, in files over
+// max_file_size_bytes, before the ordered path answers instead: a large
+// generated file costs the backend little (the Go tree has four over the
+// default 2 MB cap, 10 MB in all), an 8 GiB image takes seconds, and the
+// ordered path never opens either. ugrep also reads ignored files (its
+// own, smaller budget: ugwalk.go). Neither backend is asked to skip large
+// files itself: rg's --max-filesize costs it a stat of every file (15 ms
+// of CPU on the Go tree, more than the walker's listing with sizes), and
+// ugrep 3.11 has no such filter.
+const walkTooLargeBudget = 16 << 20
+
+// walkWaste counts the bytes of files a walk's backend reads for nothing.
+type walkWaste struct{ tooLarge, ignored int64 }
+
+// tooLargeUnfit says why the ordered path must answer instead, given an
+// item the walker selected: a file over max_file_size_bytes that takes
+// what the backend reads for nothing past walkTooLargeBudget.
+func tooLargeUnfit(it item, waste *walkWaste) string {
+	if !it.skip {
+		return ""
+	}
+	return wasted(&waste.tooLarge, it.size, walkTooLargeBudget)
+}
+
+// wasted adds a file of size bytes that the backend reads for nothing to
+// *total, and says so once that passes budget.
+func wasted(total *int64, size, budget int64) string {
+	if *total += max(size, 0); *total > budget {
+		return "files the backend would read for nothing, past the budget"
+	}
+	return ""
 }
 
 // walkSpanCap is how many matches a walk holds before the ordered path
@@ -520,7 +548,7 @@ func (p *prepared) runWalk(parent context.Context, pattern string) (resp Respons
 		return resp, true, nil
 	}
 	tally := <-tallied
-	if over || tally.over || tally.newline || !ug && tally.rgUnsafe || ug && tally.ugrepUnfit != "" {
+	if over || tally.over || tally.newline || !ug && tally.rgUnsafe || tally.unfit != "" {
 		return resp, true, nil
 	}
 	timedOut := parent.Err() == nil && ctx.Err() != nil
@@ -905,9 +933,9 @@ type walkTally struct {
 	over     bool     // max_files reached: the ordered path answers
 	rgUnsafe bool     // an ignore file rg may read differently: the ordered path answers
 	newline  bool     // a path with a line end, which rg's output cannot frame: the ordered path answers
-	// ugrep (ugwalk.go): a reason the ordered path answers, found as soon
-	// as the walker meets it.
-	ugrepUnfit string
+	// A reason the ordered path answers, found as soon as the walker
+	// meets it (tooLargeUnfit; for ugrep, ugwalk.go).
+	unfit string
 }
 
 // listsAll reports whether the walker selected every one of rels.
@@ -945,20 +973,22 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 	e := p.e
 	e.maxFiles = 0 // counted here
 	ug := p.be.Name == "ugrep"
-	var waste ugrepWaste
+	var waste walkWaste
 	unfit := func(why string) bool {
-		t.ugrepUnfit = why // the ordered path answers: stop both
+		t.unfit = why // the ordered path answers: stop both
 		cancel()
 		return false
 	}
 	w := &walker{ctx: ctx, pl: p.pl, e: e, deny: p.deny, include: p.include, exclude: p.exclude, unordered: true,
-		sizes: ug, // ugrep has no size filter (ugrepUnfitItem)
+		sizes: true, // for tooLargeUnfit
 		emit: func(it item) bool {
 			t.newline = t.newline || strings.IndexByte(it.arg, '\n') >= 0 || strings.IndexByte(it.rel, '\n') >= 0
-			if ug {
-				if why := p.ugrepUnfitItem(it, &waste); why != "" {
-					return unfit(why)
-				}
+			why := tooLargeUnfit(it, &waste)
+			if ug && why == "" {
+				why = p.ugrepUnfitItem(it)
+			}
+			if why != "" {
+				return unfit(why)
 			}
 			if it.abs != "" {
 				t.files++

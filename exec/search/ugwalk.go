@@ -32,7 +32,7 @@ import (
 //   - a directory an ignore rule prunes (ugrep would search its whole
 //     subtree for nothing: node_modules);
 //   - files over max_file_size_bytes, or ignored, past their budgets
-//     (ugrepTooLargeBudget, ugrepIgnoredBudget: ugrep reads them for
+//     (walkTooLargeBudget, ugrepIgnoredBudget: ugrep reads them for
 //     nothing);
 //   - a per-path error from the walker, or anything on ugrep's stderr (an
 //     unreadable file or directory: the ordered path names each failing
@@ -79,34 +79,22 @@ func hasHiddenPart(rel string) bool {
 	return strings.HasPrefix(rel, ".") || strings.Contains(rel, "/.")
 }
 
-// What ugrep may read for nothing before the ordered path answers
-// instead. Files over max_file_size_bytes: a large generated file costs
-// ugrep little (the Go tree has four over the default 2 MB cap, 10 MB in
-// all), an 8 GiB image takes seconds. Ignored files (logs, bundles): every
-// match in them is held until the end, and real trees hold many, so the
-// budget is smaller.
-const (
-	ugrepTooLargeBudget = 16 << 20
-	ugrepIgnoredBudget  = 1 << 20
-)
-
-// ugrepWaste counts the bytes of files ugrep reads for nothing.
-type ugrepWaste struct{ tooLarge, ignored int64 }
+// ugrepIgnoredBudget is how many bytes of ignored files ugrep may read for
+// nothing before the ordered path answers instead: every match in them is
+// held until the end, and real trees hold many (logs, bundles).
+const ugrepIgnoredBudget = 1 << 20
 
 // ugrepUnfitItem says why the ordered path must answer instead, given an
 // item the walker selected (or reported): a hidden file (ugrep skipped
-// it: an ignore file whitelisted it), a per-path error (ugrep reports only
-// those in what it walks into, on its stderr, which hands over anyway), or
-// a file over max_file_size_bytes that takes ugrep's reading past the
-// budget.
-func (p *prepared) ugrepUnfitItem(it item, waste *ugrepWaste) string {
+// it: an ignore file whitelisted it), or a per-path error (ugrep reports
+// only those in what it walks into, on its stderr, which hands over
+// anyway).
+func (p *prepared) ugrepUnfitItem(it item) string {
 	switch {
 	case !p.e.hidden && hasHiddenPart(it.rel):
 		return "a whitelisted hidden name"
 	case it.err != "":
 		return "a per-path error"
-	case it.skip:
-		return wasted(&waste.tooLarge, it.size, ugrepTooLargeBudget)
 	}
 	return ""
 }
@@ -116,24 +104,15 @@ func (p *prepared) ugrepUnfitItem(it item, waste *ugrepWaste) string {
 // hidden is off: a directory (ugrep would search its whole subtree for
 // nothing: node_modules), or a file that takes ugrep's reading past the
 // budget.
-func (p *prepared) ugrepUnfitIgnored(c child, waste *ugrepWaste) string {
+func (p *prepared) ugrepUnfitIgnored(c child, waste *walkWaste) string {
 	switch {
 	case c.hidden && !p.e.hidden:
 	case c.isDir:
 		return "an ignored directory"
 	case p.e.maxSize > 0 && c.size > p.e.maxSize:
-		return wasted(&waste.tooLarge, c.size, ugrepTooLargeBudget)
+		return wasted(&waste.tooLarge, c.size, walkTooLargeBudget)
 	default:
 		return wasted(&waste.ignored, c.size, ugrepIgnoredBudget)
-	}
-	return ""
-}
-
-// wasted adds a file of size bytes that ugrep reads for nothing to
-// *total, and says so once that passes budget.
-func wasted(total *int64, size, budget int64) string {
-	if *total += max(size, 0); *total > budget {
-		return "files ugrep would read for nothing, past the budget"
 	}
 	return ""
 }
