@@ -318,14 +318,9 @@ func cmpWalkFiles(a, b *walkFile) int {
 }
 
 // What a walk's backend may read for nothing, in files over
-// max_file_size_bytes, before the ordered path answers instead: a large
-// generated file costs the backend little (the Go tree has four over the
-// default 2 MB cap, 10 MB in all), an 8 GiB image takes seconds, and the
-// ordered path never opens either. ugrep also reads ignored files (its
-// own, smaller budget: ugwalk.go). Neither backend is asked to skip large
-// files itself: rg's --max-filesize costs it a stat of every file (15 ms
-// of CPU on the Go tree, more than the walker's listing with sizes), and
-// ugrep 3.11 has no such filter.
+// max_file_size_bytes, before the ordered path answers instead (the
+// ordered path never opens them): see hugewatch.go. ugrep also reads
+// ignored files (its own, smaller budget: ugwalk.go).
 const walkTooLargeBudget = 16 << 20
 
 // walkWaste counts the bytes of files a walk's backend reads for nothing.
@@ -394,8 +389,12 @@ func (p *prepared) runWalk(parent context.Context, pattern string) (resp Respons
 		return resp, true, nil
 	}
 	testHookRGWalkStarted()
+	// Files over the size cap: watched in the backend, or else learnt by
+	// the walker (hugewatch.go).
+	watch := p.watchHugeFiles(ctx, cmd.Process.Pid, cancel)
+	defer func() { cancel(); watch.wait() }()
 	tallied := make(chan walkTally, 1)
-	go func() { tallied <- p.tallyWalk(ctx, cancel) }()
+	go func() { tallied <- p.tallyWalk(ctx, cancel, watch == nil) }()
 
 	orderPre := relSlash(p.pl.sandbox, p.pl.orderRoot)
 	orderRel := func(sandboxRel string) string {
@@ -548,7 +547,7 @@ func (p *prepared) runWalk(parent context.Context, pattern string) (resp Respons
 		return resp, true, nil
 	}
 	tally := <-tallied
-	if over || tally.over || tally.newline || !ug && tally.rgUnsafe || tally.unfit != "" {
+	if over || tally.over || tally.newline || !ug && tally.rgUnsafe || tally.unfit != "" || watch != nil && watch.found.Load() {
 		return resp, true, nil
 	}
 	timedOut := parent.Err() == nil && ctx.Err() != nil
@@ -967,8 +966,10 @@ func (t *walkTally) listed(rels []string) map[string]bool {
 
 // tallyWalk runs the walker, in no particular order, without sniffing or
 // searching anything. Past max_files it cancels rg, since the ordered
-// path must answer.
-func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
+// path must answer. With sizes it learns every file's size, and hands
+// over past walkTooLargeBudget of files over the cap (hugewatch.go says
+// when that is needed).
+func (p *prepared) tallyWalk(ctx context.Context, cancel func(), sizes bool) walkTally {
 	t := walkTally{list: make([]string, 0, 1024)}
 	e := p.e
 	e.maxFiles = 0 // counted here
@@ -980,7 +981,7 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 		return false
 	}
 	w := &walker{ctx: ctx, pl: p.pl, e: e, deny: p.deny, include: p.include, exclude: p.exclude, unordered: true,
-		sizes: true, // for tooLargeUnfit
+		sizes: sizes,
 		emit: func(it item) bool {
 			t.newline = t.newline || strings.IndexByte(it.arg, '\n') >= 0 || strings.IndexByte(it.rel, '\n') >= 0
 			why := tooLargeUnfit(it, &waste)
@@ -1002,7 +1003,12 @@ func (p *prepared) tallyWalk(ctx context.Context, cancel func()) walkTally {
 			return true
 		}}
 	if ug {
-		w.ignored = func(c child) bool {
+		w.ignored = func(c child, abs string) bool {
+			if c.size < 0 && !c.isDir {
+				if fi, err := os.Lstat(abs); err == nil {
+					c.size = fi.Size()
+				}
+			}
 			if why := p.ugrepUnfitIgnored(c, &waste); why != "" {
 				return unfit(why)
 			}

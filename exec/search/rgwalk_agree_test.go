@@ -106,7 +106,7 @@ func TestIgnoreLinesAgreeWithRgOrAreFlagged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tally := p.tallyWalk(context.Background(), func() {})
+		tally := p.tallyWalk(context.Background(), func() {}, false)
 		if tally.rgUnsafe {
 			flagged++
 			continue // the rg walk hands such trees to the ordered path
@@ -168,7 +168,7 @@ func walkFileSets(t *testing.T, root, reqJSON string, deny []string) (onlyRG, on
 	if !p.rgWalkEligible() {
 		return nil, nil // the ordered path answers: nothing to compare
 	}
-	tally := p.tallyWalk(context.Background(), func() {})
+	tally := p.tallyWalk(context.Background(), func() {}, false)
 	flags, root := p.rgWalkSelection()
 	args := append(append([]string{"--files"}, flags...), "--", root)
 	cmd := exec.Command("rg", args...)

@@ -218,7 +218,7 @@ func TestTallyListsTheWalkersFiles(t *testing.T) {
 					return true
 				}}
 			w.run()
-			tally := p.tallyWalk(context.Background(), func() {})
+			tally := p.tallyWalk(context.Background(), func() {}, false)
 			if len(ordered) < 10 || int64(len(ordered)) != tally.files {
 				t.Fatalf("%s: %d ordered, %d tallied", reqJSON, len(ordered), tally.files)
 			}

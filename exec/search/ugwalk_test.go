@@ -43,7 +43,7 @@ func ugrepFileSets(t *testing.T, root, reqJSON string, deny []string) (onlyUgrep
 	if err != nil {
 		t.Fatal(err)
 	}
-	tally := all.tallyWalk(context.Background(), func() {})
+	tally := all.tallyWalk(context.Background(), func() {}, false)
 	flags, from := p.ugrepWalkSelection()
 	cmd := exec.Command("ugrep", slices.Concat(flags, []string{"-l", "-e", "", "--", from})...)
 	cmd.Dir = p.pl.sandbox
@@ -392,6 +392,19 @@ func TestUgrepWalkAnswersWithIgnoredHiddenDirectory(t *testing.T) {
 // (sparse here; reading it would take far longer than the timeout) that
 // the ordered path never opens.
 func TestWalksDoNotReadFilesOverTheSizeCap(t *testing.T) {
+	walksDoNotReadFilesOverTheSizeCap(t)
+}
+
+// Without /proc the walker learns every file's size instead.
+func TestWalksDoNotReadFilesOverTheSizeCapWithoutProc(t *testing.T) {
+	was := procFDDir
+	procFDDir = func(int) string { return "/nonexistent/proc/fd" }
+	defer func() { procFDDir = was }()
+	walksDoNotReadFilesOverTheSizeCap(t)
+}
+
+func walksDoNotReadFilesOverTheSizeCap(t *testing.T) {
+	t.Helper()
 	for _, ignored := range []bool{false, true} {
 		root := t.TempDir()
 		write(t, root, "a.txt", "needle\n")
@@ -436,5 +449,43 @@ func TestWalkHoldsBoundedMatches(t *testing.T) {
 	}
 	if got := paths(search(t, "ugrep", root, `{"pattern":"e"}`)); !slices.Equal(got, []string{"a.txt"}) {
 		t.Errorf("paths %q", got)
+	}
+}
+
+// The watch on the backend's open files (hugewatch.go) leaves its output
+// alone: a walk whose output passes walkTooLargeBudget still answers.
+func TestHugeWatchIgnoresTheOutput(t *testing.T) {
+	root := denseTree(t, 300, 2000) // "bar" on 600,000 lines
+	for _, be := range backends(t) {
+		req, _ := DecodeRequest([]byte(`{"pattern":"bar","max_results":1000000}`))
+		opts := DefaultOptions(root)
+		opts.Backend = be
+		p, err := prepare(context.Background(), req, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, fb, err := p.runWalk(context.Background(), req.Pattern)
+		if err != nil || fb || r.Count != 600_000 {
+			t.Errorf("%s: fallback=%v err=%v count %d", be, fb, err, r.Count)
+		}
+	}
+}
+
+// openFileOver sees the files a process has open, by size.
+func TestOpenFileOver(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(1 << 30); err != nil {
+		t.Fatal(err)
+	}
+	dir := procFDDir(os.Getpid())
+	if !openFileOver(dir, 1<<29) {
+		t.Error("a 1 GiB file open here was not seen")
+	}
+	if openFileOver(dir, 1<<30) {
+		t.Error("a file of exactly the limit counted as over it")
 	}
 }

@@ -54,10 +54,10 @@ type walker struct {
 	unordered        bool // any order will do, and no display paths: skip NFC keys and sorting
 	sizes            bool // learn each file's size while listing (see readDir)
 	rgUnsafe         bool // an ignore file used syntax rg may read differently (see rgSafeGlob)
-	// ignored (may be nil) hears of each entry an ignore rule skips (a
-	// regular file's size is -1 unless sizes is set); false stops the
-	// walk.
-	ignored func(c child) bool
+	// ignored (may be nil) hears of each entry an ignore rule skips, and
+	// its path (a regular file's size is -1 unless sizes is set); false
+	// stops the walk.
+	ignored func(c child, abs string) bool
 	pos     int64
 	stopped bool
 
@@ -370,7 +370,7 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		if !w.e.noIgnore && len(stack) > 0 {
 			var ign bool
 			if ign, white = ignoreMatch(stack, relSandbox, c.isDir); ign {
-				if w.ignored != nil && !w.ignored(c) {
+				if w.ignored != nil && !w.ignored(c, abs) {
 					w.stopped = true
 					return
 				}

@@ -35,7 +35,7 @@ func BenchmarkWalk(b *testing.B) {
 func BenchmarkTallyWalk(b *testing.B) {
 	p := goSrcRequest(b)
 	for b.Loop() {
-		if t := p.tallyWalk(context.Background(), func() {}); t.files < 10000 {
+		if t := p.tallyWalk(context.Background(), func() {}, false); t.files < 10000 {
 			b.Fatal(t.files)
 		}
 	}
