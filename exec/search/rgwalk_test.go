@@ -49,29 +49,39 @@ func walkCorpus(t *testing.T) string {
 }
 
 // runBoth runs a request through the rg walk and through the ordered path
-// (with both backends) and checks that all agree. It returns Run's rg
-// response and whether the rg walk answered by itself (no fallback).
+// (with both backends) and checks that all agree (walksVsOrdered). It
+// returns Run's rg response and whether the rg walk answered by itself.
 func runBoth(t *testing.T, root, reqJSON string) (Response, bool) {
+	t.Helper()
+	_, answered, viaRun := walksVsOrdered(t, root, reqJSON)
+	return viaRun["rg"], answered["rg"]
+}
+
+// walksVsOrdered runs a request through each backend's walk (when
+// eligible), its ordered path and Run, and fails unless every answer is
+// the same (rg is left out for fuzzy, which it refuses). It returns each
+// walk's answer, whether the walk gave it (no fallback), and Run's.
+func walksVsOrdered(t *testing.T, root, reqJSON string) (walks map[string]Response, answered map[string]bool, viaRun map[string]Response) {
 	t.Helper()
 	req, err := DecodeRequest([]byte(reqJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := DefaultOptions(root)
-	opts.Backend = "rg"
-	p, err := prepare(context.Background(), req, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	walk, fallback := Response{}, true
-	if p.rgWalkEligible() {
-		if walk, fallback, err = p.runWalk(context.Background(), req.Pattern); err != nil {
-			t.Fatal(err)
+	walks, answered, viaRun = map[string]Response{}, map[string]bool{}, map[string]Response{}
+	want := ""
+	same := func(what, got string) {
+		t.Helper()
+		if want == "" {
+			want = got
+		} else if got != want {
+			t.Fatalf("%s: %s (-) against the first answer (+):\n%s", reqJSON, what, lineDiff(got, want))
 		}
 	}
-	var refs []string
-	var final Response
 	for _, be := range backends(t) {
+		if be == "rg" && req.Fuzzy != nil {
+			continue // ugrep only
+		}
+		opts := DefaultOptions(root)
 		opts.Backend = be
 		q, err := prepare(context.Background(), req, opts)
 		if err != nil {
@@ -81,38 +91,22 @@ func runBoth(t *testing.T, root, reqJSON string) (Response, bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		refs = append(refs, responseSummary(ord))
-		if be == "ugrep" && q.walkEligible() {
-			w, fb, err := q.runWalk(context.Background(), req.Pattern)
+		same("ordered "+be, responseSummary(ord))
+		if p, _ := prepare(context.Background(), req, opts); p.walkEligible() {
+			w, fb, err := p.runWalk(context.Background(), req.Pattern)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !fb {
-				if got := responseSummary(w); got != refs[0] {
-					t.Fatalf("%s: ugrep walk:\n%s\nwant (ordered)\n%s", reqJSON, got, refs[0])
-				}
+				walks[be], answered[be] = w, true
+				same(be+" walk", responseSummary(w))
 			}
 		}
-		// Run itself (rg walk or its fallback) must agree too.
-		viaRun := search(t, be, root, reqJSON)
-		if be == "rg" {
-			final = viaRun
-		}
-		if got := responseSummary(viaRun); got != refs[0] {
-			t.Fatalf("%s via Run with %s:\n%s\nwant\n%s", reqJSON, be, got, refs[0])
-		}
+		// Run itself (the walk or its fallback) must agree too.
+		viaRun[be] = search(t, be, root, reqJSON)
+		same("Run with "+be, responseSummary(viaRun[be]))
 	}
-	for i, r := range refs {
-		if r != refs[0] {
-			t.Fatalf("%s: ordered paths disagree (%d):\n%s\nvs\n%s", reqJSON, i, r, refs[0])
-		}
-	}
-	if !fallback {
-		if got := responseSummary(walk); got != refs[0] {
-			t.Fatalf("%s: rg walk:\n%s\nwant (ordered)\n%s", reqJSON, got, refs[0])
-		}
-	}
-	return final, !fallback
+	return walks, answered, viaRun
 }
 
 func TestRGWalkMatchesOrderedWalk(t *testing.T) {

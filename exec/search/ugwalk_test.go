@@ -138,53 +138,12 @@ func TestUgrepWalkRefusesGlobsItMayReadDifferently(t *testing.T) {
 	}
 }
 
-// ugrepWalkVsOrdered runs req through the ugrep walk and through the
-// ordered ugrep and rg paths. It fails unless all answers agree, and
-// returns the walk's answer and whether the walk gave it.
+// ugrepWalkVsOrdered is walksVsOrdered for the ugrep walk: its answer,
+// and whether it gave it.
 func ugrepWalkVsOrdered(t *testing.T, root, reqJSON string) (Response, bool) {
 	t.Helper()
-	req, err := DecodeRequest([]byte(reqJSON))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := DefaultOptions(root)
-	opts.Backend = "ugrep"
-	p, err := prepare(context.Background(), req, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	walk, fallback := Response{}, true
-	if p.walkEligible() {
-		if walk, fallback, err = p.runWalk(context.Background(), req.Pattern); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var want string
-	for _, be := range backends(t) {
-		if be == "rg" && req.Fuzzy != nil {
-			continue // ugrep only
-		}
-		opts.Backend = be
-		q, err := prepare(context.Background(), req, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ord, err := q.run(context.Background(), req.Pattern, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want == "" {
-			want = responseSummary(ord)
-		} else if got := responseSummary(ord); got != want {
-			t.Fatalf("%s: ordered paths disagree:\n%s", reqJSON, lineDiff(want, got))
-		}
-	}
-	if !fallback {
-		if got := responseSummary(walk); got != want {
-			t.Fatalf("%s: ugrep walk (-) against the ordered path (+):\n%s", reqJSON, lineDiff(got, want))
-		}
-	}
-	return walk, !fallback
+	walks, answered, _ := walksVsOrdered(t, root, reqJSON)
+	return walks["ugrep"], answered["ugrep"]
 }
 
 // ugrepWalkTree is a tree the ugrep walk answers for with default
