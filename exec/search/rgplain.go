@@ -17,11 +17,9 @@ import (
 // gives one line per match, "PATH\0LINE:OFFSET:MATCH\n": the path ends at
 // the first NUL (paths have none), OFFSET is the match's byte offset in
 // the file and MATCH its bytes, which hold no line end (rg never matches
-// one without --multiline), so the match ends at the line's end. Two
-// other kinds of line appear: rg's notice for a file in which --binary
-// found a NUL byte ("PATH: binary file matches (found "\0" byte around
-// offset N)", which names the file whatever its matches), and after a
-// blank line the --stats block, which says rg finished its walk. A path
+// one without --multiline), so the match ends at the line's end. One
+// other kind of line appears: after a blank line, the --stats block, which
+// says rg finished its walk (with -a, rg prints no binary-file notices). A path
 // with a line end in it would make the lines ambiguous, so the rg walk
 // hands such trees to the ordered path (walkTally.newline).
 
@@ -72,25 +70,6 @@ func leadingUint(b []byte) (n uint64, rest []byte, ok bool) {
 		return 0, nil, false
 	}
 	return n, b[i+1:], true
-}
-
-// rgBinaryNotice is the start of rg's notice for a file with a NUL byte,
-// after the path; the offset and ")" follow.
-var rgBinaryNotice = []byte(`: binary file matches (found "\0" byte around offset `)
-
-// parseRGBinaryNotice reads rg's notice of a NUL byte in a file: the
-// file's path and the offset.
-func parseRGBinaryNotice(line []byte) (path []byte, off int64, ok bool) {
-	k := bytes.LastIndex(line, rgBinaryNotice)
-	if k <= 0 || !bytes.HasSuffix(line, []byte(")")) {
-		return nil, 0, false
-	}
-	digits := line[k+len(rgBinaryNotice) : len(line)-1]
-	n, err := strconv.ParseInt(string(digits), 10, 64)
-	if err != nil || n < 0 || len(digits) == 0 || digits[0] == '+' {
-		return nil, 0, false
-	}
-	return line[:k], n, true
 }
 
 // parseRGFilesSearched reads the --stats line "N files searched".

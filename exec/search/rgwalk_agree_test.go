@@ -293,7 +293,7 @@ func TestRGWalkAgreesOnAwkwardContent(t *testing.T) {
 
 // A pattern that can match a NUL byte (".", "\W", "[^a]") in a file whose
 // only match needs a NUL past the sniff window: rg's --binary would hide
-// the file, so the rg walk searches with -a.
+// the file, so the rg walk searches with -a, as the ordered path does.
 func TestRGWalkAgreesNULMatchPastSniffWindow(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "late.txt", strings.Repeat("x", 9000)+"\np\x00q\n")

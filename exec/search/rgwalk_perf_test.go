@@ -128,7 +128,7 @@ func BenchmarkWriteJSONDense(b *testing.B) {
 // in its own format (rgPlainArgs): parse each match line and keep its
 // records in the slabs.
 func BenchmarkParseRGDense(b *testing.B) {
-	args := append(append([]string{"rg", "--no-config", "--binary", "-s"}, rgPlainArgs...), "-e", "err", "--", goSrc(b))
+	args := append(append([]string{"rg", "--no-config", "-a", "-s"}, rgPlainArgs...), "-e", "err", "--", goSrc(b))
 	lines := captured(b, args...)
 	b.ResetTimer()
 	for b.Loop() {
