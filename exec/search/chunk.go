@@ -26,8 +26,28 @@ type fileRecs struct {
 
 type recLine struct {
 	line         uint64
-	text0, text1 int // text[text0:text1] is the line without terminator
-	span0, span1 int // spans[span0:span1] are its matches
+	text0, text1 int  // text[text0:text1] is the line without terminator
+	span0, span1 int  // spans[span0:span1] are its matches
+	more         bool // the line had more than maxSubmatches matches
+}
+
+// maxSubmatches caps the spans kept per matching line. A minified file is
+// one long line: "a" in a 2 MB bundle (the default size cap) is two
+// million matches, whose spans cost 32 bytes each to hold and about as
+// much again to print, and took Vigil to 780 MB. The first thousand are
+// more than a screen can highlight; the event says when there were more
+// (Event.SubmatchesTruncated). column and match_text describe the first
+// match, which is always kept.
+const maxSubmatches = 1000
+
+// capSpans is the part of spans a line that already holds have spans
+// keeps; more is set when some are dropped.
+func capSpans(spans []span, have int, more *bool) []span {
+	if room := max(maxSubmatches-have, 0); len(spans) > room {
+		*more = true
+		return spans[:room]
+	}
+	return spans
 }
 
 // add merges records of the same line (ugrep prints one per match) and
@@ -35,8 +55,9 @@ type recLine struct {
 // may alias the backend's read buffer: they are copied.
 func (f *fileRecs) add(rec record, maxPerFile int) {
 	if n := len(f.lines); n > 0 && f.lines[n-1].line == rec.line {
-		f.spans = append(f.spans, rec.spans...)
-		f.lines[n-1].span1 = len(f.spans)
+		l := &f.lines[n-1]
+		f.spans = append(f.spans, capSpans(rec.spans, l.span1-l.span0, &l.more)...)
+		l.span1 = len(f.spans)
 		return
 	}
 	if maxPerFile > 0 && len(f.lines) >= maxPerFile {
@@ -44,7 +65,7 @@ func (f *fileRecs) add(rec record, maxPerFile int) {
 	}
 	l := recLine{line: rec.line, text0: len(f.text), span0: len(f.spans)}
 	f.text = append(f.text, rec.text...)
-	f.spans = append(f.spans, rec.spans...)
+	f.spans = append(f.spans, capSpans(rec.spans, 0, &l.more)...)
 	l.text1, l.span1 = len(f.text), len(f.spans)
 	f.lines = append(f.lines, l)
 }
@@ -306,6 +327,10 @@ func sniff(path string, maxSize int64, buf []byte) string {
 	return ""
 }
 
+// longLine is the length from which a line of rg's output is cut down to
+// the spans Vigil keeps (cutRGMatch); below it, lines are read whole.
+const longLine = 1 << 20
+
 // runBackend streams one backend process's output into per-file records.
 func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, index map[string]int, recs []fileRecs) (int, string) {
 	cmd := command(ctx, p.be, p.pl.orderRoot, p.env, backendArgs(p.be, p.e, p.pat, p.fixed, args))
@@ -321,14 +346,33 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 	malformed := false
 	br := bufio.NewReaderSize(stdout, 256<<10)
 	var pendingLine []byte
+	var cutLine []byte // a long rg line, cut (cutRGMatch): the rest of it is skipped
+	nextCut := longLine
 	var pb parseBuf
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
+			if cutLine != nil {
+				continue
+			}
 			pendingLine = append(pendingLine, line...)
+			if rg && len(pendingLine) >= nextCut {
+				nextCut = 2 * len(pendingLine) // tried at doubling sizes: linear in all
+				if l, ok := cutRGMatch(pendingLine); ok {
+					cutLine, pendingLine = l, nil
+				}
+			}
 			continue
 		}
-		if len(pendingLine) > 0 {
+		if cutLine != nil {
+			if err == nil {
+				line = cutLine // its end has come
+			} else {
+				malformed = malformed || ctx.Err() == nil // it never ended
+				line = nil
+			}
+			cutLine, nextCut = nil, longLine
+		} else if len(pendingLine) > 0 {
 			pendingLine = append(pendingLine, line...)
 			line = pendingLine
 		}
@@ -553,7 +597,7 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 				}
 			}
 		}
-		out = append(out, matchEvent(it.rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1]))
+		out = append(out, matchEvent(it.rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1], r.more))
 		emitted = max(emitted, r.line)
 		if p.e.context > 0 {
 			limit := r.line + uint64(p.e.context)

@@ -114,6 +114,10 @@ func (ev *Event) AppendJSON(b []byte) []byte {
 			b = append(b, '}')
 		}
 		b = append(b, ']')
+		if ev.SubmatchesTruncated {
+			// Only when true, so that the usual shape stays as it was.
+			b = append(b, `,"submatches_truncated":true`...)
+		}
 	}
 	return append(b, "}}"...)
 }

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,11 +15,25 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func FuzzParseRG(f *testing.F) {
 	f.Add([]byte(`{"type":"match","data":{"path":{"text":"a"},"lines":{"text":"x\n"},"line_number":1,"submatches":[{"match":{"text":"x"},"start":0,"end":1}]}}`))
 	f.Add([]byte(`{"type":"match","data":{"path":{"bytes":"/w=="},"lines":{"bytes":"eA=="},"line_number":1,"submatches":[{"start":5,"end":1}]}}`))
+	// A long line's message, which cutRGMatch cuts.
+	long := `{"type":"match","data":{"path":{"text":"a"},"lines":{"text":"` + strings.Repeat("x", maxSubmatches+2) + `\n"},"line_number":1,"absolute_offset":0,"submatches":[`
+	for i := range maxSubmatches + 2 {
+		long += fmt.Sprintf(`{"match":{"text":"x"},"start":%d,"end":%d},`, i, i+1)
+	}
+	f.Add([]byte(strings.TrimSuffix(long, ",") + "]}}"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, ok, err := parseRGLine(b)
 		if ok && err == nil {
 			for _, s := range rec.spans {
 				_ = rec.text[s.start:s.end]
+			}
+		}
+		// A cut message (a long line's start) is always one the parser
+		// reads, with at most maxSubmatches+1 spans.
+		if cut, ok := cutRGMatch(b); ok {
+			rec, ok, err := parseRGLine(cut)
+			if !ok || err != nil || len(rec.spans) > maxSubmatches+1 {
+				t.Fatalf("cut %q: ok %v err %v, %d spans", cut, ok, err, len(rec.spans))
 			}
 		}
 	})

@@ -372,7 +372,7 @@ func parseRGGeneric(line []byte) (rec record, ok bool, err error) {
 								s.skip(3)
 							}
 						})
-						rec.spans = append(rec.spans, sp)
+						rec.spans = appendSpan(rec.spans, sp)
 					})
 				default:
 					s.skip(2)
@@ -403,6 +403,62 @@ func trimEOL(b []byte) []byte {
 	return b
 }
 
+// rgSubmatchesKey starts the list of a match message's spans. It cannot
+// occur inside a JSON string, where every quote is escaped, so its first
+// occurrence is the key.
+var rgSubmatchesKey = []byte(`,"submatches":[`)
+
+// cutRGMatch shortens a long rg match message of which prefix has been
+// read (a minified line: the text, then tens of bytes per match) to a
+// complete message with the first maxSubmatches+1 spans, all that
+// appendSpan would keep, so that the rest of the line need not be held.
+// ok is false until prefix holds that many, and for any other shape (the
+// rest of the line is then read as usual).
+func cutRGMatch(prefix []byte) (line []byte, ok bool) {
+	if !bytes.HasPrefix(prefix, rgMatchPrefix) {
+		return nil, false
+	}
+	k := bytes.Index(prefix, rgSubmatchesKey)
+	if k < 0 {
+		return nil, false
+	}
+	s := jscan{b: prefix, i: k + len(rgSubmatchesKey)}
+	for n := 0; n <= maxSubmatches; n++ {
+		if n > 0 && !s.expect(`,`) || !s.expect(`{"match":{"text":`) {
+			return nil, false
+		}
+		s.str(nil)
+		// Each number must be followed by what follows it in rg's shape,
+		// so a number cut off by the end of prefix is never taken.
+		if s.err != nil || !s.expect(`},"start":`) {
+			return nil, false
+		}
+		s.uint()
+		if s.err != nil || !s.expect(`,"end":`) {
+			return nil, false
+		}
+		s.uint()
+		if s.err != nil || !s.expect(`}`) {
+			return nil, false
+		}
+	}
+	return append(prefix[:s.i:s.i], "]}}"...), true
+}
+
+// appendSpan keeps a line's first maxSubmatches+1 spans from rg's list:
+// enough for fileRecs.add to keep maxSubmatches and flag the line, and no
+// more of a minified line's millions. Exact although clampSpans comes
+// after: the spans it drops lie past the line's end, so they are the last
+// ones, and when it drops one of those kept, it would drop every one after.
+func appendSpan(spans []span, sp span) []span {
+	if len(spans) > maxSubmatches {
+		return spans
+	}
+	return append(spans, sp)
+}
+
+// clampSpans drops spans that start past the line's end (or are
+// malformed) and cuts those that run past it.
 func clampSpans(sp []span, n int) []span {
 	out := sp[:0]
 	for _, x := range sp {
@@ -590,7 +646,7 @@ func parseRGMatchFast(line []byte, pb *parseBuf) (rec record, ok bool) {
 			if !s.expect(`}`) {
 				return rec, false
 			}
-			rec.spans = append(rec.spans, sp)
+			rec.spans = appendSpan(rec.spans, sp)
 			if s.expect(`,`) {
 				continue
 			}

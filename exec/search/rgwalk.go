@@ -229,27 +229,33 @@ func (st *recStore) inOrder(f *walkFile, line uint64) bool {
 	return len(st.lines) == st.l0 || st.lines[len(st.lines)-1].line <= line
 }
 
-// add is fileRecs.add for f; it reports whether a new line was kept.
-func (st *recStore) add(f *walkFile, rec record, maxPerFile int) bool {
+// add is fileRecs.add for f; it reports whether a new line was kept and
+// how many spans were.
+func (st *recStore) add(f *walkFile, rec record, maxPerFile int) (newLine bool, spans int) {
 	if st.owner != f {
 		st.take(f)
 	}
 	if len(st.lines) > st.l0 && st.lines[len(st.lines)-1].line == rec.line {
-		st.reserve(0, 0, len(rec.spans))
-		st.spans = append(st.spans, rec.spans...)
-		st.lines[len(st.lines)-1].span1 = len(st.spans) - st.s0
-		return false
+		l := &st.lines[len(st.lines)-1]
+		keep := capSpans(rec.spans, l.span1-l.span0, &l.more)
+		st.reserve(0, 0, len(keep))
+		l = &st.lines[len(st.lines)-1] // (reserve may have moved the lines)
+		st.spans = append(st.spans, keep...)
+		l.span1 = len(st.spans) - st.s0
+		return false, len(keep)
 	}
 	if maxPerFile > 0 && len(st.lines)-st.l0 >= maxPerFile {
-		return false
+		return false, 0
 	}
-	st.reserve(len(rec.text), 1, len(rec.spans))
-	l := recLine{line: rec.line, text0: len(st.text) - st.t0, span0: len(st.spans) - st.s0}
+	var more bool
+	keep := capSpans(rec.spans, 0, &more)
+	st.reserve(len(rec.text), 1, len(keep))
+	l := recLine{line: rec.line, text0: len(st.text) - st.t0, span0: len(st.spans) - st.s0, more: more}
 	st.text = append(st.text, rec.text...)
-	st.spans = append(st.spans, rec.spans...)
+	st.spans = append(st.spans, keep...)
 	l.text1, l.span1 = len(st.text)-st.t0, len(st.spans)-st.s0
 	st.lines = append(st.lines, l)
-	return true
+	return true, len(keep)
 }
 
 // take makes f the owner of the slabs' tails. A file reported again after
@@ -337,11 +343,11 @@ func wasted(total *int64, size, budget int64) string {
 }
 
 // walkSpanCap is how many matches a walk holds before the ordered path
-// answers instead. Lines are capped (max_results), matches on one line
-// are not, and a walk holds the matches of files it will drop at the end
-// (ugrep's, in files Vigil does not search: ugwalk.go) until then: a
-// minified bundle of "e" searched for "e" is a million per megabyte. 1M
-// matches is 16 MB of spans; the Go tree's search for "err" holds 181k.
+// answers instead. Lines are capped (max_results) and so are matches per
+// line (maxSubmatches), but a walk holds the matches of files it will drop
+// at the end (binary files, ugrep's in files Vigil does not search:
+// ugwalk.go) until then. 1M matches is 16 MB of spans; the Go tree's
+// search for "err" holds 181k.
 const walkSpanCap = 1 << 20
 
 // bigMatches is how many events (about 4 MB of them) make a collection
@@ -446,10 +452,11 @@ func (p *prepared) runWalk(parent context.Context, pattern string) (resp Respons
 			malformed = true
 			return
 		}
-		if store.add(f, rec, p.e.maxPerFile) {
+		newLine, kept := store.add(f, rec, p.e.maxPerFile)
+		if newLine {
 			lines++
 		}
-		spans += len(rec.spans)
+		spans += kept
 	}
 	br := bufio.NewReaderSize(stdout, 256<<10)
 	stats := false // rg's --stats block has begun
@@ -758,7 +765,7 @@ func appendWalkEvents(out []Event, rel string, f *fileRecs) []Event {
 	all := unsafe.String(unsafe.SliceData(f.text), len(f.text))
 	spans := unsafe.Slice((*Span)(unsafe.Pointer(unsafe.SliceData(f.spans))), len(f.spans))
 	for _, r := range f.lines {
-		out = append(out, matchEvent(rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1]))
+		out = append(out, matchEvent(rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1], r.more))
 	}
 	return out
 }
@@ -766,8 +773,8 @@ func appendWalkEvents(out []Event, rel string, f *fileRecs) []Event {
 // matchEvent is the event of one matching line: raw is its text (lossy
 // UTF-8 for the screen), spans its matches; column and match_text describe
 // the first.
-func matchEvent(rel string, line uint64, raw string, spans []Span) Event {
-	ev := Event{Type: "match", Path: rel, LineNumber: line, Line: raw, Column: 1}
+func matchEvent(rel string, line uint64, raw string, spans []Span, more bool) Event {
+	ev := Event{Type: "match", Path: rel, LineNumber: line, Line: raw, Column: 1, SubmatchesTruncated: more}
 	if !utf8.ValidString(raw) {
 		ev.Line = lossy(raw)
 	}

@@ -9,8 +9,10 @@ import (
 )
 
 // recStore must keep exactly what fileRecs.add keeps, whatever the order
-// in which files' records arrive and however often a slab fills.
+// in which files' records arrive and however often a slab fills, and cap
+// the spans per line alike (some seeds pile hundreds on one line).
 func TestRecStoreMatchesFileRecs(t *testing.T) {
+	capped := 0 // lines that reached maxSubmatches: the cap was exercised
 	for seed := range uint64(50) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		files := make([]*walkFile, 1+r.IntN(6))
@@ -37,13 +39,20 @@ func TestRecStoreMatchesFileRecs(t *testing.T) {
 				text[k] = byte('a' + r.IntN(26))
 			}
 			rec := record{line: lineNo[cur], text: text, spans: []span{{r.IntN(5), 5 + r.IntN(5)}, {1, 2}}[:1+r.IntN(2)]}
+			if seed%3 == 0 && r.IntN(3) == 0 { // a minified line's worth of matches
+				rec.spans = make([]span, r.IntN(400))
+				for k := range rec.spans {
+					rec.spans[k] = span{k, k + 1 + r.IntN(3)}
+				}
+			}
 			if !st.inOrder(files[cur], rec.line) {
 				t.Fatalf("seed %d: out of order", seed)
 			}
-			n := len(want[cur].lines)
+			n, ns := len(want[cur].lines), len(want[cur].spans)
 			want[cur].add(rec, maxPer)
-			if got := st.add(files[cur], rec, maxPer); got != (len(want[cur].lines) > n) {
-				t.Fatalf("seed %d: add reported %v", seed, got)
+			newLine, kept := st.add(files[cur], rec, maxPer)
+			if newLine != (len(want[cur].lines) > n) || kept != len(want[cur].spans)-ns {
+				t.Fatalf("seed %d: add reported %v, %d spans", seed, newLine, kept)
 			}
 		}
 		st.seal()
@@ -54,7 +63,15 @@ func TestRecStoreMatchesFileRecs(t *testing.T) {
 			if cap(f.recs.text) != len(f.recs.text) || cap(f.recs.lines) != len(f.recs.lines) || cap(f.recs.spans) != len(f.recs.spans) {
 				t.Fatalf("seed %d file %d: capacity not capped", seed, i)
 			}
+			for _, l := range f.recs.lines {
+				if l.more {
+					capped++
+				}
+			}
 		}
+	}
+	if capped == 0 {
+		t.Fatal("no line reached maxSubmatches")
 	}
 }
 
@@ -64,7 +81,7 @@ func sameRecs(a, b fileRecs) bool {
 	}
 	for i := range a.lines {
 		la, lb := a.lines[i], b.lines[i]
-		if la.line != lb.line ||
+		if la.line != lb.line || la.more != lb.more || la.span1-la.span0 > maxSubmatches ||
 			string(a.text[la.text0:la.text1]) != string(b.text[lb.text0:lb.text1]) ||
 			!slices.Equal(a.spans[la.span0:la.span1], b.spans[lb.span0:lb.span1]) {
 			return false

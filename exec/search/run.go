@@ -21,15 +21,17 @@ type Span struct {
 
 // Event is one element of matches[] (FR-LS-04): a match line or a context
 // line. Column and MatchText describe the line's first match; Submatches
-// (an extension) lists every match on the line.
+// (an extension) lists the line's matches, the first maxSubmatches of
+// them: SubmatchesTruncated says there were more.
 type Event struct {
-	Type       string // "match" or "context"
-	Path       string // relative to the order root, NFC, forward slashes
-	LineNumber uint64
-	Column     uint64 // 1-based byte column; 0 for context
-	Line       string // lossy UTF-8, no line terminator
-	MatchText  string
-	Submatches []Span
+	Type                string // "match" or "context"
+	Path                string // relative to the order root, NFC, forward slashes
+	LineNumber          uint64
+	Column              uint64 // 1-based byte column; 0 for context
+	Line                string // lossy UTF-8, no line terminator
+	MatchText           string
+	Submatches          []Span
+	SubmatchesTruncated bool
 }
 
 // FileError is one per-file failure (FR-LS-ERR-06).

@@ -388,13 +388,13 @@ func walksDoNotReadFilesOverTheSizeCap(t *testing.T) {
 
 // A file over max_file_size_bytes within ugrep's budget is read by ugrep
 // for nothing; when it holds more matches than a walk may hold
-// (walkSpanCap: a bundle of "e" searched for "e"), the ordered path
-// answers, and the walk's memory stays bounded.
+// (walkSpanCap: lines of maxSubmatches "e" searched for "e"), the ordered
+// path answers, and the walk's memory stays bounded.
 func TestWalkHoldsBoundedMatches(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "a.txt", "e\n")
-	write(t, root, "bundle.js", strings.Repeat("e", walkSpanCap+64<<10))
-	const reqJSON = `{"pattern":"e","max_file_size_bytes":1000000}`
+	write(t, root, "bundle.js", strings.Repeat(strings.Repeat("e", maxSubmatches)+"\n", walkSpanCap/maxSubmatches+64))
+	const reqJSON = `{"pattern":"e","max_file_size_bytes":1000000,"max_results":1000000}`
 	req, _ := DecodeRequest([]byte(reqJSON))
 	opts := DefaultOptions(root)
 	opts.Backend = "ugrep"
