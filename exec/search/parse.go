@@ -551,13 +551,12 @@ func resolveLines(data []byte, f *fileRecs) bool {
 		if off < start || spans[r.span1-1].end > len(data) {
 			return false // the match would lie past the file's end
 		}
-		for {
-			nl := bytes.IndexByte(data[start:off], '\n')
-			if nl < 0 {
-				break
-			}
-			start += nl + 1
-			line++
+		// One vectorized count for the lines in between, not a search per
+		// line (Go source has a line end every 30-40 bytes: a dense
+		// search's files took 1.9M searches).
+		if n := bytes.Count(data[start:off], []byte{'\n'}); n > 0 {
+			line += uint64(n)
+			start += bytes.LastIndexByte(data[start:off], '\n') + 1
 		}
 		if line != r.line {
 			return false
