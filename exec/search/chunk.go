@@ -40,8 +40,8 @@ type recLine struct {
 // match, which is always kept.
 const maxSubmatches = 1000
 
-// capSpans is the part of spans a line that already holds have spans
-// keeps; more is set when some are dropped.
+// capSpans returns the part of spans that a line already holding have
+// spans keeps, and sets *more when it drops some.
 func capSpans(spans []span, have int, more *bool) []span {
 	if room := max(maxSubmatches-have, 0); len(spans) > room {
 		*more = true

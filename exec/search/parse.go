@@ -424,7 +424,7 @@ func cutRGMatch(prefix []byte) (line []byte, ok bool) {
 	}
 	s := jscan{b: prefix, i: k + len(rgSubmatchesKey)}
 	for n := 0; n <= maxSubmatches; n++ {
-		if n > 0 && !s.expect(`,`) || !s.expect(`{"match":{"text":`) {
+		if (n > 0 && !s.expect(`,`)) || !s.expect(`{"match":{"text":`) {
 			return nil, false
 		}
 		s.str(nil)
