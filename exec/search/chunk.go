@@ -26,9 +26,8 @@ type fileRecs struct {
 
 type recLine struct {
 	line         uint64
-	text0, text1 int  // text[text0:text1] is the line without terminator
-	span0, span1 int  // spans[span0:span1] are its matches
-	more         bool // the line had more than maxSubmatches matches
+	text0, text1 int // text[text0:text1] is the line without terminator
+	span0, span1 int // spans[span0:span1] are its matches (see capSpans)
 }
 
 // maxSubmatches caps the spans kept per matching line. A minified file is
@@ -41,10 +40,13 @@ type recLine struct {
 const maxSubmatches = 1000
 
 // capSpans returns the part of spans that a line already holding have
-// spans keeps, and sets *more when it drops some.
-func capSpans(spans []span, have int, more *bool) []span {
-	if room := max(maxSubmatches-have, 0); len(spans) > room {
-		*more = true
+// spans keeps: up to maxSubmatches+1 in all. One more than an event shows,
+// because only once spans past the line's text are dropped (resolveLines,
+// clampSpans: a match in a CRLF's line end) can it be told whether the
+// line had more than maxSubmatches; those are always the last ones, so
+// what remains decides it (matchEvent).
+func capSpans(spans []span, have int) []span {
+	if room := max(maxSubmatches+1-have, 0); len(spans) > room {
 		return spans[:room]
 	}
 	return spans
@@ -56,7 +58,7 @@ func capSpans(spans []span, have int, more *bool) []span {
 func (f *fileRecs) add(rec record, maxPerFile int) {
 	if n := len(f.lines); n > 0 && f.lines[n-1].line == rec.line {
 		l := &f.lines[n-1]
-		f.spans = append(f.spans, capSpans(rec.spans, l.span1-l.span0, &l.more)...)
+		f.spans = append(f.spans, capSpans(rec.spans, l.span1-l.span0)...)
 		l.span1 = len(f.spans)
 		return
 	}
@@ -65,7 +67,7 @@ func (f *fileRecs) add(rec record, maxPerFile int) {
 	}
 	l := recLine{line: rec.line, text0: len(f.text), span0: len(f.spans)}
 	f.text = append(f.text, rec.text...)
-	f.spans = append(f.spans, capSpans(rec.spans, 0, &l.more)...)
+	f.spans = append(f.spans, capSpans(rec.spans, 0)...)
 	l.text1, l.span1 = len(f.text), len(f.spans)
 	f.lines = append(f.lines, l)
 }
@@ -364,6 +366,7 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 			}
 			continue
 		}
+		nextCut = longLine // a line ended: the next one starts afresh
 		if cutLine != nil {
 			if err == nil {
 				line = cutLine // its end has come
@@ -371,7 +374,7 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 				malformed = malformed || ctx.Err() == nil // it never ended
 				line = nil
 			}
-			cutLine, nextCut = nil, longLine
+			cutLine = nil
 		} else if len(pendingLine) > 0 {
 			pendingLine = append(pendingLine, line...)
 			line = pendingLine
@@ -597,7 +600,7 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 				}
 			}
 		}
-		out = append(out, matchEvent(it.rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1], r.more))
+		out = append(out, matchEvent(it.rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1]))
 		emitted = max(emitted, r.line)
 		if p.e.context > 0 {
 			limit := r.line + uint64(p.e.context)

@@ -445,11 +445,9 @@ func cutRGMatch(prefix []byte) (line []byte, ok bool) {
 	return append(prefix[:s.i:s.i], "]}}"...), true
 }
 
-// appendSpan keeps a line's first maxSubmatches+1 spans from rg's list:
-// enough for fileRecs.add to keep maxSubmatches and flag the line, and no
-// more of a minified line's millions. Exact although clampSpans comes
-// after: the spans it drops lie past the line's end, so they are the last
-// ones, and when it drops one of those kept, it would drop every one after.
+// appendSpan keeps a line's first maxSubmatches+1 spans from rg's list,
+// as capSpans does (which says why one more), and no more of a minified
+// line's millions.
 func appendSpan(spans []span, sp span) []span {
 	if len(spans) > maxSubmatches {
 		return spans

@@ -237,7 +237,7 @@ func (st *recStore) add(f *walkFile, rec record, maxPerFile int) (newLine bool, 
 	}
 	if len(st.lines) > st.l0 && st.lines[len(st.lines)-1].line == rec.line {
 		l := &st.lines[len(st.lines)-1]
-		keep := capSpans(rec.spans, l.span1-l.span0, &l.more)
+		keep := capSpans(rec.spans, l.span1-l.span0)
 		st.reserve(0, 0, len(keep))
 		l = &st.lines[len(st.lines)-1] // (reserve may have moved the lines)
 		st.spans = append(st.spans, keep...)
@@ -247,10 +247,9 @@ func (st *recStore) add(f *walkFile, rec record, maxPerFile int) (newLine bool, 
 	if maxPerFile > 0 && len(st.lines)-st.l0 >= maxPerFile {
 		return false, 0
 	}
-	var more bool
-	keep := capSpans(rec.spans, 0, &more)
+	keep := capSpans(rec.spans, 0)
 	st.reserve(len(rec.text), 1, len(keep))
-	l := recLine{line: rec.line, text0: len(st.text) - st.t0, span0: len(st.spans) - st.s0, more: more}
+	l := recLine{line: rec.line, text0: len(st.text) - st.t0, span0: len(st.spans) - st.s0}
 	st.text = append(st.text, rec.text...)
 	st.spans = append(st.spans, keep...)
 	l.text1, l.span1 = len(st.text)-st.t0, len(st.spans)-st.s0
@@ -765,7 +764,7 @@ func appendWalkEvents(out []Event, rel string, f *fileRecs) []Event {
 	all := unsafe.String(unsafe.SliceData(f.text), len(f.text))
 	spans := unsafe.Slice((*Span)(unsafe.Pointer(unsafe.SliceData(f.spans))), len(f.spans))
 	for _, r := range f.lines {
-		out = append(out, matchEvent(rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1], r.more))
+		out = append(out, matchEvent(rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1]))
 	}
 	return out
 }
@@ -773,8 +772,11 @@ func appendWalkEvents(out []Event, rel string, f *fileRecs) []Event {
 // matchEvent is the event of one matching line: raw is its text (lossy
 // UTF-8 for the screen), spans its matches; column and match_text describe
 // the first.
-func matchEvent(rel string, line uint64, raw string, spans []Span, more bool) Event {
-	ev := Event{Type: "match", Path: rel, LineNumber: line, Line: raw, Column: 1, SubmatchesTruncated: more}
+func matchEvent(rel string, line uint64, raw string, spans []Span) Event {
+	ev := Event{Type: "match", Path: rel, LineNumber: line, Line: raw, Column: 1}
+	if len(spans) > maxSubmatches { // see capSpans
+		spans, ev.SubmatchesTruncated = spans[:maxSubmatches:maxSubmatches], true
+	}
 	if !utf8.ValidString(raw) {
 		ev.Line = lossy(raw)
 	}

@@ -12,7 +12,7 @@ import (
 // in which files' records arrive and however often a slab fills, and cap
 // the spans per line alike (some seeds pile hundreds on one line).
 func TestRecStoreMatchesFileRecs(t *testing.T) {
-	capped := 0 // lines that reached maxSubmatches: the cap was exercised
+	capped := 0 // lines that reached capSpans' limit: the cap was exercised
 	for seed := range uint64(50) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		files := make([]*walkFile, 1+r.IntN(6))
@@ -64,7 +64,7 @@ func TestRecStoreMatchesFileRecs(t *testing.T) {
 				t.Fatalf("seed %d file %d: capacity not capped", seed, i)
 			}
 			for _, l := range f.recs.lines {
-				if l.more {
+				if l.span1-l.span0 == maxSubmatches+1 {
 					capped++
 				}
 			}
@@ -81,7 +81,7 @@ func sameRecs(a, b fileRecs) bool {
 	}
 	for i := range a.lines {
 		la, lb := a.lines[i], b.lines[i]
-		if la.line != lb.line || la.more != lb.more || la.span1-la.span0 > maxSubmatches ||
+		if la.line != lb.line || la.span1-la.span0 > maxSubmatches+1 ||
 			string(a.text[la.text0:la.text1]) != string(b.text[lb.text0:lb.text1]) ||
 			!slices.Equal(a.spans[la.span0:la.span1], b.spans[lb.span0:lb.span1]) {
 			return false
