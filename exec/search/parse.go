@@ -412,8 +412,8 @@ var rgSubmatchesKey = []byte(`,"submatches":[`)
 // read (a minified line: the text, then tens of bytes per match) to a
 // complete message with the first maxSubmatches+1 spans, all that
 // appendSpan would keep, so that the rest of the line need not be held.
-// ok is false until prefix holds that many, and for any other shape (the
-// rest of the line is then read as usual).
+// ok is false until prefix holds that many, and for any shape but rg's
+// (the rest of the line is then read as usual).
 func cutRGMatch(prefix []byte) (line []byte, ok bool) {
 	if !bytes.HasPrefix(prefix, rgMatchPrefix) {
 		return nil, false
@@ -424,7 +424,10 @@ func cutRGMatch(prefix []byte) (line []byte, ok bool) {
 	}
 	s := jscan{b: prefix, i: k + len(rgSubmatchesKey)}
 	for n := 0; n <= maxSubmatches; n++ {
-		if (n > 0 && !s.expect(`,`)) || !s.expect(`{"match":{"text":`) {
+		if (n > 0 && !s.expect(`,`)) || !s.expect(`{"match":{"`) {
+			return nil, false
+		}
+		if !s.expect(`text":`) && !s.expect(`bytes":`) { // bytes: base64, for a match that is not UTF-8
 			return nil, false
 		}
 		s.str(nil)

@@ -115,8 +115,18 @@ func TestCutRGMatchOverRgOutput(t *testing.T) {
 	if first < 0 {
 		t.Fatal("never cut")
 	}
-	// Another shape (a match text rg gives as base64) is read whole.
-	other := bytes.Replace(full, []byte(`{"match":{"text":"a"}`), []byte(`{"match":{"bytes":"YQ=="}`), 1)
+	// A match rg gives as base64 (not UTF-8) is cut alike; a shape that
+	// is not rg's is read whole.
+	b64 := bytes.Replace(full, []byte(`{"match":{"text":"a"}`), []byte(`{"match":{"bytes":"YQ=="}`), 1)
+	if cut, ok := cutRGMatch(b64); !ok {
+		t.Error("did not cut a message with a base64 match")
+	} else if rec, ok, err := parseRGLineBuf(cut, &pb); !ok || err != nil || fmt.Sprintf("%q %d %v", rec.text, rec.line, rec.spans) != want {
+		t.Errorf("the cut base64 message reads differently: ok %v err %v", ok, err)
+	}
+	other := bytes.Replace(full, []byte(`[{"match":{`), []byte(`[{"start":0,"match":{`), 1) // keys in another order
+	if bytes.Equal(other, full) {
+		t.Fatal("the test's replacement found nothing")
+	}
 	if _, ok := cutRGMatch(other); ok {
 		t.Error("cut a message of another shape")
 	}
