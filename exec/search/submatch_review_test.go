@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,6 +121,11 @@ func TestSubmatchReviewFixedUgrepFlagsTerminatorMatch(t *testing.T) {
 	write(t, root, "crlf.txt", strings.Repeat("a", maxSubmatches-1)+"\r\n")
 	res := reviewPaths(t, root, `{"pattern":"a|$"}`)
 	if _, ok := res["ordered ugrep"]; !ok {
+		// backends (reviewPaths) already fails under CI=true when ugrep is
+		// missing; elsewhere there is nothing to check.
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no answer from the ordered ugrep path")
+		}
 		t.Skip("ugrep missing")
 	}
 	for _, k := range []string{"ordered ugrep", "walk ugrep", "run ugrep"} {
