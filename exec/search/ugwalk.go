@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -122,9 +121,7 @@ func (p *prepared) ugrepUnfitIgnored(c child, waste *walkWaste) string {
 // relative to; paths come out relative to it.
 func (p *prepared) ugrepWalkArgs() []string {
 	a := []string{"-a", "-u", "-H", "--format=" + ugrepFormat}
-	if p.e.fuzzy > 0 {
-		a = append(a, "-Z"+strconv.Itoa(p.e.fuzzy))
-	}
+	a = append(a, ugrepEngine(p.e)...)
 	if p.fixed {
 		a = append(a, "-F")
 	}
