@@ -319,8 +319,8 @@ func backendArgs(be BackendInfo, e effective, pat string, fixed bool, files []st
 
 // ugrepEngine picks ugrep's regex engine. Its default, a DFA, differs from
 // rg where a pattern can match in more than one way: alternation is POSIX
-// leftmost-longest (`a|ab` finds "ab", rg "a"), `.` and `\S` match a byte
-// of invalid UTF-8, `$` matches before a CRLF's `\r`, and `(?i)` folds
+// leftmost-longest (`a|ab` finds "ab", rg "a"), `.` matches a byte of
+// invalid UTF-8, `$` matches before a CRLF's `\r`, and `(?i)` folds
 // ASCII only. PCRE2 (-P) agrees with rg on all four, and compiles a
 // Unicode `\w` in well under a millisecond where the DFA takes about 30 ms.
 // The DFA stays for fuzzy searches (-Z needs it), for plain literals (both
