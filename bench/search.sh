@@ -75,11 +75,9 @@ compare 'dense err, max_results 1000000' '<= 1.5' rg --json err -- \
   --case sensitive --max-files 100000 --max-results 1000000 err .
 case " $BACKENDS " in
 *" auto "* | *" ugrep "*)
-  # What ugrep costs by itself, walking the tree with its own output format
-  # and the engine Vigil picks (PCRE2 for the selective regex, the DFA for
-  # the literal: exec/search/backend.go, ugrepEngine).
+  # What ugrep costs by itself, walking the tree with its own output format.
   fmt='--format={"f":%h,"n":%n,"b":%b,"d":%d}%~'
-  reference 'selective, raw ugrep -r -P' ugrep -r -u -H -P "$fmt" 'func \w+Context\(' .
+  reference 'selective, raw ugrep -r' ugrep -r -u -H "$fmt" 'func \w+Context\(' .
   reference 'dense err, raw ugrep -r' ugrep -r -u -H "$fmt" err .
   ;;
 esac

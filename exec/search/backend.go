@@ -305,7 +305,9 @@ func backendArgs(be BackendInfo, e effective, pat string, fixed bool, files []st
 		// ugrep's -m counts matches rather than lines when -u is given, so
 		// the per-file cap is applied while parsing instead.
 		a = []string{"-a", "-u", "-H", "-J" + threads, "--format=" + ugrepFormat}
-		a = append(a, ugrepEngine(e)...)
+		if e.fuzzy > 0 {
+			a = append(a, "-Z"+strconv.Itoa(e.fuzzy))
+		}
 	}
 	if fixed {
 		a = append(a, "-F")
@@ -315,116 +317,6 @@ func backendArgs(be BackendInfo, e effective, pat string, fixed bool, files []st
 	}
 	a = append(a, "-e", pat, "--")
 	return append(a, files...)
-}
-
-// ugrepEngine picks ugrep's regex engine. Its default, a DFA, differs from
-// rg where a pattern can match in more than one way: alternation is POSIX
-// leftmost-longest (`a|ab` finds "ab", rg "a"), `.` matches a byte of
-// invalid UTF-8, `$` matches before a CRLF's `\r`, and `(?i)` folds
-// ASCII only. PCRE2 (-P) agrees with rg on all four, and compiles a
-// Unicode `\w` in well under a millisecond where the DFA takes about 30 ms.
-// The DFA stays for fuzzy searches (-Z needs it), for plain literals (both
-// engines find the same matches there, and the DFA is faster: `err` over
-// the Go tree, 100 against 120 ms) and for what PCRE2 gets wrong (pcreUnfit).
-func ugrepEngine(e effective) []string {
-	switch {
-	case e.fuzzy > 0:
-		return []string{"-Z" + strconv.Itoa(e.fuzzy)}
-	case e.fixed || isLiteral(e.pattern) || e.word || pcreUnfit(e.pattern):
-		return nil
-	}
-	return []string{"-P"}
-}
-
-// isLiteral says whether a regex has no metacharacter: it then matches
-// itself only, one way, under any engine.
-func isLiteral(pattern string) bool {
-	return !strings.ContainsAny(pattern, `\.+*?()|[]{}^$`)
-}
-
-// pcreUnfit says whether ugrep's PCRE2 engine could answer a regex
-// differently from rg and from ugrep's DFA:
-//   - it looks behind a position: `^` (other than one that opens a negated
-//     class), `\A`, `\b`, `\B`, `\<`, `\>`, `\G`, `\K`, or a group opening
-//     "(?<" (a lookbehind, or a named group, taken to be one). ugrep 3.11
-//     hands PCRE2 a line longer than 256 KiB in windows, each a subject of
-//     its own, so such an assertion sees a start of text at every window
-//     (`\ba` matched at offset 262143 of a line of a's). -w is built from
-//     lookbehinds too, so ugrepEngine keeps it on the DFA.
-//   - it can backtrack without bound: a repeated group (`(\w+\s?)+`), or
-//     more than one unbounded repeat (`\w*\w*\w*c`). When PCRE2 gives up on
-//     such a pattern, ugrep 3.11 says nothing and skips the rest of the
-//     file: `(\w+\s?)+bar` missed "foo bar" on the line after 300 bytes of
-//     "foo x". One repeat of a class or character keeps every attempt
-//     linear; what cannot be told apart (`\Q…\E`, `(?x)`) counts as
-//     unbounded too.
-//   - it names a POSIX class (`[:alpha:]`): ugrep runs PCRE2 with Unicode
-//     properties, where such classes take in every script; rg's and the
-//     DFA's are ASCII.
-//
-// Erring towards the DFA costs only speed and the agreements above.
-func pcreUnfit(pattern string) bool {
-	if strings.Contains(pattern, "[:") {
-		return true
-	}
-	repeats := 0
-	for i := 0; i < len(pattern); i++ {
-		switch pattern[i] {
-		case '\\':
-			if i++; i >= len(pattern) || strings.IndexByte("AbBG<>KQ", pattern[i]) >= 0 {
-				return true
-			}
-		case '[':
-			if i = classEnd(pattern, i); i < 0 {
-				return true
-			}
-		case '^':
-			return true
-		case '(':
-			if strings.HasPrefix(pattern[i:], "(?") {
-				flags := pattern[i+2:]
-				if k := strings.IndexAny(flags, ":)"); k >= 0 {
-					flags = flags[:k]
-				}
-				if strings.HasPrefix(flags, "<") || strings.Contains(flags, "x") {
-					return true
-				}
-			}
-		case ')':
-			if i+1 < len(pattern) && strings.IndexByte("*+{", pattern[i+1]) >= 0 {
-				return true
-			}
-		case '*', '+':
-			repeats++
-		case '{':
-			if k := strings.IndexByte(pattern[i:], '}'); k < 0 || strings.IndexByte(pattern[i:i+k], ',') >= 0 {
-				repeats++ // {n,} and {n,m} (or a lone brace, taken as one)
-			}
-		}
-	}
-	return repeats > 1
-}
-
-// classEnd returns the index of the `]` that closes the bracket class
-// opening at i, or -1. A `]` first in the class (after any `^`) is a
-// member.
-func classEnd(pattern string, i int) int {
-	j := i + 1
-	if j < len(pattern) && pattern[j] == '^' {
-		j++
-	}
-	if j < len(pattern) && pattern[j] == ']' {
-		j++
-	}
-	for ; j < len(pattern); j++ {
-		switch pattern[j] {
-		case '\\':
-			j++
-		case ']':
-			return j
-		}
-	}
-	return -1
 }
 
 // backendThreads is how many threads one backend process gets: all cores

@@ -104,20 +104,21 @@ func TestSubmatchReviewFixedRGWalkFlagsTerminatorMatch(t *testing.T) {
 // FIXED as above. Was: the same cause on both ugrep paths, which cap ugrep's per-match records before resolveLines
 // drops the ones that start past the line's text.
 //
-// Input: crlf.txt = 1000 x "a" + "\r\n", pattern "a|$". ugrep (-P, as for
-// any pattern that is not a plain literal) reports 1001 records for line 1:
-// the 1000 a's and the empty "$" before the "\n" (offset 1001, past the
-// line's text, which ends before the "\r": resolveLines drops it).
-// fileRecs.add (ordered path) and recStore.add (ugrep walk) used to cap at
-// 1000 and set more on the 1001st record, before resolveLines ran; the
-// event then listed 1000 spans, every match on the line, yet said
+// Input: crlf.txt = 999 x "a" + "\r\n", pattern "a|$". ugrep reports 1001
+// records for line 1: the 999 a's, the empty "$" before the "\r" (offset
+// 999, the end of the line's text: kept as the span {999,999}) and the
+// empty "$" before the "\n" (offset 1000, past the text: resolveLines drops
+// it). fileRecs.add (chunk.go:56-70, ordered path) and recStore.add
+// (rgwalk.go:234-258, ugrep walk) cap at 1000 and set more on the 1001st
+// record, before resolveLines (parse.go:575-583) runs; the event then
+// lists 1000 spans, every match on the line, yet says
 // "submatches_truncated":true.
 //
 // Correct: 1000 spans and no flag (without the cap the event lists the
 // same 1000 spans: nothing on the line was left out).
 func TestSubmatchReviewFixedUgrepFlagsTerminatorMatch(t *testing.T) {
 	root := t.TempDir()
-	write(t, root, "crlf.txt", strings.Repeat("a", maxSubmatches)+"\r\n")
+	write(t, root, "crlf.txt", strings.Repeat("a", maxSubmatches-1)+"\r\n")
 	res := reviewPaths(t, root, `{"pattern":"a|$"}`)
 	if _, ok := res["ordered ugrep"]; !ok {
 		// backends (reviewPaths) already fails under CI=true when ugrep is
@@ -137,7 +138,7 @@ func TestSubmatchReviewFixedUgrepFlagsTerminatorMatch(t *testing.T) {
 			t.Fatalf("%s: no match on line 1", k)
 		}
 		if len(ev.Submatches) != maxSubmatches || ev.SubmatchesTruncated {
-			t.Errorf("%s: %d spans, truncated %v; want %d spans (the a's), not truncated",
+			t.Errorf("%s: %d spans, truncated %v; want %d spans (999 a's and the empty match before the \\r), not truncated",
 				k, len(ev.Submatches), ev.SubmatchesTruncated, maxSubmatches)
 		}
 	}

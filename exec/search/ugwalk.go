@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -121,7 +122,9 @@ func (p *prepared) ugrepUnfitIgnored(c child, waste *walkWaste) string {
 // relative to; paths come out relative to it.
 func (p *prepared) ugrepWalkArgs() []string {
 	a := []string{"-a", "-u", "-H", "--format=" + ugrepFormat}
-	a = append(a, ugrepEngine(p.e)...)
+	if p.e.fuzzy > 0 {
+		a = append(a, "-Z"+strconv.Itoa(p.e.fuzzy))
+	}
 	if p.fixed {
 		a = append(a, "-F")
 	}
