@@ -319,6 +319,62 @@ func backendArgs(be BackendInfo, e effective, pat string, fixed bool, files []st
 	return append(a, files...)
 }
 
+// ugrepRepeatMax is the largest count ugrep 3.11 takes in a counted
+// repeat. It refuses larger lower bounds ("exceeds complexity limits") but
+// keeps a larger upper bound modulo 65536: `a{2,70000}` matched runs of
+// 4,464 a's, `a{0,131073}` single a's, where rg matches what was asked.
+const ugrepRepeatMax = 65535
+
+// ugrepRepeatOver returns the first count in a counted repeat (`{n}`,
+// `{n,}`, `{n,m}`) of a regex that is over ugrepRepeatMax. Braces inside
+// bracket classes and escapes (`\{`, `\x{...}`, `\p{...}`) are not repeats.
+func ugrepRepeatOver(pattern string) (string, bool) {
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '\\':
+			i++
+			if i+1 < len(pattern) && pattern[i+1] == '{' {
+				if k := strings.IndexByte(pattern[i:], '}'); k >= 0 {
+					i += k // the braced argument of \x, \p, \N, ...
+				}
+			}
+		case '[':
+			// To the class's closing bracket: a first ']' (after any '^')
+			// is a member; escapes are skipped.
+			j := i + 1
+			if j < len(pattern) && pattern[j] == '^' {
+				j++
+			}
+			if j < len(pattern) && pattern[j] == ']' {
+				j++
+			}
+			for ; j < len(pattern) && pattern[j] != ']'; j++ {
+				if pattern[j] == '\\' {
+					j++
+				}
+			}
+			i = j
+		case '{':
+			end := strings.IndexByte(pattern[i:], '}')
+			if end < 0 {
+				return "", false
+			}
+			for _, count := range strings.SplitN(pattern[i+1:i+end], ",", 2) {
+				if count != "" && strings.Trim(count, "0123456789") == "" {
+					// Digits only: over the limit when longer than it
+					// once leading zeros are gone, or larger.
+					digits := strings.TrimLeft(count, "0")
+					if len(digits) > 5 || len(digits) == 5 && digits > strconv.Itoa(ugrepRepeatMax) {
+						return count, true
+					}
+				}
+			}
+			i += end
+		}
+	}
+	return "", false
+}
+
 // backendThreads is how many threads one backend process gets: all cores
 // for a long file list (two chunks run at once, and the OS shares the
 // cores), one for a short one, where threads only cost start-up.

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -112,4 +113,36 @@ func TestUgrepClassesAgreeWithRG(t *testing.T) {
 		write(t, root, "f.txt", c.content)
 		expectAgree(t, root, c.req)
 	}
+}
+
+// ugrep 3.11 keeps a counted repeat's upper bound modulo 65536
+// (`a{2,70000}` matched runs of 4,464 a's): such counts are BadArgs with
+// ugrep, named; rg matches what was asked.
+func TestUgrepRepeatCountOverLimit(t *testing.T) {
+	cases := map[string]string{
+		`a{2,70000}`: "70000", `a{65536}`: "65536", `(ab){1,099999}`: "099999", `a{1,100000000000000000000}`: "100000000000000000000",
+		`a{1,65535}`: "", `a{0065535}`: "", `[{99999}]`: "", `\{99999}`: "", `\x{100000}`: "", `[]{]{70000}`: "70000", `a{`: "",
+	}
+	for pat, want := range cases {
+		got, over := ugrepRepeatOver(pat)
+		if got != want || over != (want != "") {
+			t.Errorf("%q: over the limit %q (%v), want %q", pat, got, over, want)
+		}
+	}
+	root := t.TempDir()
+	write(t, root, "f.txt", strings.Repeat("a", 70000)+"\n")
+	eachBackend(t, func(t *testing.T, be string) {
+		r, err := searchErr(be, root, `{"pattern":"a{2,70000}","case":"sensitive"}`)
+		var te *ToolError
+		switch be {
+		case "ugrep":
+			if !errors.As(err, &te) || te.Kind != BadArgs || !strings.Contains(te.Message, "pattern: repetition count 70000") {
+				t.Errorf("ugrep: want BadArgs naming the count, got %v (%.200s)", err, eventsJSON(r))
+			}
+		default:
+			if err != nil || len(r.Matches) != 1 || len(r.Matches[0].Submatches) != 1 || r.Matches[0].Submatches[0] != (Span{0, 70000}) {
+				t.Errorf("%s: want one match of all 70000 a's, got %v %.200s", be, err, eventsJSON(r))
+			}
+		}
+	})
 }
