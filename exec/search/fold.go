@@ -49,6 +49,8 @@ func foldRegex(s string) string {
 	for i := 0; i < n; i++ {
 		c := s[i]
 		switch {
+		case c == '\\' && i+1 < n && s[i+1] == 'Q':
+			i = foldQuote(&b, s, i)
 		case c == '\\':
 			i = copyEscape(&b, s, i)
 		case c == '(' && i+1 < n && s[i+1] == '?':
@@ -94,6 +96,8 @@ func copyEscape(b *strings.Builder, s string, i int) int {
 	j := i + 1
 	end := j // last index of the escape
 	switch s[j] {
+	case 'c': // \cX, a control character: X is not a letter to fold
+		end = min(j+1, len(s)-1)
 	case 'p', 'P', 'x', 'u', 'U':
 		if j+1 < len(s) && s[j+1] == '{' {
 			if k := strings.IndexByte(s[j:], '}'); k >= 0 {
@@ -112,6 +116,33 @@ func copyEscape(b *strings.Builder, s string, i int) int {
 	}
 	b.WriteString(s[i : end+1])
 	return end
+}
+
+// foldQuote rewrites a quoted run `\Q...\E` (ugrep's; rg refuses it)
+// starting at i: each ASCII letter in it steps out of the quote as a
+// two-letter class (`\Qa.\E` becomes `\Q\E[aA]\Q.\E`). Returns the last
+// index consumed (the `E`, or the end of a quote left open).
+func foldQuote(b *strings.Builder, s string, i int) int {
+	end := len(s)
+	if k := strings.Index(s[i+2:], `\E`); k >= 0 {
+		end = i + 2 + k
+	}
+	b.WriteString(`\Q`)
+	for j := i + 2; j < end; j++ {
+		if isLetter(s[j]) {
+			b.WriteString(`\E[`)
+			b.WriteByte(s[j])
+			b.WriteByte(other(s[j]))
+			b.WriteString(`]\Q`)
+			continue
+		}
+		b.WriteByte(s[j])
+	}
+	if end == len(s) {
+		return end - 1
+	}
+	b.WriteString(`\E`)
+	return end + 1
 }
 
 func isHex(c byte) bool {

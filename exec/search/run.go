@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -128,6 +129,15 @@ func prepareUnchecked(req Request, opts Options) (*prepared, error) {
 		}
 	}
 	p.pat, p.fixed = e.backendPattern()
+	if p.be.Name == "ugrep" && strings.IndexByte(p.pat, '\r') >= 0 {
+		// ugrep reads a carriage return in a pattern as a line end between
+		// two patterns (`a\rb` found "a" and "b"); spelled as an escape it
+		// is the byte, as rg reads it.
+		if p.fixed {
+			p.pat, p.fixed = regexp.QuoteMeta(p.pat), false
+		}
+		p.pat = strings.ReplaceAll(p.pat, "\r", `\r`)
+	}
 	return p, nil
 }
 
