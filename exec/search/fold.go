@@ -149,6 +149,13 @@ func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
+// foldClass rewrites the bracket class opening at i, appending each
+// letter's other case to the class. The twins go in before each `&&` (an
+// intersection) as well as at the end, and a class right after `&&` is
+// folded on its own, so that each operand is folded: `[a-z&&[^aeiou]]`
+// becomes `[a-zA-Z&&[^aeiouAEIOU]]`, not `[a-z&&[^aeiouAEIOU]A-Z]` (where
+// the intersection left out every capital). Any other `[` in a class is a
+// member, as ugrep reads it. Returns the index of the closing bracket.
 func foldClass(b *strings.Builder, s string, i int) int {
 	n := len(s)
 	j := i + 1
@@ -175,6 +182,15 @@ func foldClass(b *strings.Builder, s string, i int) int {
 				j += k + 2
 				continue
 			}
+		case c == '&' && j+1 < n && s[j+1] == '&':
+			b.Write(extra)
+			extra = extra[:0]
+			b.WriteString("&&")
+			j += 2
+			if j+1 < n && s[j] == '[' && s[j+1] != ':' {
+				j = foldClass(b, s, j) + 1
+			}
+			continue
 		case isLetter(c) && j+2 < n && s[j+1] == '-' && isLetter(s[j+2]) &&
 			(c >= 'a') == (s[j+2] >= 'a'):
 			b.WriteString(s[j : j+3])
