@@ -104,7 +104,7 @@ func TestFoldClassIntersection(t *testing.T) {
 		`[x&&y]`:           `[xX&&yY]`,
 		`[[:alpha:]&&[a]]`: `[[:alpha:]&&[aA]]`,
 	} {
-		if got := foldRegex(in); got != want {
+		if got := foldRegex(in, false); got != want {
 			t.Errorf("foldRegex(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -6,14 +6,16 @@ import "strings"
 // Case-insensitive searches are rewritten so that only ASCII letters fold
 // (FR-LS-SRC-04): each letter becomes a two-letter class. Both backends
 // would otherwise fold Unicode (Kelvin sign, long s, é/É).
-func (e effective) backendPattern() (string, bool) {
+func (e effective) backendPattern(backend string) (string, bool) {
 	if !e.insensitive {
 		return e.pattern, e.fixed
 	}
 	if e.fixed {
 		return foldLiteral(e.pattern), false
 	}
-	return foldRegex(e.pattern), false
+	// rg reads a '[' inside a class as a nested class; ugrep as a member
+	// (but after a set operator, where both nest).
+	return foldRegex(e.pattern, backend == "rg"), false
 }
 
 func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
@@ -42,8 +44,9 @@ func foldLiteral(s string) string {
 
 // foldRegex rewrites letters outside escapes, group headers and POSIX
 // classes; inside bracket classes letters and letter ranges get their
-// other-case twin appended.
-func foldRegex(s string) string {
+// other-case twin appended. nested says a '[' inside a class opens a
+// nested class (rg), rather than being a member (ugrep).
+func foldRegex(s string, nested bool) string {
 	var b strings.Builder
 	n := len(s)
 	for i := 0; i < n; i++ {
@@ -70,7 +73,7 @@ func foldRegex(s string) string {
 			b.WriteString(s[i : j+1])
 			i = j
 		case c == '[':
-			i = foldClass(&b, s, i)
+			i = foldClass(&b, s, i, nested)
 		case isLetter(c):
 			b.WriteByte('[')
 			b.WriteByte(c)
@@ -120,14 +123,16 @@ func copyEscape(b *strings.Builder, s string, i int) int {
 
 // foldQuote rewrites a quoted run `\Q...\E` (ugrep's; rg refuses it)
 // starting at i: each ASCII letter in it steps out of the quote as a
-// two-letter class (`\Qa.\E` becomes `\Q\E[aA]\Q.\E`). Returns the last
-// index consumed (the `E`, or the end of a quote left open).
+// two-letter class, and the whole stays one group, since ugrep repeats a
+// quote as a unit (`\Qab\E{2}` is abab): `\Qa.\E+` becomes
+// `(?:\Q\E[aA]\Q.\E)+`. Returns the last index consumed (the `E`, or the
+// end of a quote left open).
 func foldQuote(b *strings.Builder, s string, i int) int {
 	end := len(s)
 	if k := strings.Index(s[i+2:], `\E`); k >= 0 {
 		end = i + 2 + k
 	}
-	b.WriteString(`\Q`)
+	b.WriteString(`(?:\Q`)
 	for j := i + 2; j < end; j++ {
 		if isLetter(s[j]) {
 			b.WriteString(`\E[`)
@@ -138,10 +143,10 @@ func foldQuote(b *strings.Builder, s string, i int) int {
 		}
 		b.WriteByte(s[j])
 	}
+	b.WriteString(`\E)`)
 	if end == len(s) {
 		return end - 1
 	}
-	b.WriteString(`\E`)
 	return end + 1
 }
 
@@ -150,13 +155,15 @@ func isHex(c byte) bool {
 }
 
 // foldClass rewrites the bracket class opening at i, appending each
-// letter's other case to the class. The twins go in before each `&&` (an
-// intersection) as well as at the end, and a class right after `&&` is
-// folded on its own, so that each operand is folded: `[a-z&&[^aeiou]]`
-// becomes `[a-zA-Z&&[^aeiouAEIOU]]`, not `[a-z&&[^aeiouAEIOU]A-Z]` (where
-// the intersection left out every capital). Any other `[` in a class is a
-// member, as ugrep reads it. Returns the index of the closing bracket.
-func foldClass(b *strings.Builder, s string, i int) int {
+// letter's other case to the class. The twins go in before each set
+// operator (`&&` intersection, `--` difference, `~~` symmetric difference)
+// as well as at the end, and a class right after an operator is folded on
+// its own, so that each operand is folded: `[a-z&&[^aeiou]]` becomes
+// `[a-zA-Z&&[^aeiouAEIOU]]`, not `[a-z&&[^aeiouAEIOU]A-Z]` (where the
+// intersection left out every capital). Any other `[` in a class opens a
+// nested class when nested is set (rg), else it is a member (ugrep).
+// Returns the index of the closing bracket.
+func foldClass(b *strings.Builder, s string, i int, nested bool) int {
 	n := len(s)
 	j := i + 1
 	var extra []byte
@@ -182,14 +189,17 @@ func foldClass(b *strings.Builder, s string, i int) int {
 				j += k + 2
 				continue
 			}
-		case c == '&' && j+1 < n && s[j+1] == '&':
+		case (c == '&' || c == '-' || c == '~') && j+1 < n && s[j+1] == c:
 			b.Write(extra)
 			extra = extra[:0]
-			b.WriteString("&&")
+			b.WriteString(s[j : j+2])
 			j += 2
 			if j+1 < n && s[j] == '[' && s[j+1] != ':' {
-				j = foldClass(b, s, j) + 1
+				j = foldClass(b, s, j, nested) + 1
 			}
+			continue
+		case c == '[' && nested:
+			j = foldClass(b, s, j, nested) + 1
 			continue
 		case isLetter(c) && j+2 < n && s[j+1] == '-' && isLetter(s[j+2]) &&
 			(c >= 'a') == (s[j+2] >= 'a'):

@@ -128,15 +128,12 @@ func prepareUnchecked(req Request, opts Options) (*prepared, error) {
 			return nil, badArgs("pattern: repetition count %s is over ugrep's limit of %d (FR-LS-SRC-02)", count, ugrepRepeatMax)
 		}
 	}
-	p.pat, p.fixed = e.backendPattern()
+	p.pat, p.fixed = e.backendPattern(p.be.Name)
 	if p.be.Name == "ugrep" && strings.IndexByte(p.pat, '\r') >= 0 {
-		// ugrep reads a carriage return in a pattern as a line end between
-		// two patterns (`a\rb` found "a" and "b"); spelled as an escape it
-		// is the byte, as rg reads it.
 		if p.fixed {
 			p.pat, p.fixed = regexp.QuoteMeta(p.pat), false
 		}
-		p.pat = strings.ReplaceAll(p.pat, "\r", `\r`)
+		p.pat = ugrepCarriageReturns(p.pat)
 	}
 	return p, nil
 }
