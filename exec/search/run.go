@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -123,17 +122,11 @@ func prepareUnchecked(req Request, opts Options) (*prepared, error) {
 	if e.fuzzy > 0 && p.be.Name != "ugrep" {
 		return nil, badArgs("fuzzy: not supported by the %s backend; install ugrep or omit fuzzy (FR-LS-VAL-07)", p.be.Name)
 	}
-	if p.be.Name == "ugrep" && !e.fixed {
-		if count, over := ugrepRepeatOver(e.pattern); over {
-			return nil, badArgs("pattern: repetition count %s is over ugrep's limit of %d (FR-LS-SRC-02)", count, ugrepRepeatMax)
-		}
-	}
 	p.pat, p.fixed = e.backendPattern(p.be.Name)
-	if p.be.Name == "ugrep" && strings.IndexByte(p.pat, '\r') >= 0 {
-		if p.fixed {
-			p.pat, p.fixed = regexp.QuoteMeta(p.pat), false
+	if p.be.Name == "ugrep" {
+		if p.pat, p.fixed, err = ugrepPattern(p.pat, p.fixed); err != nil {
+			return nil, err
 		}
-		p.pat = ugrepCarriageReturns(p.pat)
 	}
 	return p, nil
 }
