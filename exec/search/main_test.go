@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -54,6 +55,15 @@ func backends(t *testing.T) []string {
 		t.Skip("no search backend installed")
 	}
 	return out
+}
+
+// need returns when backend be is installed, fails under CI=true when it
+// is missing, and skips elsewhere.
+func need(t *testing.T, be string) {
+	t.Helper()
+	if !slices.Contains(backends(t), be) {
+		t.Skip(be + " missing")
+	}
 }
 
 func write(t *testing.T, root, rel, content string) {

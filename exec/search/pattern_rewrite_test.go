@@ -12,17 +12,8 @@ import (
 // \cX and `&&`; the CR rewrite for ugrep; ugrepRepeatOver), all fixed: each
 // test failed before its fix.
 
-// need returns when backend be is installed, fails under CI=true when it
-// is missing, and skips elsewhere.
-func need(t *testing.T, be string) {
-	t.Helper()
-	if !slices.Contains(backends(t), be) {
-		t.Skip(be + " missing")
-	}
-}
-
-// review16Spans returns line:start-end for every submatch.
-func review16Spans(r Response) []string {
+// lineSpans returns line:start-end for every submatch, in order.
+func lineSpans(r Response) []string {
 	var out []string
 	for _, m := range r.Matches {
 		for _, s := range m.Submatches {
@@ -48,7 +39,7 @@ func TestFoldedQuoteKeepsItsRepeat(t *testing.T) {
 		`{"pattern":"\\Qa\\E+","case":"insensitive"}`:    {"1:0-1", "2:0-1", "2:2-3", "3:0-3"},
 	} {
 		r := search(t, "ugrep", root, req)
-		if got := review16Spans(r); !slices.Equal(got, want) {
+		if got := lineSpans(r); !slices.Equal(got, want) {
 			t.Errorf("ugrep %s: spans %v, want %v (as with case sensitive on the same text in other case)", req, got, want)
 		}
 	}
@@ -93,7 +84,7 @@ func TestFoldClassSubtraction(t *testing.T) {
 	write(t, root, "f.txt", "BCD bcd aei\n")
 	eachBackend(t, func(t *testing.T, be string) {
 		r := search(t, be, root, `{"pattern":"[a-z--[aeiou]]+","case":"insensitive"}`)
-		if got, want := review16Spans(r), []string{"1:0-3", "1:4-7"}; !slices.Equal(got, want) {
+		if got, want := lineSpans(r), []string{"1:0-3", "1:4-7"}; !slices.Equal(got, want) {
 			t.Errorf("%s: spans %v, want %v (BCD and bcd)", be, got, want)
 		}
 	})
