@@ -17,6 +17,7 @@ import (
 
 	"github.com/vigil-dev/vigil/internal/atomicfile"
 	"github.com/vigil-dev/vigil/internal/flock"
+	"golang.org/x/sys/unix"
 )
 
 // BackendInfo describes one detected search binary.
@@ -315,7 +316,10 @@ func backendArgs(be BackendInfo, e effective, pat string, fixed bool, files []st
 	if e.word {
 		a = append(a, "-w")
 	}
-	a = append(a, "-e", pat, "--")
+	// The pattern is glued to its option: ugrep 3.11 reads an argument
+	// starting with "---" as its ---FILE option even after -e, so `-e
+	// ---X` loaded the config file $HOME/X.
+	a = append(a, "--regexp="+pat, "--")
 	return append(a, files...)
 }
 
@@ -359,7 +363,11 @@ func checkPattern(ctx context.Context, be BackendInfo, e effective, pat string, 
 	cmd.Stdin = bytes.NewReader(nil)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		limitMemory(cmd, e.maxSize)
+		err = cmd.Wait()
+	}
 	code := exitCode(err)
 	if code == 0 || code == 1 {
 		return nil
@@ -369,7 +377,38 @@ func checkPattern(ctx context.Context, be BackendInfo, e effective, pat string, 
 	}
 	msg := strings.TrimSpace(lossy(stderr.String()))
 	msg = strings.TrimPrefix(msg, "ugrep: error: ")
+	if strings.Contains(msg, "bad_alloc") {
+		// ugrep has no size limit of its own (rg refuses a regex that
+		// compiles to over 100 MB): limitMemory stopped it.
+		return badArgs("pattern: too complex for %s: compiling it took over its memory limit of %d MiB (FR-LS-SRC-02)", be.Name, memoryLimit(e.maxSize)>>20)
+	}
 	return badArgs("pattern: invalid regular expression for %s: %s (FR-LS-SRC-02)", be.Name, msg)
+}
+
+// backendMemoryBase is the memory (RLIMIT_DATA: heap and private
+// mappings, not mapped files) a backend process may take beyond four times
+// the largest file it may read. ugrep has no limit of its own on the
+// automaton it builds: `\w{0,1000}` took 3 GB in 14 s before failing, and
+// ugrep processes were killed by the kernel at 24 GB, which takes other
+// programs' memory with them. A variable so that tests can lower it.
+var backendMemoryBase int64 = 2 << 30
+
+// memoryLimit is the RLIMIT_DATA a backend gets for files up to
+// maxFileSize bytes (rg holds a line, and ugrep a window of it, in memory).
+func memoryLimit(maxFileSize int64) int64 {
+	return backendMemoryBase + 4*max(maxFileSize, 0)
+}
+
+// limitMemory lowers a started backend's RLIMIT_DATA to memoryLimit. It
+// is applied just after exec, before the backend has read its arguments
+// far enough to compile anything; a failure (a sandbox that forbids
+// prlimit) leaves the process as it was.
+func limitMemory(cmd *exec.Cmd, maxFileSize int64) {
+	if cmd.Process == nil {
+		return
+	}
+	l := uint64(memoryLimit(maxFileSize))
+	_ = unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_DATA, &unix.Rlimit{Cur: l, Max: l}, nil)
 }
 
 // exitCode extracts the process exit code; -1 when the process did not exit

@@ -339,7 +339,7 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 	var stderr limitedBuffer
 	cmd.Stderr = &stderr
 	started := time.Now()
-	stdout, wait, err := startFollowed(cmd)
+	stdout, wait, err := startFollowed(cmd, p.e.maxSize)
 	if err != nil {
 		p.proof.verify()
 		return 2, p.be.Name + ": " + err.Error()

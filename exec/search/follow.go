@@ -17,12 +17,13 @@ import (
 // writes without waking anyone, and Vigil reads what has accumulated a
 // few times per millisecond at most.
 
-// startFollowed starts cmd with its output going to an in-memory file. It
+// startFollowed starts cmd with its output going to an in-memory file, and
+// limits its memory (limitMemory, for files up to maxFileSize bytes). It
 // returns a reader of that output, which ends once cmd has exited, and
 // wait, which returns cmd.Wait's error once it has (call it once, after
 // reading to the end). Where no in-memory file can be made (an old kernel,
 // a sandbox that forbids memfd_create), the output goes through a pipe.
-func startFollowed(cmd *exec.Cmd) (r io.Reader, wait func() error, err error) {
+func startFollowed(cmd *exec.Cmd, maxFileSize int64) (r io.Reader, wait func() error, err error) {
 	out, err := newOutputFile()
 	if err != nil {
 		pipe, err := cmd.StdoutPipe()
@@ -32,6 +33,7 @@ func startFollowed(cmd *exec.Cmd) (r io.Reader, wait func() error, err error) {
 		if err := cmd.Start(); err != nil {
 			return nil, nil, err
 		}
+		limitMemory(cmd, maxFileSize)
 		return pipe, cmd.Wait, nil
 	}
 	cmd.Stdout = out
@@ -39,6 +41,7 @@ func startFollowed(cmd *exec.Cmd) (r io.Reader, wait func() error, err error) {
 		out.Close()
 		return nil, nil, err
 	}
+	limitMemory(cmd, maxFileSize)
 	exited := make(chan struct{})
 	var werr error
 	go func() {

@@ -133,7 +133,7 @@ func (p *prepared) rgWalkArgs() []string {
 		a = append(a, "-w")
 	}
 	flags, root := p.rgWalkSelection()
-	return append(append(a, flags...), "-e", p.pat, "--", root)
+	return append(append(a, flags...), "--regexp="+p.pat, "--", root)
 }
 
 // rgWalkSelection is the part of rg's arguments that selects files: rg
@@ -380,7 +380,7 @@ func (p *prepared) runWalk(parent context.Context, pattern string) (resp Respons
 	cmd := command(ctx, p.be, p.pl.sandbox, p.env, args)
 	var stderr limitedBuffer
 	cmd.Stderr = &stderr
-	stdout, wait, err := startFollowed(cmd)
+	stdout, wait, err := startFollowed(cmd, p.e.maxSize)
 	if err != nil {
 		return resp, true, nil
 	}

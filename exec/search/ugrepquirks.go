@@ -6,31 +6,45 @@ import (
 	"strings"
 )
 
-// ugrepPattern adapts a pattern, as backendPattern made it, to two quirks
-// of ugrep 3.11 that would otherwise give a wrong answer without a word: a
-// counted repeat over its limit (BadArgs instead) and a carriage return in
-// the pattern (spelled as an escape).
+// ugrepPattern adapts a pattern, as backendPattern made it, to quirks of
+// ugrep 3.11 that would otherwise give a wrong answer without a word: a
+// counted repeat over its limit (BadArgs instead), and syntax ugrep reads
+// otherwise than rg (rewritten by ugrepRewrite).
 func ugrepPattern(pat string, fixed bool) (string, bool, error) {
-	if !fixed {
-		if count, over := ugrepRepeatOver(pat); over {
-			return "", false, badArgs("pattern: repetition count %s is over ugrep's limit of %d (FR-LS-SRC-02)", count, ugrepRepeatMax)
+	if fixed {
+		if strings.IndexByte(pat, '\r') < 0 {
+			return pat, true, nil
 		}
+		pat = regexp.QuoteMeta(pat)
+	} else if count, over := ugrepRepeatOver(pat); over {
+		return "", false, badArgs("pattern: repetition count %s is over ugrep's limit of %d (FR-LS-SRC-02)", count, ugrepRepeatMax)
 	}
-	if strings.IndexByte(pat, '\r') >= 0 {
-		if fixed {
-			pat, fixed = regexp.QuoteMeta(pat), false
-		}
-		pat = ugrepCarriageReturns(pat)
-	}
-	return pat, fixed, nil
+	return ugrepRewrite(pat), false, nil
 }
 
-// ugrepCarriageReturns spells each carriage return in a regex as the
-// escape `\r`: ugrep reads the byte itself as a line end between two
-// patterns (`a`, CR, `b` found "a" and "b"), where rg reads a CR. Inside a
-// quote (`\Q...\E`) the escape would be literal text, so the quote is left
-// around it; an escaped CR (backslash, CR) is the CR too.
-func ugrepCarriageReturns(pattern string) string {
+// ugrepRewrite spells things in a regex so that ugrep reads them as rg
+// does (differential fuzzing against rg found each):
+//   - a carriage return becomes the escape `\r`: ugrep reads the byte itself
+//     as a line end between two patterns (`a`, CR, `b` found "a" and "b");
+//     an escaped CR (backslash, CR) is the CR too, and inside a quote
+//     (`\Q...\E`) the quote is left around the escape;
+//   - `\$` becomes `[$]`: with -w, ugrep refuses a pattern ending in `\$`
+//     ("mismatched ( )"), so the fixed string `X$` folded for case or quoted
+//     for a CR was BadArgs;
+//   - `.` becomes `[^\n]`: ugrep's `.` also takes any single byte, so `..`
+//     matched one `é` and `x.y` matched x, a byte of invalid UTF-8, y, where
+//     rg's `.` (like ugrep's `[^\n]`) takes one valid UTF-8 character. It
+//     also keeps `(?s)` from letting a match run into the next line, which
+//     rg never does. The price is compile time: `func .+Context\(` takes
+//     ugrep 23 ms to compile against 9 ms;
+//   - classes that take the newline in ugrep (`\W`, `\D`, `\P{L}`, `\p{Cc}`,
+//     `[[:space:]]`, `[\x00-\x7f]`; rg's never do) are spelled without it;
+//   - a non-ASCII `\x` escape is put in a group, so a repeat after it takes
+//     the whole character.
+//
+// Bracket classes are otherwise copied as they are: `.` and `$` are members
+// there.
+func ugrepRewrite(pattern string) string {
 	var b strings.Builder
 	quoted := false
 	for i := 0; i < len(pattern); i++ {
@@ -52,14 +66,166 @@ func ugrepCarriageReturns(pattern string) string {
 				b.WriteString(`\Q`)
 			case '\r':
 				b.WriteString(`\r`)
+			case '$':
+				b.WriteString(`[$]`)
+			case 'W', 'D':
+				// ugrep's \W and \D take the newline, so `a\Wb` matched
+				// "a" at the end of one line and "b" on the next.
+				b.WriteString(`[^\` + strings.ToLower(pattern[i:i+1]) + `\n]`)
+			case 'p', 'P':
+				// So do Unicode classes (\P{L}, \p{Cc}): spelled as the
+				// negated class of their complement, which leaves the
+				// newline out (`[^\P{L}\n]`), at the same compile time.
+				arg, ok := unicodeClassArg(pattern[i+1:])
+				if !ok {
+					b.WriteByte(c)
+					b.WriteByte(pattern[i])
+					break
+				}
+				other := "P"
+				if pattern[i] == 'P' {
+					other = "p"
+				}
+				b.WriteString(`[^\` + other + arg + `\n]`)
+				i += len(arg)
+			case 'x':
+				// ugrep repeats only the last UTF-8 byte of a non-ASCII
+				// \x escape (`\x{e9}*a` did not match "a"); a group
+				// makes the repeat take the whole character.
+				arg, code := hexEscapeArg(pattern[i+1:])
+				if code < 0x80 {
+					b.WriteString(`\x`)
+					break
+				}
+				b.WriteString(`(?:\x` + arg + `)`)
+				i += len(arg)
 			default:
 				b.WriteByte(c)
 				b.WriteByte(pattern[i])
 			}
+		case c == '[':
+			end := classEnd(pattern, i)
+			if end < 0 {
+				// Unclosed: ugrep will refuse it; pass it on unchanged.
+				b.WriteString(ugrepCarriageReturnsOnly(pattern[i:]))
+				return b.String()
+			}
+			class := ugrepCarriageReturnsOnly(pattern[i : end+1])
+			if classMayDropNewline(class) {
+				// A class such as [[:space:]], [\P{L}] or [\x00-\x7f]
+				// takes the newline in ugrep (negated ones do not):
+				// intersect it with [^\n].
+				class = class[:len(class)-1] + `&&[^\n]]`
+			}
+			b.WriteString(class)
+			i = end
 		case c == '\r':
 			b.WriteString(`\r`)
+		case c == '.':
+			b.WriteString(`[^\n]`)
 		default:
 			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// unicodeClassArg returns the argument of a \p or \P escape at the start
+// of rest: one letter (`L`) or a braced name (`{Greek}`). ugrep's own
+// negated form `{^Greek}` is not taken (ok false), and neither is anything
+// unclosed.
+func unicodeClassArg(rest string) (string, bool) {
+	if rest == "" {
+		return "", false
+	}
+	if rest[0] != '{' {
+		c := rest[0]
+		return rest[:1], c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+	}
+	end := strings.IndexByte(rest, '}')
+	if end < 2 || rest[1] == '^' {
+		return "", false
+	}
+	return rest[:end+1], true
+}
+
+// hexEscapeArg returns the argument of a \x escape at the start of rest
+// (`{e9}` or two hex digits) and the code point it names, or -1 when it is
+// neither (ugrep then decides what it means).
+func hexEscapeArg(rest string) (string, int64) {
+	arg := ""
+	digits := ""
+	if strings.HasPrefix(rest, "{") {
+		end := strings.IndexByte(rest, '}')
+		if end < 0 {
+			return "", -1
+		}
+		arg, digits = rest[:end+1], rest[1:end]
+	} else if len(rest) >= 2 {
+		arg, digits = rest[:2], rest[:2]
+	}
+	code, err := strconv.ParseInt(digits, 16, 32)
+	if err != nil || digits == "" {
+		return "", -1
+	}
+	return arg, code
+}
+
+// classMayDropNewline reports whether a bracket class may take the
+// newline in ugrep and can be intersected with [^\n] without changing
+// anything else. It may take it when it has an escape, a POSIX name or a
+// range (a class of plain characters such as the folded `[aA]` cannot).
+// It can be intersected when it is not negated, has no set operation
+// (`&&`, `--`, `~~`) or nested class of its own, and does not end in a
+// character that would join the `&&` after it (`-`, `&`, `~`).
+func classMayDropNewline(class string) bool {
+	body := class[1 : len(class)-1]
+	if body == "" || body[0] == '^' || strings.ContainsAny(body[len(body)-1:], "-&~") {
+		return false
+	}
+	mayTake := strings.IndexByte(body[1:], '-') >= 0
+	for j := 0; j < len(body); j++ {
+		switch {
+		case body[j] == '\\':
+			mayTake = true
+			j++
+		case strings.HasPrefix(body[j:], "[:"):
+			k := strings.Index(body[j:], ":]")
+			if k < 0 {
+				return false
+			}
+			mayTake = true
+			j += k + 1
+		case body[j] == '[',
+			strings.HasPrefix(body[j:], "&&"),
+			strings.HasPrefix(body[j:], "--"),
+			strings.HasPrefix(body[j:], "~~"):
+			return false
+		}
+	}
+	return mayTake
+}
+
+// ugrepCarriageReturnsOnly spells each carriage return in (part of) a
+// bracket class, raw or escaped, as `\r`, which ugrep reads as a CR there
+// too; everything else is copied.
+func ugrepCarriageReturnsOnly(class string) string {
+	if strings.IndexByte(class, '\r') < 0 {
+		return class
+	}
+	var b strings.Builder
+	for i := 0; i < len(class); i++ {
+		switch {
+		case class[i] == '\\' && i+1 < len(class) && class[i+1] == '\r':
+			b.WriteString(`\r`)
+			i++
+		case class[i] == '\\' && i+1 < len(class):
+			b.WriteString(class[i : i+2])
+			i++
+		case class[i] == '\r':
+			b.WriteString(`\r`)
+		default:
+			b.WriteByte(class[i])
 		}
 	}
 	return b.String()

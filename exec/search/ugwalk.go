@@ -132,7 +132,7 @@ func (p *prepared) ugrepWalkArgs() []string {
 		a = append(a, "-w")
 	}
 	flags, root := p.ugrepWalkSelection()
-	return append(append(a, flags...), "-e", p.pat, "--", root)
+	return append(append(a, flags...), "--regexp="+p.pat, "--", root)
 }
 
 // ugrepWalkSelection is the part of ugrep's arguments that selects files:
