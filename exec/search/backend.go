@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -396,6 +397,9 @@ var backendMemoryBase int64 = 2 << 30
 // memoryLimit is the RLIMIT_DATA a backend gets for files up to
 // maxFileSize bytes (rg holds a line, and ugrep a window of it, in memory).
 func memoryLimit(maxFileSize int64) int64 {
+	if maxFileSize > (math.MaxInt64-backendMemoryBase)/4 {
+		return math.MaxInt64 // a size cap this large means none
+	}
 	return backendMemoryBase + 4*max(maxFileSize, 0)
 }
 

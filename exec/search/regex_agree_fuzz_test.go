@@ -46,6 +46,12 @@ func FuzzRegexBackendsAgree(f *testing.F) {
 		need(t, "rg")
 		g := &rxAgreeGen{b: patBytes}
 		pattern := g.pattern()
+		if len(pattern) > 64 {
+			// Nested repeats make automata that outgrow ugrep's memory
+			// limit (BadArgs "too complex") or take it seconds to
+			// build; the README lists that.
+			t.Skip()
+		}
 		content := g.content(fileBytes, mode&2 != 0)
 		caseMode := "sensitive"
 		if mode&1 != 0 {

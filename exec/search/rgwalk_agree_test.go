@@ -113,7 +113,12 @@ func TestIgnoreLinesAgreeWithRgOrAreFlagged(t *testing.T) {
 		}
 		cmd := exec.Command("rg", "--files", "--no-config", "--hidden", "--no-require-git", "--no-ignore-parent", "--no-ignore-global", "--no-ignore-exclude", ".")
 		cmd.Dir = root
-		out, _ := cmd.Output()
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if code := exitCode(err); code != 0 && code != 1 { // 1: no files
+			t.Fatalf("gitignore %q: rg --files: %v: %s", gi, err, stderr.String())
+		}
 		var rgl []string
 		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			if l != "" && l != "./.gitignore" {

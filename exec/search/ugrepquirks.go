@@ -26,8 +26,8 @@ func ugrepPattern(pat string, fixed bool) (string, bool, error) {
 // does (differential fuzzing against rg found each):
 //   - a carriage return becomes the escape `\r`: ugrep reads the byte itself
 //     as a line end between two patterns (`a`, CR, `b` found "a" and "b");
-//     an escaped CR (backslash, CR) is the CR too, and inside a quote
-//     (`\Q...\E`) the quote is left around the escape;
+//     an escaped CR (backslash, CR) is the CR too, and a quote (`\Q...\E`)
+//     holding one is split around the escape, in a group (ugrepQuote);
 //   - `\$` becomes `[$]`: with -w, ugrep refuses a pattern ending in `\$`
 //     ("mismatched ( )"), so the fixed string `X$` folded for case or quoted
 //     for a CR was BadArgs;
@@ -39,31 +39,29 @@ func ugrepPattern(pat string, fixed bool) (string, bool, error) {
 //     ugrep 23 ms to compile against 9 ms;
 //   - classes that take the newline in ugrep (`\W`, `\D`, `\P{L}`, `\p{Cc}`,
 //     `[[:space:]]`, `[\x00-\x7f]`; rg's never do) are spelled without it;
-//   - a non-ASCII `\x` escape is put in a group, so a repeat after it takes
-//     the whole character.
+//   - a non-ASCII code point escape (`\x{e9}`, `\xe9`, `\u{e9}`, `\o{351}`) is
+//     put in a group, so a repeat after it takes the whole character.
 //
-// Bracket classes are otherwise copied as they are: `.` and `$` are members
-// there.
+// Bracket classes are otherwise copied as they are (`.` and `$` are
+// members there), and so are quotes, comments (`(?#...)`) and the argument
+// of `\cX`.
 func ugrepRewrite(pattern string) string {
 	var b strings.Builder
-	quoted := false
 	for i := 0; i < len(pattern); i++ {
 		c := pattern[i]
 		switch {
-		case quoted && c == '\\' && i+1 < len(pattern) && pattern[i+1] == 'E':
-			quoted = false
-			b.WriteString(`\E`)
-			i++
-		case quoted && c == '\r':
-			b.WriteString(`\E\r\Q`)
-		case quoted:
-			b.WriteByte(c)
 		case c == '\\' && i+1 < len(pattern):
 			i++
 			switch pattern[i] {
 			case 'Q':
-				quoted = true
-				b.WriteString(`\Q`)
+				i = ugrepQuote(&b, pattern, i+1)
+			case 'c':
+				// \cX: the byte after it is its argument, not pattern.
+				b.WriteString(`\c`)
+				if i+1 < len(pattern) {
+					i++
+					b.WriteByte(pattern[i])
+				}
 			case '\r':
 				b.WriteString(`\r`)
 			case '$':
@@ -88,21 +86,32 @@ func ugrepRewrite(pattern string) string {
 				}
 				b.WriteString(`[^\` + other + arg + `\n]`)
 				i += len(arg)
-			case 'x':
+			case 'x', 'u', 'o':
 				// ugrep repeats only the last UTF-8 byte of a non-ASCII
-				// \x escape (`\x{e9}*a` did not match "a"); a group
-				// makes the repeat take the whole character.
-				arg, code := hexEscapeArg(pattern[i+1:])
+				// code point escape (`\x{e9}*a` did not match "a", and
+				// `\u{e9}+` took "é" and then bytes 0xa9); a group makes
+				// the repeat take the whole character.
+				arg, code := codePointEscapeArg(pattern[i], pattern[i+1:])
 				if code < 0x80 {
-					b.WriteString(`\x`)
+					b.WriteByte(c)
+					b.WriteByte(pattern[i])
 					break
 				}
-				b.WriteString(`(?:\x` + arg + `)`)
+				b.WriteString(`(?:\` + pattern[i:i+1] + arg + `)`)
 				i += len(arg)
 			default:
 				b.WriteByte(c)
 				b.WriteByte(pattern[i])
 			}
+		case c == '(' && strings.HasPrefix(pattern[i:], "(?#"):
+			// A comment is copied as it is, up to its first `)`.
+			k := strings.IndexByte(pattern[i:], ')')
+			if k < 0 {
+				b.WriteString(pattern[i:])
+				return b.String()
+			}
+			b.WriteString(pattern[i : i+k+1])
+			i += k
 		case c == '[':
 			end := classEnd(pattern, i)
 			if end < 0 {
@@ -130,6 +139,25 @@ func ugrepRewrite(pattern string) string {
 	return b.String()
 }
 
+// ugrepQuote copies the quote whose text starts at pattern[i] (just after
+// `\Q`) and returns the index of its last byte (the `E` of `\E`, or the
+// pattern's end). Its text is literal, so nothing in it is rewritten,
+// except a carriage return: that is spelled `\r` outside the quote, and
+// the pieces go in one group so that a repeat after `\E` still takes the
+// whole quote.
+func ugrepQuote(b *strings.Builder, pattern string, i int) int {
+	text, last := pattern[i:], len(pattern)-1
+	if k := strings.Index(text, `\E`); k >= 0 {
+		text, last = text[:k], i+k+1
+	}
+	if strings.IndexByte(text, '\r') < 0 {
+		b.WriteString(`\Q` + text + `\E`)
+		return last
+	}
+	b.WriteString(`(?:\Q` + strings.ReplaceAll(text, "\r", `\E\r\Q`) + `\E)`)
+	return last
+}
+
 // unicodeClassArg returns the argument of a \p or \P escape at the start
 // of rest: one letter (`L`) or a braced name (`{Greek}`). ugrep's own
 // negated form `{^Greek}` is not taken (ok false), and neither is anything
@@ -149,23 +177,34 @@ func unicodeClassArg(rest string) (string, bool) {
 	return rest[:end+1], true
 }
 
-// hexEscapeArg returns the argument of a \x escape at the start of rest
-// (`{e9}` or two hex digits) and the code point it names, or -1 when it is
-// neither (ugrep then decides what it means).
-func hexEscapeArg(rest string) (string, int64) {
-	arg := ""
-	digits := ""
-	if strings.HasPrefix(rest, "{") {
+// codePointEscapeArg returns the argument of a code point escape at the
+// start of rest, after its letter kind (x, u or o): a braced number
+// (`{e9}`, `{351}` in octal for o) or, for x only, two hex digits; and the
+// code point it names, or -1 when it is none of these (ugrep then decides
+// what it means).
+func codePointEscapeArg(kind byte, rest string) (string, int64) {
+	base := 16
+	if kind == 'o' {
+		base = 8
+	}
+	var arg, digits string
+	switch {
+	case strings.HasPrefix(rest, "{"):
 		end := strings.IndexByte(rest, '}')
 		if end < 0 {
 			return "", -1
 		}
 		arg, digits = rest[:end+1], rest[1:end]
-	} else if len(rest) >= 2 {
+	case kind == 'x' && len(rest) >= 2:
 		arg, digits = rest[:2], rest[:2]
+	default:
+		return "", -1
 	}
-	code, err := strconv.ParseInt(digits, 16, 32)
-	if err != nil || digits == "" {
+	if digits == "" || strings.Trim(digits, "0123456789abcdefABCDEF") != "" {
+		return "", -1
+	}
+	code, err := strconv.ParseInt(digits, base, 32)
+	if err != nil {
 		return "", -1
 	}
 	return arg, code
