@@ -344,7 +344,12 @@ func command(ctx context.Context, be BackendInfo, dir string, env []string, args
 	cmd.Args[0] = be.Name
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a backend in its own process group outlives a Vigil that
+	// is killed (a closed terminal, SIGKILL), and one stuck on a pattern
+	// (see checkPattern) then spins forever. The signal follows the thread
+	// that started the process; Go keeps its threads, except those a
+	// goroutine locked and left locked, which Vigil never does.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error {
 		if cmd.Process == nil {
 			return nil
@@ -358,7 +363,17 @@ func command(ctx context.Context, be BackendInfo, dir string, env []string, args
 // checkPattern asks the backend itself whether the pattern compiles, by
 // searching empty input: exit 2 means the regex (or flag combination) is
 // invalid (FR-LS-SRC-02).
+//
+// The check gets the search's timeout too (at least checkPatternMin, so
+// that a bad pattern is still told apart under a tiny timeout_ms): ugrep
+// 3.11 never finishes compiling some patterns (`(?:$){1,}é` loops at full
+// CPU), and a check without a deadline, asked after the search itself
+// timed out, hung the call for good. A check cut off by its deadline
+// proves nothing against the pattern (nil): the search's own timeout then
+// answers.
 func checkPattern(ctx context.Context, be BackendInfo, e effective, pat string, fixed bool, env []string) error {
+	ctx, cancel := context.WithTimeout(ctx, max(time.Duration(e.timeoutMS)*time.Millisecond, checkPatternMin))
+	defer cancel()
 	args := backendArgs(be, e, pat, fixed, []string{"-"})
 	cmd := command(ctx, be, "", env, args)
 	cmd.Stdin = bytes.NewReader(nil)
@@ -374,6 +389,9 @@ func checkPattern(ctx context.Context, be BackendInfo, e effective, pat string, 
 		return nil
 	}
 	if code < 0 {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return execFailed("%s could not run: %v", be.Name, err)
 	}
 	msg := strings.TrimSpace(lossy(stderr.String()))
@@ -385,6 +403,10 @@ func checkPattern(ctx context.Context, be BackendInfo, e effective, pat string, 
 	}
 	return badArgs("pattern: invalid regular expression for %s: %s (FR-LS-SRC-02)", be.Name, msg)
 }
+
+// checkPatternMin is the shortest time a pattern check is given: a bad
+// pattern fails in milliseconds, even on a loaded machine.
+const checkPatternMin = 2 * time.Second
 
 // backendMemoryBase is the memory (RLIMIT_DATA: heap and private
 // mappings, not mapped files) a backend process may take beyond four times
