@@ -88,10 +88,7 @@ func TestReviewBracedUnicodeEscapeRepeatIsOneCharacter(t *testing.T) {
 	}
 	for _, be := range backends(t) {
 		for _, c := range cases {
-			r := search(t, be, root, `{"pattern":"`+c.pattern+`","case":"sensitive"}`)
-			if got := joinSpaces(lineSpans(r)); got != c.want {
-				t.Errorf("%s %s: spans %q, want %q", be, c.pattern, got, c.want)
-			}
+			expectSpans(t, be, root, `{"pattern":"`+c.pattern+`","case":"sensitive"}`, c.want)
 		}
 	}
 }

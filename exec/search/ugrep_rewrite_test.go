@@ -65,10 +65,7 @@ func TestDotIsOneCharacterInBoth(t *testing.T) {
 			if be == "rg" && c.pattern[0] == '\\' {
 				continue // \Q…\E is ugrep's
 			}
-			r := search(t, be, root, `{"pattern":`+mustJSON(c.pattern)+`,"case":"sensitive"}`)
-			if got := joinSpaces(lineSpans(r)); got != c.want {
-				t.Errorf("%s %q: spans %q, want %q", be, c.pattern, got, c.want)
-			}
+			expectSpans(t, be, root, `{"pattern":`+mustJSON(c.pattern)+`,"case":"sensitive"}`, c.want)
 		}
 	}
 }
@@ -88,10 +85,7 @@ func TestWordEndingInDollar(t *testing.T) {
 	}
 	for _, be := range backends(t) {
 		for _, c := range cases {
-			r := search(t, be, root, c.req)
-			if got := joinSpaces(lineSpans(r)); got != c.want {
-				t.Errorf("%s %s: spans %q, want %q", be, c.req, got, c.want)
-			}
+			expectSpans(t, be, root, c.req, c.want)
 		}
 	}
 }
@@ -104,14 +98,20 @@ func TestCarriageReturnInClass(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "f.txt", "a\rb\nab\na\\b\nb\n")
 	for _, pat := range []string{"a[\r]b", "a[\\\r]b", "a[x\r]b"} {
-		r := search(t, "ugrep", root, `{"pattern":`+mustJSON(pat)+`,"case":"sensitive"}`)
-		if got := joinSpaces(lineSpans(r)); got != "1:0-3" {
-			t.Errorf("ugrep %q: spans %q, want 1:0-3", pat, got)
-		}
+		expectSpans(t, "ugrep", root, `{"pattern":`+mustJSON(pat)+`,"case":"sensitive"}`, "1:0-3")
 	}
 }
 
 func joinSpaces(s []string) string { return strings.Join(s, " ") }
+
+// expectSpans fails when be's answer to reqJSON has other submatch spans
+// than want ("line:start-end", space-separated).
+func expectSpans(t *testing.T, be, root, reqJSON, want string) {
+	t.Helper()
+	if got := joinSpaces(lineSpans(search(t, be, root, reqJSON))); got != want {
+		t.Errorf("%s %s: spans %q, want %q", be, reqJSON, got, want)
+	}
+}
 
 // searchStream runs req like search, with an emit function when stream is
 // set, which sends it down the ordered path rather than a walk.
@@ -178,10 +178,7 @@ func TestRepeatedHexEscapeIsOneCharacter(t *testing.T) {
 	}
 	for _, be := range backends(t) {
 		for _, c := range cases {
-			r := search(t, be, root, `{"pattern":`+mustJSON(c.pattern)+`,"case":"sensitive"}`)
-			if got := joinSpaces(lineSpans(r)); got != c.want {
-				t.Errorf("%s %q: spans %q, want %q", be, c.pattern, got, c.want)
-			}
+			expectSpans(t, be, root, `{"pattern":`+mustJSON(c.pattern)+`,"case":"sensitive"}`, c.want)
 		}
 	}
 }
