@@ -63,8 +63,15 @@ func FuzzRegexBackendsAgree(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := `{"pattern":` + string(pat) + `,"path":".","case":"` + caseMode + `"}`
-		ug := diffSummary(searchErr("ugrep", root, req))
+		req := `{"pattern":` + string(pat) + `,"path":".","case":"` + caseMode + `","timeout_ms":2000}`
+		ugResp, ugErr := searchErr("ugrep", root, req)
+		if ugResp.TimedOut {
+			// ugrep 3.11 never finishes compiling some patterns
+			// (`(?:$){1,}é`); the README lists it, and the answer is a
+			// timed-out one.
+			t.Skip()
+		}
+		ug := diffSummary(ugResp, ugErr)
 		rg := diffSummary(searchErr("rg", root, req))
 		if ug != rg {
 			t.Errorf("%s on %q:\nugrep: %s\nrg:    %s", req, content, ug, rg)
