@@ -92,13 +92,18 @@ func search(t *testing.T, be, root, reqJSON string) Response {
 }
 
 func searchErr(be, root, reqJSON string) (Response, error) {
+	return searchEmit(be, root, reqJSON, nil)
+}
+
+// searchEmit is searchErr with an emit function for Run (nil for none).
+func searchEmit(be, root, reqJSON string, emit func(Batch)) (Response, error) {
 	req, err := DecodeRequest([]byte(reqJSON))
 	if err != nil {
 		return Response{}, err
 	}
 	opts := DefaultOptions(root)
 	opts.Backend = be
-	return Run(context.Background(), req, opts, nil)
+	return Run(context.Background(), req, opts, emit)
 }
 
 func paths(r Response) []string {

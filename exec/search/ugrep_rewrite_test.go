@@ -1,7 +1,6 @@
 package search
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,17 +116,11 @@ func expectSpans(t *testing.T, be, root, reqJSON, want string) {
 // set, which sends it down the ordered path rather than a walk.
 func searchStream(t *testing.T, be, root, reqJSON string, stream bool) Response {
 	t.Helper()
-	req, err := DecodeRequest([]byte(reqJSON))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := DefaultOptions(root)
-	opts.Backend = be
 	var emit func(Batch)
 	if stream {
 		emit = func(Batch) {}
 	}
-	r, err := Run(context.Background(), req, opts, emit)
+	r, err := searchEmit(be, root, reqJSON, emit)
 	if err != nil {
 		t.Fatalf("%s %s stream=%v: %v", be, reqJSON, stream, err)
 	}
