@@ -139,6 +139,7 @@ type Decision struct {
 	By          string // operator:<user>
 	Reason      string // for a denial
 	PreviewHash string
+	Via         string // the surface: "tui", "cli"
 }
 
 // ErrPreviewChanged means the request to send is no longer the one shown.

@@ -380,3 +380,32 @@ func (q *Queue) finishWithoutRunning(r *Record, s State, te *task.Error, e audit
 func (q *Queue) Timeout() time.Duration { return q.o.Timeout }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// Decided returns tasks in a final state, most recently finished first, at
+// most limit of them (limit <= 0: all).
+func (q *Queue) Decided(limit int) ([]Record, error) {
+	all, err := q.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	for _, r := range all {
+		if r.State.Final() {
+			out = append(out, r)
+		}
+	}
+	when := func(r Record) time.Time {
+		switch {
+		case r.FinishedAt != nil:
+			return *r.FinishedAt
+		case r.DecidedAt != nil:
+			return *r.DecidedAt
+		}
+		return r.SubmittedAt
+	}
+	sort.SliceStable(out, func(i, j int) bool { return when(out[i]).After(when(out[j])) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}

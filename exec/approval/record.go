@@ -41,10 +41,26 @@ const (
 	Denied    State = "denied"
 	Expired   State = "expired"
 	Failed    State = "failed"
+	// Tampered: the stored request (manifest, plan or record) no longer
+	// hashes to what was submitted; nothing runs. Final, with a signed
+	// EXECUTION_FAILED result naming both hashes.
+	Tampered State = "tampered"
+	// Damaged is never written: a record that cannot be read is reported in
+	// this state (with Record.Damage saying why) so one bad task does not
+	// take the queue down. It cannot be decided or executed.
+	Damaged State = "damaged"
 )
 
 // Final reports whether no further transition can happen.
-func (s State) Final() bool { return s == Done || s == Denied || s == Expired || s == Failed }
+func (s State) Final() bool {
+	return s == Done || s == Denied || s == Expired || s == Failed || s == Tampered
+}
+
+// Deadline kinds of Record.Deadline.
+const (
+	DeadlineApproval = "approval"
+	DeadlineLease    = "lease"
+)
 
 // Record is one task's durable state. Every string in it is safe to show:
 // the lease token lives only in manifest.json.
@@ -63,10 +79,25 @@ type Record struct {
 	RequestHash  string      `json:"request_hash"`
 	DecidedAt    *time.Time  `json:"decided_at,omitempty"`
 	DecidedBy    string      `json:"decided_by,omitempty"`
+	DecidedVia   string      `json:"decided_via,omitempty"` // tui | cli | vigil (timeouts, recovery)
 	Reason       string      `json:"reason,omitempty"` // a denial's reason, masked
 	PreviewHash  string      `json:"preview_hash,omitempty"`
 	PlanHash     string      `json:"plan_hash,omitempty"`
 	Error        *task.Error `json:"error,omitempty"`
+	// FinishedAt is when the task reached its final state.
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Damage says why a record could not be read (State Damaged only).
+	Damage string `json:"damage,omitempty"`
+}
+
+// Deadline is the moment the task stops being approvable: the earlier of
+// the approval timeout and the lease's exp (a zero LeaseExpires has none).
+// kind is DeadlineApproval or DeadlineLease.
+func (r Record) Deadline() (at time.Time, kind string) {
+	if !r.LeaseExpires.IsZero() && r.LeaseExpires.Before(r.ExpiresAt) {
+		return r.LeaseExpires, DeadlineLease
+	}
+	return r.ExpiresAt, DeadlineApproval
 }
 
 // ErrNotFound means no task with that id was submitted.
