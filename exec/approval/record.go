@@ -80,7 +80,7 @@ type Record struct {
 	DecidedAt    *time.Time  `json:"decided_at,omitempty"`
 	DecidedBy    string      `json:"decided_by,omitempty"`
 	DecidedVia   string      `json:"decided_via,omitempty"` // tui | cli | vigil (timeouts, recovery)
-	Reason       string      `json:"reason,omitempty"` // a denial's reason, masked
+	Reason       string      `json:"reason,omitempty"`      // a denial's reason, masked
 	PreviewHash  string      `json:"preview_hash,omitempty"`
 	PlanHash     string      `json:"plan_hash,omitempty"`
 	Error        *task.Error `json:"error,omitempty"`
