@@ -36,114 +36,6 @@ var (
 	kvRE = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|(?i:(?:bearer|basic|token|digest|negotiate)[ \t]+)?[^\s&,;"'<>)}\]]+)`)
 )
 
-// vendor is one API key shape: a literal prefix, then a run of body characters of bounded length. Matching
-// is by hand rather than by regexp: counted repetitions like {10,99} make regexp programs large and slow.
-type vendor struct {
-	prefixes []string
-	body     func(c byte) bool
-	min, max int                     // body length; max 0 means unbounded
-	show     func(key string) string // the recognisable prefix shown in the mask
-}
-
-func fixedPrefix(n int) func(string) string { return func(k string) string { return k[:n] } }
-
-func upTo(sep byte) func(string) string {
-	return func(k string) string {
-		if i := strings.IndexByte(k, sep); i >= 0 {
-			return k[:i+1]
-		}
-		return k[:3]
-	}
-}
-
-func alnumUnder(c byte) bool     { return isAlnum(c) || c == '_' }
-func alnumDash(c byte) bool      { return isAlnum(c) || c == '-' }
-func alnumUnderDash(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
-func base32Upper(c byte) bool    { return c >= 'A' && c <= 'Z' || c >= '2' && c <= '7' }
-
-func withEach(prefix, set, suffix string) []string {
-	out := make([]string, len(set))
-	for i := range set {
-		out[i] = prefix + set[i:i+1] + suffix
-	}
-	return out
-}
-
-// vendors, most specific first: at one position the first that matches wins (Anthropic before OpenAI).
-var vendors = []vendor{
-	// Anthropic
-	{[]string{"sk-ant-"}, alnumUnderDash, 20, 0, fixedPrefix(7)},
-	// OpenAI (sk-proj-, sk-svcacct-, sk-admin- and the old sk-…)
-	{[]string{"sk-"}, alnumUnderDash, 20, 0, fixedPrefix(3)},
-	// Stripe secret and restricted keys; publishable pk_ keys are public
-	{[]string{"sk_test_", "sk_live_", "sk_prod_", "rk_test_", "rk_live_", "rk_prod_"}, isAlnum, 10, 99, fixedPrefix(3)},
-	// Stripe webhook signing secret
-	{[]string{"whsec_"}, isAlnum, 24, 0, fixedPrefix(6)},
-	// AWS access key ids
-	{append([]string{"AKIA", "ASIA", "ABIA", "ACCA"}, withEach("A3T", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "")...),
-		base32Upper, 16, 16, fixedPrefix(4)},
-	// GitHub fine-grained and classic tokens
-	{[]string{"github_pat_"}, alnumUnder, 82, 0, fixedPrefix(11)},
-	{withEach("gh", "pousr", "_"), isAlnum, 36, 0, fixedPrefix(4)},
-	// Slack
-	{withEach("xox", "abposer", "-"), alnumDash, 10, 0, upTo('-')},
-	{[]string{"xapp-"}, alnumDash, 10, 0, upTo('-')},
-	// GitLab
-	{[]string{"glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-", "glsoat-", "glft-", "glimt-", "glagent-"},
-		alnumUnderDash, 20, 0, upTo('-')},
-	// Google Cloud API keys
-	{[]string{"AIza"}, alnumUnderDash, 35, 35, fixedPrefix(4)},
-}
-
-// vendorFirst holds the first bytes of all prefixes, so most positions are rejected with one lookup.
-var vendorFirst = func() (t [256]bool) {
-	for _, v := range vendors {
-		for _, p := range v.prefixes {
-			t[p[0]] = true
-		}
-	}
-	return t
-}()
-
-// apiKeyShape is the spec's API key shape: recognisable prefix, "...", last four.
-func apiKeyShape(prefix, key string) string {
-	return prefix + "..." + key[len(key)-4:]
-}
-
-// vendorAt matches a vendor key starting exactly at s[0]; it returns its length and the vendor.
-func vendorAt(s string) (int, *vendor) {
-	if s == "" || !vendorFirst[s[0]] {
-		return 0, nil
-	}
-	for i := range vendors {
-		v := &vendors[i]
-		for _, p := range v.prefixes {
-			if !strings.HasPrefix(s, p) {
-				continue
-			}
-			n := 0
-			for len(p)+n < len(s) && v.body(s[len(p)+n]) && (v.max == 0 || n < v.max) {
-				n++
-			}
-			if n >= v.min {
-				return len(p) + n, v
-			}
-		}
-	}
-	return 0, nil
-}
-
-// vendorKey returns the masked shape of s when all of s is one recognised vendor key or JWT.
-func vendorKey(s string) (string, bool) {
-	if loc := jwtRE.FindStringIndex(s); loc != nil && loc[0] == 0 && loc[1] == len(s) {
-		return apiKeyShape("eyJ", s), true
-	}
-	if n, v := vendorAt(s); v != nil && n == len(s) {
-		return apiKeyShape(v.show(s), s), true
-	}
-	return "", false
-}
-
 func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
@@ -245,12 +137,12 @@ func findVendor(_ *masker, s string) []span {
 	var out []span
 	for p := 0; p < len(s); p++ {
 		// The left boundary: "task_test_…" must not read as a Stripe "sk_test_…" key.
-		if !vendorFirst[s[p]] || p > 0 && isAlnum(s[p-1]) {
+		if vendorIndex[s[p]] == nil || p > 0 && isAlnum(s[p-1]) {
 			continue
 		}
-		if n, v := vendorAt(s[p:]); v != nil {
+		if n, shown := vendorAt(s[p:]); n > 0 {
 			key := s[p : p+n]
-			out = append(out, span{p, p + n, apiKeyShape(v.show(key), key), key})
+			out = append(out, span{p, p + n, apiKeyShape(shown, key), key})
 			p += n - 1
 		}
 	}
