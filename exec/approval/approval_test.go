@@ -190,17 +190,20 @@ func TestExpiryAgainstApprovalAtTheSameInstant(t *testing.T) {
 	}
 }
 
-func TestLeaseExpiringWhilePendingFailsAtDecision(t *testing.T) {
+func TestLeaseExpiringWhilePendingExpiresTheTask(t *testing.T) {
 	h := newHarness(t)
 	raw := h.manifest("short", "MEDIA_PAUSE", map[string]any{"target_device": "living-room"}, time.Minute)
 	h.submit(raw)
 	h.Clock.Advance(2 * time.Minute)
 	rec, res, err := h.q.Decide(context.Background(), "short", Decision{Approve: true, By: "operator:ada"})
-	if err != nil {
-		t.Fatal(err)
+	if !isDecided(err, Expired) {
+		t.Fatalf("approving after the lease expired: %v", err)
 	}
-	if rec.State != Failed || res.Error.Code != task.LeaseExpired {
+	if rec.State != Expired || res == nil || res.Error.Code != task.LeaseExpired || rec.DecidedBy != "" {
 		t.Fatalf("got %+v %+v", rec, res)
+	}
+	if st := h.simState(); st.State != "idle" {
+		t.Fatal("a task with an expired lease ran")
 	}
 }
 

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path"
 	"time"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/media"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/internal/crashpoint"
 	"github.com/vigil-dev/vigil/preview"
 )
 
@@ -27,6 +29,10 @@ type View struct {
 	BindingHash string `json:"preview_hash"`
 	LeaseValid  bool   `json:"lease_valid"`
 	LeaseError  string `json:"lease_error,omitempty"`
+	// Problem, when set, says why the task cannot run as shown: its stored
+	// request no longer hashes to what was submitted (a decision marks it
+	// tampered).
+	Problem string `json:"problem,omitempty"`
 }
 
 // plan re-plans a task's request from its manifest without a lease check, so
@@ -55,19 +61,28 @@ func toRequest(p media.Plan) preview.Request {
 // BindingHash is the masked preview's hash without live device state.
 func BindingHash(p media.Plan) string { return preview.Build(toRequest(p), p.Effect).Hash() }
 
-// Preview builds the masked preview of a task's request.
+// Preview builds the masked preview of a task's request from the manifest
+// stored now. A damaged task comes back with its Record (State Damaged and
+// the reason) and an error wrapping ErrDamaged.
 func (q *Queue) Preview(ctx context.Context, id string) (View, error) {
 	r, err := q.Get(id)
 	if err != nil {
-		return View{}, err
+		return View{Record: r}, err
 	}
-	m, err := q.st.loadManifest(id)
+	m, _, err := q.st.loadManifest(id)
 	if err != nil {
-		return View{}, err
+		why := "manifest.json cannot be read"
+		if errors.Is(err, os.ErrNotExist) {
+			why = "manifest.json is missing"
+		} else if raw, rerr := os.ReadFile(q.st.manifestPath(id)); rerr == nil {
+			why = fmt.Sprintf("manifest.json no longer parses (recorded sha256:%s, now sha256:%s)", r.ManifestHash, sha256Hex(raw))
+		}
+		r.State, r.Damage = Damaged, why
+		return View{Record: r}, fmt.Errorf("task %s: %w: %s", id, ErrDamaged, why)
 	}
 	p, drv, err := q.plan(m)
 	if err != nil {
-		return View{}, err
+		return View{Record: r}, err
 	}
 	effect := p.Effect
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -82,6 +97,11 @@ func (q *Queue) Preview(ctx context.Context, id string) (View, error) {
 	v := View{Record: r, Preview: preview.Build(toRequest(p), effect), BindingHash: BindingHash(p), LeaseValid: true}
 	if _, err := q.o.Executor.Prepare(m); err != nil {
 		v.LeaseValid, v.LeaseError = false, preview.MaskString(err.Error())
+	}
+	if !r.State.Final() {
+		if _, t, err := q.checkStored(&r); err == nil && t != nil {
+			v.Problem = t.message()
+		}
 	}
 	return v, nil
 }
@@ -146,14 +166,18 @@ type Decision struct {
 var ErrPreviewChanged = errors.New("the request changed since the preview was shown; review it again")
 
 // Decide records the first decision on a pending task; later ones get a
-// *DecidedError. An approval then executes the task (at most once) and
-// returns its signed result.
+// *DecidedError. The stored manifest and plan are re-hashed first: a
+// mismatch marks the task Tampered and returns ErrTampered. An approval
+// whose PreviewHash (when set) is not the preview of the stored request now
+// is refused with ErrPreviewChanged and changes nothing. An approval then
+// executes the task (at most once) and returns its signed result. A task
+// whose lease ran out is expired (LEASE_EXPIRED) instead of run.
 func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *task.Result, error) {
 	if err := task.ValidateTaskID(id); err != nil {
 		return Record{}, nil, err
 	}
-	if _, err := q.st.load(id); err != nil {
-		return Record{}, nil, err // no lock folder is made for a task that does not exist
+	if r, err := q.st.load(id); err != nil {
+		return r, nil, err // no lock folder is made for a task that does not exist
 	}
 	// One critical section from the decision to the end of the execution: no
 	// other process can decide, reconcile or run this task in between.
@@ -164,80 +188,136 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 	defer unlock()
 	r, err := q.st.load(id)
 	if err != nil {
-		return Record{}, nil, err
+		return r, nil, err
 	}
-	if settled, err := q.settleLocked(&r); err != nil || settled {
+	decided := func() (Record, *task.Result, error) {
 		res, _ := q.o.Results.Load(id)
-		if err != nil {
-			return r, res, err
-		}
 		return r, res, &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
+	}
+	// a transition a crash interrupted is finished first: a decision the
+	// record holds is the decision of record
+	if err := q.settleLocked(ctx, &r); err != nil {
+		res, _ := q.o.Results.Load(id)
+		return r, res, err
 	}
 	if expired, err := q.expireLocked(&r); err != nil || expired {
 		if err != nil {
 			return r, nil, err
 		}
-		res, _ := q.o.Results.Load(id)
-		return r, res, &DecidedError{TaskID: id, State: Expired}
+		return decided()
 	}
 	if r.State != Pending {
+		return decided()
+	}
+	c, t, err := q.checkStored(&r)
+	if err != nil {
+		return r, nil, err
+	}
+	if t != nil {
+		err := q.tamperLocked(&r, t)
 		res, _ := q.o.Results.Load(id)
-		return r, res, &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
+		return r, res, errors.Join(fmt.Errorf("%w (%s)", ErrTampered, t.message()), err)
 	}
 	now := q.o.Now().UTC()
 	if !d.Approve {
 		reason := preview.MaskString(d.Reason)
-		r.DecidedAt, r.DecidedBy, r.Reason = &now, d.By, reason
+		r.DecidedAt, r.DecidedBy, r.DecidedVia, r.Reason = &now, d.By, d.Via, reason
 		te := task.Errorf(task.ApprovalDenied, "denied by %s: %s", d.By, reason)
-		err := q.finishWithoutRunning(&r, Denied, te, audit.Entry{Actor: d.By, Event: audit.EventDenied,
-			Details: audit.Details(map[string]any{"reason": reason})})
+		err := q.finish(&r, "deny", Denied, te, audit.Entry{Actor: d.By, Event: audit.EventDenied,
+			Details: audit.Details(map[string]any{"reason": reason, "via": d.Via})})
 		res, _ := q.o.Results.Load(id)
 		return r, res, err
 	}
-	m, err := q.st.loadManifest(id)
-	if err != nil {
-		return r, nil, err
-	}
-	// A lease that lapsed while the task waited fails here, at decision time.
-	if _, err := q.o.Executor.Prepare(m); err != nil {
+	// A lease that lapsed or was revoked while the task waited stops it here.
+	if _, err := q.o.Executor.Prepare(c.m); err != nil {
 		te := asTaskError(err)
-		r.DecidedAt, r.DecidedBy = &now, d.By
-		ferr := q.finishWithoutRunning(&r, Failed, te, audit.Entry{Actor: d.By, Event: audit.EventFailed,
-			Details: audit.Details(map[string]any{"stage": "approval", "message": te.Message})})
+		var ferr error
+		if te.Code == task.LeaseExpired {
+			ferr = q.finish(&r, "expire", Expired, te, audit.Entry{Actor: "vigil", Event: audit.EventExpired,
+				Details: audit.Details(map[string]any{"deadline_kind": DeadlineLease, "stage": "approval", "message": te.Message})})
+		} else {
+			r.DecidedAt, r.DecidedBy, r.DecidedVia = &now, d.By, d.Via
+			ferr = q.finish(&r, "fail", Failed, te, audit.Entry{Actor: d.By, Event: audit.EventFailed,
+				Details: audit.Details(map[string]any{"stage": "approval", "message": te.Message})})
+		}
 		res, _ := q.o.Results.Load(id)
 		return r, res, ferr
 	}
-	p, _, err := q.plan(m)
-	if err != nil {
-		return r, nil, err
-	}
-	bh := BindingHash(p)
+	bh := BindingHash(c.plan)
 	if d.PreviewHash != "" && d.PreviewHash != bh {
-		return r, nil, ErrPreviewChanged
+		return r, nil, fmt.Errorf("%w (approved preview %s, the stored request now previews as %s)", ErrPreviewChanged,
+			shortHash(d.PreviewHash), shortHash(bh))
 	}
-	r.State, r.DecidedAt, r.DecidedBy, r.PreviewHash, r.PlanHash = Approved, &now, d.By, bh, p.Hash()
-	// Write-ahead: the approval is in the audit log before the record says
-	// approved, so a task that runs (now or after a crash) always has one.
-	if _, err := q.o.Audit.Append(audit.Entry{Actor: d.By, Event: audit.EventApproved, TaskID: id, Capability: r.CapabilityID,
-		Target: r.Device, TokenJTI: r.TokenJTI, Success: true,
-		Details: audit.Details(map[string]any{"preview_hash": bh, "plan_hash": r.PlanHash})}); err != nil {
-		return r, nil, fmt.Errorf("approval not recorded, nothing ran: %w", err)
+	before := r
+	r.State, r.DecidedAt, r.DecidedBy, r.DecidedVia, r.PreviewHash, r.PlanHash = Approved, &now, d.By, d.Via, bh, c.plan.Hash()
+	// The record says approved (with log_from) before the log does: the log
+	// never holds a decision the record lacks, and recovery completes the
+	// entry from the record. Nothing runs before the entry is in the log.
+	if err := q.saveFrom(&r); err != nil {
+		return before, nil, fmt.Errorf("approval not recorded, nothing ran: %w", err)
 	}
-	if err := q.st.save(r); err != nil {
-		return r, nil, err
+	crashpoint.Hit("approve.record")
+	if err := q.logApproved(&r, false); err != nil {
+		// undo the record unless the entry made it to the log after all
+		if _, _, ok, ferr := q.findLogged(id, *r.LogFrom, audit.EventApproved); ferr != nil || !ok {
+			before.LogFrom = nil
+			if serr := q.st.save(before); serr != nil {
+				return r, nil, fmt.Errorf("approval not recorded, nothing ran: %w", errors.Join(err, serr))
+			}
+			return before, nil, fmt.Errorf("approval not recorded, nothing ran: %w", err)
+		}
 	}
-	return q.executeLocked(ctx, &r, m)
+	return q.executeLocked(ctx, &r, c.m)
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// logApproved appends the approved entry; recovering, it first looks for
+// one a crash left unrecorded in the record.
+func (q *Queue) logApproved(r *Record, recovering bool) error {
+	if recovering && r.LogFrom != nil {
+		if _, _, ok, err := q.findLogged(r.TaskID, *r.LogFrom, audit.EventApproved); err != nil || ok {
+			return err
+		}
+	}
+	d := map[string]any{"preview_hash": r.PreviewHash, "plan_hash": r.PlanHash, "via": r.DecidedVia}
+	if recovering {
+		d["reconciled"] = true
+	}
+	if _, err := q.o.Audit.Append(audit.Entry{Actor: orUnknown(r.DecidedBy), Event: audit.EventApproved, TaskID: r.TaskID,
+		Capability: r.CapabilityID, Target: r.Device, TokenJTI: r.TokenJTI, Success: true,
+		Details: audit.Details(d)}); err != nil {
+		return err
+	}
+	crashpoint.Hit("approve.audit")
+	return nil
+}
+
+// tamperLocked ends a task whose stored request changed: state tampered, a
+// signed EXECUTION_FAILED result naming both hashes, a "tampered" entry.
+func (q *Queue) tamperLocked(r *Record, t *tamper) error {
+	te := task.Errorf(task.ExecutionFailed, "%s", t.message())
+	q.o.Log.Warn("task tampered", "task_id", r.TaskID, "what", t.what)
+	return q.finish(r, "tamper", Tampered, te, audit.Entry{Actor: "vigil", Event: eventTampered,
+		Details: audit.Details(map[string]any{"what": t.what, "recorded_hash": t.recorded, "found_hash": t.found,
+			"detail": t.detail, "stage": string(r.State)})})
 }
 
 // executeLocked runs an approved task; the caller holds its lock. approved →
 // executing → done/failed. The executing mark is durable before the device
-// is touched, so a crash can never lead to a second run (see Reconcile).
+// is touched, so a crash can never lead to a second run (see the package doc).
 func (q *Queue) executeLocked(ctx context.Context, r *Record, m *task.Manifest) (Record, *task.Result, error) {
 	id := r.TaskID
 	r.State = Executing
-	if err := q.st.save(*r); err != nil {
+	if err := q.saveFrom(r); err != nil {
 		return *r, nil, err
 	}
+	crashpoint.Hit("execute.record")
 	ap := &media.Approval{TaskID: id, PreviewHash: r.PreviewHash, PlanHash: r.PlanHash, DecidedBy: r.DecidedBy}
 	if r.DecidedAt != nil {
 		ap.DecidedAt = *r.DecidedAt
@@ -246,7 +326,7 @@ func (q *Queue) executeLocked(ctx context.Context, r *Record, m *task.Manifest) 
 	if err != nil {
 		// no result came back: store a signed failure so the agent gets an answer
 		te := asTaskError(err)
-		ferr := q.finishWithoutRunning(r, Failed, te, audit.Entry{Actor: "vigil", Event: audit.EventFailed,
+		ferr := q.finish(r, "fail", Failed, te, audit.Entry{Actor: "vigil", Event: audit.EventFailed,
 			Details: audit.Details(map[string]any{"stage": "execution", "message": te.Message})})
 		res, _ := q.o.Results.Load(id)
 		return *r, res, errors.Join(err, ferr)
@@ -254,7 +334,9 @@ func (q *Queue) executeLocked(ctx context.Context, r *Record, m *task.Manifest) 
 	return *r, res, q.recordResult(r, res, false)
 }
 
-// recordResult moves a record to its final state from a stored result and audits it.
+// recordResult moves a record to its final state from a stored result and
+// audits it, once: reconciling, it first looks for an executed/failed entry
+// written since the execution began.
 func (q *Queue) recordResult(r *Record, res *task.Result, reconciled bool) error {
 	event, state := audit.EventExecuted, Done
 	var rerr *task.Error
@@ -264,28 +346,54 @@ func (q *Queue) recordResult(r *Record, res *task.Result, reconciled bool) error
 			rerr = &task.Error{Code: res.Error.Code, Message: preview.MaskString(res.Error.Message)}
 		}
 	}
-	e := audit.Entry{Actor: "vigil", Event: event, TaskID: r.TaskID, Capability: r.CapabilityID, Target: r.Device,
-		TokenJTI: r.TokenJTI, Success: res.Status == task.StatusSuccess,
-		ContentHashBefore: res.ContentHashBefore, ContentHashAfter: res.ContentHashAfter,
-		Details: audit.Details(map[string]any{"status": res.Status, "output": json.RawMessage(preview.MaskJSON(res.Output)),
-			"reconciled": reconciled})}
-	if res.Error != nil {
-		e.ErrorCode = string(res.Error.Code)
-		e.Details = audit.Details(map[string]any{"status": res.Status, "message": preview.MaskString(res.Error.Message),
-			"reconciled": reconciled})
+	logged := false
+	if reconciled {
+		var err error
+		if _, _, logged, err = q.findLogged(r.TaskID, q.scanFrom(r), audit.EventExecuted, audit.EventFailed); err != nil {
+			return err
+		}
 	}
-	// audited before the record moves on: a crash in between leaves the task
-	// executing with a stored result, which settleLocked finishes
-	if _, err := q.o.Audit.Append(e); err != nil {
+	if !logged {
+		e := audit.Entry{Actor: "vigil", Event: event, TaskID: r.TaskID, Capability: r.CapabilityID, Target: r.Device,
+			TokenJTI: r.TokenJTI, Success: res.Status == task.StatusSuccess,
+			ContentHashBefore: res.ContentHashBefore, ContentHashAfter: res.ContentHashAfter,
+			Details: audit.Details(map[string]any{"status": res.Status, "output": json.RawMessage(preview.MaskJSON(res.Output)),
+				"reconciled": reconciled})}
+		if res.Error != nil {
+			e.ErrorCode = string(res.Error.Code)
+			e.Details = audit.Details(map[string]any{"status": res.Status, "message": preview.MaskString(res.Error.Message),
+				"reconciled": reconciled})
+		}
+		if _, err := q.o.Audit.Append(e); err != nil {
+			return err
+		}
+		crashpoint.Hit("execute.audit")
+	}
+	now := q.o.Now().UTC()
+	r.State, r.Error, r.FinishedAt, r.LogFrom = state, rerr, &now, nil
+	if err := q.st.save(*r); err != nil {
 		return err
 	}
-	r.State, r.Error = state, rerr
-	return q.st.save(*r)
+	crashpoint.Hit("execute.done")
+	return nil
+}
+
+// scanFrom is where recovery starts looking for an entry of r's current
+// transition: log_from, else the submitted entry, else the log's start (a
+// record written before log_from existed).
+func (q *Queue) scanFrom(r *Record) int64 {
+	switch {
+	case r.LogFrom != nil:
+		return *r.LogFrom
+	case r.SubmittedOffset != nil:
+		return *r.SubmittedOffset
+	}
+	return 0
 }
 
 // Reconcile finishes what a crash interrupted (see the package doc) and
-// expires overdue tasks. A task that cannot be settled does not stop the
-// others; the errors are joined.
+// expires overdue tasks. A task that another process holds is skipped; a
+// task that cannot be settled does not stop the others; the errors are joined.
 func (q *Queue) Reconcile(ctx context.Context) error {
 	ids, err := q.st.ids()
 	if err != nil {
@@ -303,74 +411,105 @@ func (q *Queue) Reconcile(ctx context.Context) error {
 
 func (q *Queue) reconcileOne(ctx context.Context, id string) error {
 	r, err := q.st.load(id)
-	if err != nil || r.State.Final() {
+	if err != nil || !q.due(&r) {
 		return err
 	}
-	unlock, err := q.st.lock(id)
-	if err != nil {
-		return err
+	unlock := q.st.tryLock(id)
+	if unlock == nil {
+		return nil // another process is on it
 	}
 	defer unlock()
 	if r, err = q.st.load(id); err != nil {
 		return err
 	}
-	if settled, err := q.settleLocked(&r); err != nil || settled {
+	if err := q.settleLocked(ctx, &r); err != nil {
 		return err
 	}
-	switch r.State {
-	case Pending:
-		_, err = q.expireLocked(&r)
-	case Approved:
-		// its approval is in the audit log (written ahead): it runs now
-		q.o.Log.Info("reconcile: running a task approved before a crash", "task_id", id)
-		m, merr := q.st.loadManifest(id)
-		if merr != nil {
-			return merr
-		}
-		_, _, err = q.executeLocked(ctx, &r, m)
-	case Executing:
-		te := task.Errorf(task.ExecutionFailed, "interrupted during execution; not re-run, the device may or may not have applied it")
-		err = q.finishWithoutRunning(&r, Failed, te, audit.Entry{Actor: "vigil", Event: audit.EventFailed,
-			Details: audit.Details(map[string]any{"stage": "reconcile", "message": te.Message})})
-	}
+	_, err = q.expireLocked(&r)
 	return err
 }
 
-// settleLocked brings a non-final record in line with a result already
-// stored for it (a crash after the result and before the record): the
-// result is the decision of record. It reports whether it settled anything.
-func (q *Queue) settleLocked(r *Record) (bool, error) {
+// settleLocked completes whatever transition a crash interrupted, from the
+// record and what is stored (see the crash table in the package doc); the
+// caller holds the task's lock. It leaves a pending task pending, and any
+// other task final.
+func (q *Queue) settleLocked(ctx context.Context, r *Record) error {
+	if r.State == Pending && r.LogFrom != nil {
+		return q.logSubmitted(r, true)
+	}
 	if r.State.Final() {
-		return false, nil
+		if r.LogFrom != nil {
+			return q.completeFinish(r, "recover", nil)
+		}
+		return nil
 	}
 	res, err := q.o.Results.Load(r.TaskID)
-	if errors.Is(err, task.ErrNotFound) {
-		return false, nil
+	switch {
+	case err == nil:
+		return q.adoptResult(r, res)
+	case !errors.Is(err, task.ErrNotFound):
+		return err
 	}
-	if err != nil {
-		return false, err
+	switch r.State {
+	case Approved:
+		// the record holds the decision: make sure the log does, then run it
+		if err := q.logApproved(r, true); err != nil {
+			return err
+		}
+		c, t, err := q.checkStored(r)
+		if err != nil {
+			return err
+		}
+		if t != nil {
+			return q.tamperLocked(r, t)
+		}
+		q.o.Log.Info("reconcile: running a task approved before a crash", "task_id", r.TaskID)
+		_, _, err = q.executeLocked(ctx, r, c.m)
+		return err
+	case Executing:
+		// no result: the device may or may not have acted; never run it again
+		te := task.Errorf(task.ExecutionFailed, "interrupted during execution; not re-run, the device may or may not have applied it")
+		return q.finish(r, "fail", Failed, te, audit.Entry{Actor: "vigil", Event: audit.EventFailed,
+			Details: audit.Details(map[string]any{"stage": "reconcile", "message": te.Message})})
 	}
+	return nil
+}
+
+// adoptResult brings a non-final record in line with a result already
+// stored for it: an execution whose result was stored before a crash, or a
+// record from a version that stored results first. The result is the
+// outcome of record; its audit entry is written only if none is found.
+func (q *Queue) adoptResult(r *Record, res *task.Result) error {
+	var s State
 	if res.Error != nil {
 		switch res.Error.Code {
 		case task.ApprovalDenied:
-			r.State, r.Error = Denied, res.Error
-			if err := q.st.save(*r); err != nil {
-				return false, err
-			}
-			_, err := q.o.Audit.Append(audit.Entry{Actor: orUnknown(r.DecidedBy), Event: audit.EventDenied, TaskID: r.TaskID,
-				Capability: r.CapabilityID, Target: r.Device, TokenJTI: r.TokenJTI, ErrorCode: string(res.Error.Code),
-				Details: audit.Details(map[string]any{"reason": r.Reason, "reconciled": true})})
-			return true, err
+			s = Denied
 		case task.ApprovalTimeout:
-			r.State, r.Error = Expired, res.Error
-			if err := q.st.save(*r); err != nil {
-				return false, err
-			}
-			_, err := q.o.Audit.Append(audit.Entry{Actor: "vigil", Event: audit.EventExpired, TaskID: r.TaskID,
-				Capability: r.CapabilityID, Target: r.Device, TokenJTI: r.TokenJTI, ErrorCode: string(res.Error.Code),
-				Details: audit.Details(map[string]any{"reconciled": true})})
-			return true, err
+			s = Expired
 		}
 	}
-	return true, q.recordResult(r, res, true)
+	if s == "" || r.State == Executing {
+		return q.recordResult(r, res, true)
+	}
+	ev := eventOf(s)
+	_, _, logged, err := q.findLogged(r.TaskID, q.scanFrom(r), ev)
+	if err != nil {
+		return err
+	}
+	now := q.o.Now().UTC()
+	r.State, r.Error, r.FinishedAt = s, res.Error, &now
+	if !logged {
+		actor := "vigil"
+		if s == Denied {
+			actor = orUnknown(r.DecidedBy)
+		}
+		if _, err := q.o.Audit.Append(audit.Entry{Actor: actor, Event: ev, TaskID: r.TaskID, Capability: r.CapabilityID,
+			Target: r.Device, TokenJTI: r.TokenJTI, ErrorCode: string(res.Error.Code),
+			Details: audit.Details(map[string]any{"reason": r.Reason, "reconciled": true})}); err != nil {
+			return err
+		}
+	}
+	r.LogFrom = nil
+	return q.st.save(*r)
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/internal/atomicfile"
+	"github.com/vigil-dev/vigil/internal/crashpoint"
 	"github.com/vigil-dev/vigil/preview"
 )
 
@@ -46,7 +49,9 @@ type Queue struct {
 	st store
 }
 
-// Open builds a queue and reconciles what a crash may have left behind.
+// Open builds a queue and reconciles what a crash may have left behind. A
+// task that cannot be repaired is logged and left as it is: it never stops
+// the queue from opening (Reconcile reports it).
 func Open(ctx context.Context, o Options) (*Queue, error) {
 	if o.Executor == nil || o.Leases == nil || o.Results == nil || o.Signer == nil || o.Audit == nil {
 		return nil, errors.New("approval: Executor, Leases, Results, Signer and Audit are required")
@@ -62,7 +67,7 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 	}
 	q := &Queue{o: o, st: store{dir: o.Dir}}
 	if err := q.Reconcile(ctx); err != nil {
-		return nil, err
+		q.o.Log.Warn("reconcile left tasks unrepaired", "err", err)
 	}
 	return q, nil
 }
@@ -111,13 +116,34 @@ func (q *Queue) Submit(ctx context.Context, raw []byte, source string) (Outcome,
 }
 
 func (q *Queue) reject(taskID, capID, agent, jti string, te *task.Error, source string) (Outcome, error) {
-	if _, err := q.o.Audit.Append(audit.Entry{Actor: orUnknown(agent), Event: audit.EventRejected, TaskID: taskID,
+	e := audit.Entry{Actor: orUnknown(agent), Event: audit.EventRejected, TaskID: taskID,
 		Capability: capID, TokenJTI: jti, ErrorCode: string(te.Code),
-		Details: audit.Details(map[string]any{"reason": te.Message, "source": source})}); err != nil {
+		Details: audit.Details(map[string]any{"reason": te.Message, "source": source})}
+	if taskID != "" && q.taken(taskID) {
+		// A task_id is one request: a refused submission reusing the id of
+		// an existing task stays out of that task's audit trail.
+		e.TaskID = ""
+		e.Details = audit.Details(map[string]any{"reason": te.Message, "source": source, "reused_task_id": taskID})
+	}
+	if _, err := q.o.Audit.Append(e); err != nil {
 		return Outcome{}, err
 	}
 	q.o.Log.Info("task rejected", "task_id", taskID, "code", te.Code)
 	return Outcome{TaskID: taskID, State: rejected, Error: te}, nil
+}
+
+// taken reports whether task_id already names a task (media record, search
+// claim or stored result).
+func (q *Queue) taken(id string) bool {
+	if task.ValidateTaskID(id) != nil {
+		return false
+	}
+	for _, p := range []string{q.st.recordPath(id), q.st.searchPath(id), q.o.Results.Path(id)} {
+		if _, err := os.Lstat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func orUnknown(agent string) string {
@@ -137,7 +163,51 @@ func (q *Queue) agentOf(token string) (string, string) {
 	return c.Subject, c.ID
 }
 
+// checkShownInputs refuses a target_device Vigil would display with
+// control or invisible characters (the lease's claims are checked by the
+// lease package). The message names the field and the rule, not the value.
+func checkShownInputs(m *task.Manifest) *task.Error {
+	var in map[string]json.RawMessage
+	if json.Unmarshal(m.Inputs, &in) != nil {
+		return nil // the input rules report it
+	}
+	var dev string
+	if raw, ok := in["target_device"]; ok && json.Unmarshal(raw, &dev) == nil {
+		if err := task.CheckDisplay(dev); err != nil {
+			return task.Errorf(task.ExecutionFailed, "manifest: inputs.target_device: %v", err)
+		}
+	}
+	return nil
+}
+
+// conflict is the rejection of a manifest that reuses a task_id for
+// another request. what names the difference.
+func conflict(id, what string) *task.Error {
+	return task.Errorf(task.ExecutionFailed,
+		"task_id: %q already names another request (%s); a task_id is one request, use a new one", id, what)
+}
+
+// sameRequest compares a stored task with a new submission: the same
+// capability, inputs (which include the device) and lease subject. A lease
+// re-issued with a new jti for the same request is the same request: the
+// stored answer comes back and the new lease is not used.
+func sameRequest(id, capID, requestHash, agent string, m *task.Manifest, rh, sub string) *task.Error {
+	switch {
+	case capID != m.CapabilityID:
+		return conflict(id, fmt.Sprintf("it is a %s task, this manifest asks for %s", capID, m.CapabilityID))
+	case requestHash != rh:
+		return conflict(id, "the same capability with other inputs or another device")
+	case agent != "" && agent != sub:
+		return conflict(id, "it was submitted under another lease subject")
+	}
+	return nil
+}
+
 func (q *Queue) submitMedia(m *task.Manifest, source string) (Outcome, error) {
+	if te := checkShownInputs(m); te != nil {
+		agent, jti := q.agentOf(m.Lease)
+		return q.reject(m.TaskID, m.CapabilityID, agent, jti, te, source)
+	}
 	p, err := q.o.Executor.Prepare(m)
 	if err != nil {
 		agent, jti := q.agentOf(m.Lease)
@@ -148,46 +218,123 @@ func (q *Queue) submitMedia(m *task.Manifest, source string) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer unlock()
-	if existing, err := q.st.load(m.TaskID); err == nil {
-		if existing.RequestHash != p.RequestHash {
-			return q.reject(m.TaskID, m.CapabilityID, p.Claims.Subject, p.Claims.ID, task.Errorf(task.ExecutionFailed,
-				"task_id: %q was already submitted with different inputs; use a new task_id", m.TaskID), source)
+	existing, err := q.st.load(m.TaskID)
+	switch {
+	case errors.Is(err, ErrDamaged):
+		return q.reject(m.TaskID, m.CapabilityID, p.Claims.Subject, p.Claims.ID,
+			conflict(m.TaskID, "an existing task whose record is damaged"), source)
+	case err == nil:
+		if te := sameRequest(m.TaskID, existing.CapabilityID, existing.RequestHash, existing.Agent, m, p.RequestHash, p.Claims.Subject); te != nil {
+			return q.reject(m.TaskID, m.CapabilityID, p.Claims.Subject, p.Claims.ID, te, source)
 		}
 		// the same task again: idempotent, report where it is
-		return Outcome{TaskID: m.TaskID, State: string(existing.State), Error: existing.Error}, nil
-	} else if !errors.Is(err, ErrNotFound) {
+		out := Outcome{TaskID: m.TaskID, State: string(existing.State), Error: existing.Error}
+		if existing.State.Final() {
+			out.Result, _ = q.o.Results.Load(m.TaskID)
+		}
+		return out, nil
+	case !errors.Is(err, ErrNotFound):
 		return Outcome{}, err
 	}
+	if claim, err := q.st.loadSearch(m.TaskID); err == nil {
+		return q.reject(m.TaskID, m.CapabilityID, p.Claims.Subject, p.Claims.ID,
+			conflict(m.TaskID, fmt.Sprintf("it is a %s task, this manifest asks for %s", claim.CapabilityID, m.CapabilityID)), source)
+	}
 	if res, err := q.o.Results.Load(m.TaskID); err == nil {
+		if te := sameRequest(m.TaskID, res.CapabilityID, res.RequestHash, "", m, p.RequestHash, p.Claims.Subject); te != nil {
+			return q.reject(m.TaskID, m.CapabilityID, p.Claims.Subject, p.Claims.ID, te, source)
+		}
 		return Outcome{TaskID: m.TaskID, State: stateOfResult(res), Result: res}, nil
+	} else if !errors.Is(err, task.ErrNotFound) {
+		return Outcome{}, err
+	}
+	return q.createPending(m, p, source)
+}
+
+// createPending makes a new pending task durable: manifest, record (with
+// log_from), the audit log's submitted entry, then the record again with
+// that entry's place. See the crash table in the package doc.
+func (q *Queue) createPending(m *task.Manifest, p *media.Prepared, source string) (Outcome, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return Outcome{}, err
 	}
 	now := q.o.Now().UTC()
 	rec := Record{
 		TaskID: m.TaskID, CapabilityID: m.CapabilityID, State: Pending,
 		Agent: p.Claims.Subject, TokenJTI: p.Claims.ID, Caps: p.Claims.Caps, Device: p.Action.Device,
 		Source: source, SubmittedAt: now, ExpiresAt: now.Add(q.o.Timeout), RequestHash: p.RequestHash,
-		PlanHash: p.PlanHash,
+		PlanHash: p.PlanHash, ManifestHash: sha256Hex(raw),
 	}
 	if p.Claims.ExpiresAt != nil {
 		rec.LeaseExpires = p.Claims.ExpiresAt.UTC()
 	}
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return Outcome{}, err
-	}
 	if err := atomicfile.Write(q.st.manifestPath(m.TaskID), raw, 0o600); err != nil {
 		return Outcome{}, err
 	}
-	if err := q.st.save(rec); err != nil {
+	crashpoint.Hit("submit.manifest")
+	if err := q.saveFrom(&rec); err != nil {
 		return Outcome{}, err
 	}
-	if _, err := q.o.Audit.Append(audit.Entry{Actor: rec.Agent, Event: audit.EventSubmitted, TaskID: rec.TaskID,
-		Capability: rec.CapabilityID, Target: rec.Device, TokenJTI: rec.TokenJTI, Success: true,
-		Details: audit.Details(map[string]any{"source": source, "approval_deadline": rec.ExpiresAt.Format(time.RFC3339),
-			"plan_hash": p.PlanHash})}); err != nil {
+	crashpoint.Hit("submit.record")
+	if err := q.logSubmitted(&rec, false); err != nil {
 		return Outcome{}, err
 	}
 	return Outcome{TaskID: m.TaskID, State: string(Pending)}, nil
+}
+
+// saveFrom saves r with LogFrom set to the log's end now: the transition's
+// audit entry is still to come, and will be found at or after that offset.
+func (q *Queue) saveFrom(r *Record) error {
+	from, err := q.logEnd()
+	if err != nil {
+		return err
+	}
+	r.LogFrom = &from
+	return q.st.save(*r)
+}
+
+// logSubmitted appends the submitted entry (or, in recovery, finds the one a
+// crash left unrecorded) and saves where it is.
+func (q *Queue) logSubmitted(r *Record, recovering bool) error {
+	from := int64(0)
+	if r.LogFrom != nil {
+		from = *r.LogFrom
+	}
+	e, off, ok := audit.Entry{}, int64(0), false
+	if recovering {
+		var err error
+		if e, off, ok, err = q.findLogged(r.TaskID, from, audit.EventSubmitted); err != nil {
+			return err
+		}
+	}
+	if !ok {
+		details := map[string]any{"source": r.Source, "approval_deadline": r.ExpiresAt.Format(time.RFC3339),
+			"plan_hash": r.PlanHash, "manifest_hash": r.ManifestHash, "request_hash": r.RequestHash}
+		if recovering {
+			details["reconciled"] = true
+		}
+		var err error
+		e, err = q.o.Audit.Append(audit.Entry{Actor: r.Agent, Event: audit.EventSubmitted, TaskID: r.TaskID,
+			Capability: r.CapabilityID, Target: r.Device, TokenJTI: r.TokenJTI, Success: true,
+			Details: audit.Details(details)})
+		if err != nil {
+			return err
+		}
+		crashpoint.Hit("submit.audit")
+		if _, off, ok, err = q.findLogged(r.TaskID, from, audit.EventSubmitted); err != nil {
+			return err
+		}
+	}
+	r.SubmittedSeq, r.LogFrom = &e.Seq, nil
+	if ok {
+		r.SubmittedOffset = &off
+	}
+	if err := q.st.save(*r); err != nil {
+		return err
+	}
+	crashpoint.Hit("submit.done")
+	return nil
 }
 
 func stateOfResult(r *task.Result) string {
@@ -197,9 +344,31 @@ func stateOfResult(r *task.Result) string {
 	return string(Failed)
 }
 
+// searchClaim is tasks/<id>/search.json: which request a search task_id
+// belongs to, so a later manifest with that id is compared with it.
+type searchClaim struct {
+	CapabilityID string `json:"capability_id"`
+	RequestHash  string `json:"request_hash"`
+	Agent        string `json:"agent"`
+}
+
+func (s store) searchPath(id string) string { return filepath.Join(s.dir, id, "search.json") }
+
+func (s store) loadSearch(id string) (searchClaim, error) {
+	var c searchClaim
+	b, err := os.ReadFile(s.searchPath(id))
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("task %s: search.json is damaged", id)
+	}
+	return c, nil
+}
+
 // runSearch runs a non-mutating SEARCH_* task at submission: lease checks,
 // then the scope executor, once per task_id (a repeat returns the stored,
-// byte-identical result).
+// byte-identical result). The task_id rule is the media tasks' rule.
 func (q *Queue) runSearch(ctx context.Context, m *task.Manifest, source string) (Outcome, error) {
 	claims, err := q.o.Leases.Check(m.Lease, lease.Request{TaskID: m.TaskID, CapabilityID: m.CapabilityID})
 	if err != nil {
@@ -209,6 +378,43 @@ func (q *Queue) runSearch(ctx context.Context, m *task.Manifest, source string) 
 	rh, err := m.RequestHash()
 	if err != nil {
 		return Outcome{}, err
+	}
+	unlock, err := q.st.lock(m.TaskID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer unlock()
+	existing, err := q.st.load(m.TaskID)
+	switch {
+	case errors.Is(err, ErrDamaged):
+		return q.reject(m.TaskID, m.CapabilityID, claims.Subject, claims.ID,
+			conflict(m.TaskID, "an existing task whose record is damaged"), source)
+	case err == nil:
+		return q.reject(m.TaskID, m.CapabilityID, claims.Subject, claims.ID,
+			conflict(m.TaskID, fmt.Sprintf("it is a %s task (%s), this manifest asks for %s", existing.CapabilityID,
+				existing.State, m.CapabilityID)), source)
+	case !errors.Is(err, ErrNotFound):
+		return Outcome{}, err
+	}
+	claim, cerr := q.st.loadSearch(m.TaskID)
+	switch {
+	case cerr == nil:
+		if te := sameRequest(m.TaskID, claim.CapabilityID, claim.RequestHash, claim.Agent, m, rh, claims.Subject); te != nil {
+			return q.reject(m.TaskID, m.CapabilityID, claims.Subject, claims.ID, te, source)
+		}
+	case errors.Is(cerr, os.ErrNotExist):
+		if res, err := q.o.Results.Load(m.TaskID); err == nil {
+			if te := sameRequest(m.TaskID, res.CapabilityID, res.RequestHash, "", m, rh, claims.Subject); te != nil {
+				return q.reject(m.TaskID, m.CapabilityID, claims.Subject, claims.ID, te, source)
+			}
+		}
+		b, _ := json.Marshal(searchClaim{CapabilityID: m.CapabilityID, RequestHash: rh, Agent: claims.Subject})
+		if err := atomicfile.Write(q.st.searchPath(m.TaskID), b, 0o600); err != nil {
+			return Outcome{}, err
+		}
+	default:
+		return q.reject(m.TaskID, m.CapabilityID, claims.Subject, claims.ID,
+			conflict(m.TaskID, "an existing search task whose claim file is damaged"), source)
 	}
 	var target string
 	var in struct {
@@ -261,24 +467,26 @@ func peekTaskID(raw []byte) string {
 		return ""
 	}
 	s, ok := v.TaskID.(string)
-	if !ok || len(s) > task.MaxTaskIDLen {
+	if !ok || task.ValidateTaskID(s) != nil {
 		return ""
 	}
 	return preview.MaskString(s)
 }
 
-// Get returns one task's record (expiring it first if its time is up).
+// Get returns one task's record, after finishing what a crash left undone
+// and expiring it if its deadline passed. A damaged record comes back in
+// State Damaged with an error wrapping ErrDamaged.
 func (q *Queue) Get(id string) (Record, error) {
 	if err := task.ValidateTaskID(id); err != nil {
 		return Record{}, err
 	}
-	if err := q.expireIfDue(id); err != nil && !errors.Is(err, ErrNotFound) {
-		return Record{}, err
-	}
+	q.maintain(context.Background(), id)
 	return q.st.load(id)
 }
 
-// List returns every task, oldest first, after expiring overdue ones.
+// List returns every task, oldest first, after repairing and expiring what
+// is due. A damaged record is listed in State Damaged; it never hides the
+// others.
 func (q *Queue) List() ([]Record, error) {
 	ids, err := q.st.ids()
 	if err != nil {
@@ -286,12 +494,17 @@ func (q *Queue) List() ([]Record, error) {
 	}
 	out := make([]Record, 0, len(ids))
 	for _, id := range ids {
-		if err := q.expireIfDue(id); err != nil {
-			return nil, err
-		}
+		q.maintain(context.Background(), id)
 		r, err := q.st.load(id)
-		if err != nil {
-			return nil, err
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue
+		case err != nil && !errors.Is(err, ErrDamaged):
+			r = Record{TaskID: id, State: Damaged, Damage: "record.json cannot be read: " + errReason(err)}
+		case err == nil && r.State == Pending:
+			if why := q.manifestProblem(&r); why != "" {
+				r.State, r.Damage = Damaged, why
+			}
 		}
 		out = append(out, r)
 	}
@@ -304,7 +517,24 @@ func (q *Queue) List() ([]Record, error) {
 	return out, nil
 }
 
-// Pending returns the tasks waiting for a decision.
+// manifestProblem says, for a listing, why a pending task's manifest cannot
+// be run (missing, unreadable, not the bytes submitted); a decision on it
+// marks it tampered.
+func (q *Queue) manifestProblem(r *Record) string {
+	b, err := os.ReadFile(q.st.manifestPath(r.TaskID))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "manifest.json is missing"
+	case err != nil:
+		return "manifest.json cannot be read: " + errReason(err)
+	case r.ManifestHash != "" && sha256Hex(b) != r.ManifestHash:
+		return fmt.Sprintf("manifest.json changed after submission (recorded sha256:%s, now sha256:%s)", r.ManifestHash, sha256Hex(b))
+	}
+	return ""
+}
+
+// Pending returns the tasks waiting for a decision, and damaged tasks (State
+// Damaged, with the reason) so a person sees them.
 func (q *Queue) Pending() ([]Record, error) {
 	all, err := q.List()
 	if err != nil {
@@ -312,7 +542,7 @@ func (q *Queue) Pending() ([]Record, error) {
 	}
 	var out []Record
 	for _, r := range all {
-		if r.State == Pending {
+		if r.State == Pending || r.State == Damaged {
 			out = append(out, r)
 		}
 	}
@@ -322,41 +552,90 @@ func (q *Queue) Pending() ([]Record, error) {
 // Result returns a task's signed result.
 func (q *Queue) Result(id string) (*task.Result, error) { return q.o.Results.Load(id) }
 
-func (q *Queue) expireIfDue(id string) error {
+// maintain repairs and expires one task when that is due and its lock is
+// free (a busy lock means another process is deciding or running it).
+// Problems are logged: a listing never fails because of one task.
+func (q *Queue) maintain(ctx context.Context, id string) {
 	r, err := q.st.load(id)
-	if err != nil || r.State != Pending || q.o.Now().Before(r.ExpiresAt) {
-		return err
+	if err != nil || !q.due(&r) {
+		return
 	}
-	unlock, err := q.st.lock(id)
-	if err != nil {
-		return err
+	unlock := q.st.tryLock(id)
+	if unlock == nil {
+		return
 	}
 	defer unlock()
-	r, err = q.st.load(id)
-	if err != nil {
-		return err
+	if r, err = q.st.load(id); err != nil {
+		return
 	}
-	_, err = q.expireLocked(&r)
-	return err
+	if err := q.settleLocked(ctx, &r); err != nil {
+		q.o.Log.Warn("repair failed", "task_id", id, "err", err)
+		return
+	}
+	if _, err := q.expireLocked(&r); err != nil {
+		q.o.Log.Warn("expiry failed", "task_id", id, "err", err)
+	}
 }
 
-// expireLocked turns an overdue pending task into an APPROVAL_TIMEOUT — a
-// timeout, recorded as such, never as a person's denial.
+// due reports whether a record needs work: an interrupted transition, or a
+// pending task past its deadline.
+func (q *Queue) due(r *Record) bool {
+	if r.LogFrom != nil || r.State == Approved || r.State == Executing {
+		return true
+	}
+	if r.State == Pending {
+		if at, _ := r.Deadline(); !q.o.Now().Before(at) {
+			return true
+		}
+		// a result stored for a pending task (a crash in a version that
+		// stored results before records): settle from it
+		_, err := os.Lstat(q.o.Results.Path(r.TaskID))
+		return err == nil
+	}
+	return false
+}
+
+// expireLocked turns a pending task past its deadline into an expiry: an
+// APPROVAL_TIMEOUT, or LEASE_EXPIRED when the lease ran out first. Either is
+// recorded as such, never as a person's denial.
 func (q *Queue) expireLocked(r *Record) (bool, error) {
-	if r.State != Pending || q.o.Now().Before(r.ExpiresAt) {
+	at, kind := r.Deadline()
+	if r.State != Pending || q.o.Now().Before(at) {
 		return false, nil
 	}
-	te := task.Errorf(task.ApprovalTimeout, "no decision within %s (deadline %s)", q.o.Timeout, r.ExpiresAt.Format(time.RFC3339))
-	err := q.finishWithoutRunning(r, Expired, te, audit.Entry{Actor: "vigil", Event: audit.EventExpired,
-		Details: audit.Details(map[string]any{"deadline": r.ExpiresAt.Format(time.RFC3339)})})
+	te := task.Errorf(task.ApprovalTimeout, "no decision within %s (deadline %s)", q.o.Timeout, at.Format(time.RFC3339))
+	if kind == DeadlineLease {
+		te = task.Errorf(task.LeaseExpired, "expiry check failed: the lease expired at %s before a decision", at.Format(time.RFC3339))
+	}
+	err := q.finish(r, "expire", Expired, te, audit.Entry{Actor: "vigil", Event: audit.EventExpired,
+		Details: audit.Details(map[string]any{"deadline": at.Format(time.RFC3339), "deadline_kind": kind})})
 	return err == nil, err
 }
 
-// finishWithoutRunning stores a signed failure result, audits the outcome
-// (e carries actor, event and details; the task's fields are filled in) and
-// saves the final state, in that order: the result is the durable decision,
-// and settleLocked repairs a crash between the steps.
-func (q *Queue) finishWithoutRunning(r *Record, s State, te *task.Error, e audit.Entry) error {
+// finish ends a task without running it (denied, expired, tampered, failed
+// before or without a device result): the record first (final state, with
+// log_from), then the signed failure result, then the audit entry, then the
+// record without log_from. op names the crash points (op.record, op.result,
+// op.audit, op.done). e carries actor, event and details; the task's fields
+// are filled in.
+func (q *Queue) finish(r *Record, op string, s State, te *task.Error, e audit.Entry) error {
+	now := q.o.Now().UTC()
+	r.State, r.Error, r.FinishedAt = s, te, &now
+	if err := q.saveFrom(r); err != nil {
+		return err
+	}
+	crashpoint.Hit(op + ".record")
+	return q.completeFinish(r, op, &e)
+}
+
+// completeFinish does finish's steps after the record: store the result if
+// it is not, log the event if it is not logged since log_from, clear
+// log_from. Recovery calls it with e nil (a reconciled entry is made).
+func (q *Queue) completeFinish(r *Record, op string, e *audit.Entry) error {
+	te := r.Error
+	if te == nil {
+		te = task.Errorf(task.ExecutionFailed, "%s", r.State)
+	}
 	_, _, err := q.o.Results.Do(r.TaskID, r.RequestHash, func() (*task.Result, error) {
 		res := &task.Result{TaskID: r.TaskID, CapabilityID: r.CapabilityID, Status: task.StatusFailure,
 			Output: json.RawMessage("{}"), Error: te, ExecutedAt: task.FormatTime(q.o.Now()), RequestHash: r.RequestHash}
@@ -368,18 +647,61 @@ func (q *Queue) finishWithoutRunning(r *Record, s State, te *task.Error, e audit
 	if err != nil {
 		return err
 	}
-	e.TaskID, e.Capability, e.Target, e.TokenJTI, e.ErrorCode = r.TaskID, r.CapabilityID, r.Device, r.TokenJTI, string(te.Code)
-	if _, err := q.o.Audit.Append(e); err != nil {
+	crashpoint.Hit(op + ".result")
+	event := eventOf(r.State)
+	logged := false
+	if e == nil && r.LogFrom != nil {
+		if _, _, logged, err = q.findLogged(r.TaskID, *r.LogFrom, event); err != nil {
+			return err
+		}
+	}
+	if !logged {
+		if e == nil {
+			actor := "vigil"
+			if r.State == Denied && r.DecidedBy != "" {
+				actor = r.DecidedBy
+			}
+			d := map[string]any{"reconciled": true, "message": te.Message}
+			if r.State == Denied {
+				d["reason"] = r.Reason
+			}
+			e = &audit.Entry{Actor: actor, Event: event, Details: audit.Details(d)}
+		}
+		e.TaskID, e.Capability, e.Target, e.TokenJTI, e.ErrorCode = r.TaskID, r.CapabilityID, r.Device, r.TokenJTI, string(te.Code)
+		if _, err := q.o.Audit.Append(*e); err != nil {
+			return err
+		}
+		crashpoint.Hit(op + ".audit")
+	}
+	r.LogFrom = nil
+	if err := q.st.save(*r); err != nil {
 		return err
 	}
-	r.State, r.Error = s, te
-	return q.st.save(*r)
+	crashpoint.Hit(op + ".done")
+	return nil
+}
+
+// eventOf is the audit event that records a task entering state s.
+func eventOf(s State) string {
+	switch s {
+	case Denied:
+		return audit.EventDenied
+	case Expired:
+		return audit.EventExpired
+	case Tampered:
+		return eventTampered
+	case Done:
+		return audit.EventExecuted
+	case Approved:
+		return audit.EventApproved
+	case Pending:
+		return audit.EventSubmitted
+	}
+	return audit.EventFailed
 }
 
 // Timeout is the approval deadline's length.
 func (q *Queue) Timeout() time.Duration { return q.o.Timeout }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 // Decided returns tasks in a final state, most recently finished first, at
 // most limit of them (limit <= 0: all).

@@ -1,23 +1,8 @@
-// Package approval is the pending-action queue: agents submit leased tasks,
-// a person decides once (first decision wins across processes), approved
-// media tasks run exactly once, and every step lands in the audit log.
-//
-// On disk (under the state folder): tasks/<task_id>/manifest.json (as
-// submitted, 0600), tasks/<task_id>/record.json (the state machine, rewritten
-// atomically under tasks/<task_id>/lock), results/<task_id>.json (the signed
-// result, written once by task.Store), inbox/new (manifests dropped by other
-// programs), inbox/rejected (why a dropped manifest was refused).
-//
-// Crash recovery (Reconcile, run whenever a queue opens): a task left
-// "approved" had its decision recorded but never started, so it executes now;
-// a task left "executing" either has a stored result (the crash came after
-// the device call and the result write: the record catches up) or has none
-// (the crash came between the "executing" write and the result: the device
-// may or may not have acted, so the task is marked failed with
-// EXECUTION_FAILED "interrupted" and never re-run). Nothing runs twice.
 package approval
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,6 +69,17 @@ type Record struct {
 	PreviewHash  string      `json:"preview_hash,omitempty"`
 	PlanHash     string      `json:"plan_hash,omitempty"`
 	Error        *task.Error `json:"error,omitempty"`
+	// ManifestHash is the hex SHA-256 of manifest.json as stored at
+	// submission; the audit log's submitted entry holds it too.
+	ManifestHash string `json:"manifest_hash,omitempty"`
+	// SubmittedSeq and SubmittedOffset locate the audit log's submitted
+	// entry, so checks read that one line instead of scanning the log.
+	SubmittedSeq    *int64 `json:"submitted_seq,omitempty"`
+	SubmittedOffset *int64 `json:"submitted_offset,omitempty"`
+	// LogFrom is set while the audit entry of the transition into State may
+	// still be missing: that entry, if written, lies at or after this offset
+	// of the log. Recovery looks there before writing it (see the package doc).
+	LogFrom *int64 `json:"log_from,omitempty"`
 	// FinishedAt is when the task reached its final state.
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	// Damage says why a record could not be read (State Damaged only).
@@ -135,19 +131,56 @@ func (s store) lock(id string) (func(), error) {
 	return flock.Lock(filepath.Join(s.taskDir(id), "lock"))
 }
 
+// ErrDamaged means a task's record cannot be read. Only that task is
+// affected: lists show it in State Damaged with the reason.
+var ErrDamaged = errors.New("task record is damaged")
+
+var knownStates = map[State]bool{Pending: true, Approved: true, Executing: true, Done: true, Denied: true,
+	Expired: true, Failed: true, Tampered: true}
+
+// load reads a record. A record that exists but cannot be used comes back
+// as a Damaged record with the reason, and an error wrapping ErrDamaged.
 func (s store) load(id string) (Record, error) {
 	var r Record
 	b, err := os.ReadFile(s.recordPath(id))
 	if errors.Is(err, os.ErrNotExist) {
 		return r, fmt.Errorf("task %s: %w", id, ErrNotFound)
 	}
+	damaged := func(why string) (Record, error) {
+		return Record{TaskID: id, State: Damaged, Damage: why}, fmt.Errorf("task %s: %w: %s", id, ErrDamaged, why)
+	}
 	if err != nil {
-		return r, err
+		return damaged("record.json cannot be read: " + errReason(err))
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
-		return r, fmt.Errorf("task %s: record is damaged: %w", id, err)
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return damaged(fmt.Sprintf("record.json is not valid JSON (byte %d)", se.Offset))
+		case errors.As(err, &te):
+			return damaged(fmt.Sprintf("record.json: field %s has the wrong type", te.Field))
+		}
+		return damaged("record.json is not a task record")
+	}
+	switch {
+	case r.TaskID != id:
+		return damaged("record.json names another task_id than its folder")
+	case !knownStates[r.State]:
+		return damaged("record.json has an unknown state")
+	case r.RequestHash == "" || r.CapabilityID == "":
+		return damaged("record.json lacks its request_hash or capability_id")
 	}
 	return r, nil
+}
+
+// errReason says why a file could not be read without the path or content.
+func errReason(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return "I/O error"
 }
 
 func (s store) save(r Record) error {
@@ -158,12 +191,19 @@ func (s store) save(r Record) error {
 	return atomicfile.Write(s.recordPath(r.TaskID), append(b, '\n'), 0o600)
 }
 
-func (s store) loadManifest(id string) (*task.Manifest, error) {
+// loadManifest reads manifest.json: its bytes, their hash and the parsed manifest.
+func (s store) loadManifest(id string) (*task.Manifest, []byte, error) {
 	b, err := os.ReadFile(s.manifestPath(id))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return task.ParseManifest(b)
+	m, err := task.ParseManifest(b)
+	return m, b, err
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // ids lists submitted task ids.
@@ -177,8 +217,8 @@ func (s store) ids() ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() {
-			if _, err := os.Stat(s.recordPath(e.Name())); err == nil {
+		if e.IsDir() && task.ValidateTaskID(e.Name()) == nil {
+			if _, err := os.Lstat(s.recordPath(e.Name())); err == nil {
 				out = append(out, e.Name())
 			}
 		}

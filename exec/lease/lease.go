@@ -238,6 +238,9 @@ func (v *Verifier) verifySignature(token string) (*Claims, error) {
 	if claims.ID == "" {
 		return nil, invalid("signature check failed: jti is required (revocation needs it)")
 	}
+	if err := checkShown(claims); err != nil {
+		return nil, err
+	}
 	revoked, err := v.revoked.contains(claims.ID)
 	if err != nil {
 		// Fail closed: a revocation list we cannot read revokes everything.
@@ -247,6 +250,22 @@ func (v *Verifier) verifySignature(token string) (*Claims, error) {
 		return nil, invalid("revoked")
 	}
 	return claims, nil
+}
+
+// checkShown refuses claims Vigil displays or keys on (sub, jti, task_id)
+// when they hold control or invisible characters or are too long: a person
+// must read exactly what the token says. The message names the claim and
+// the rule, never the raw value.
+func checkShown(c *Claims) error {
+	if c.Subject == "" {
+		return invalid("claims check failed: sub is required (it names the agent)")
+	}
+	for _, f := range []struct{ name, v string }{{"sub", c.Subject}, {"jti", c.ID}, {"task_id", c.TaskID}} {
+		if err := task.CheckDisplay(f.v); err != nil {
+			return invalid("claims check failed: %s %v", f.name, err)
+		}
+	}
+	return nil
 }
 
 func (v *Verifier) checkTime(c *Claims) error {

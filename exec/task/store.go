@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/vigil-dev/vigil/internal/atomicfile"
+	"github.com/vigil-dev/vigil/internal/crashpoint"
 	"github.com/vigil-dev/vigil/internal/flock"
 )
 
@@ -99,6 +100,7 @@ func (s *Store) Do(taskID, requestHash string, run func() (*Result, error)) (res
 	if err != nil {
 		return nil, false, err
 	}
+	crashpoint.Hit("result.ran") // the work is done (a device may have acted), nothing stored
 	if r == nil || r.TaskID != taskID || r.RequestHash != requestHash {
 		return nil, false, fmt.Errorf("task %s: result does not match the task (task_id or request_hash)", taskID)
 	}
@@ -109,6 +111,7 @@ func (s *Store) Do(taskID, requestHash string, run func() (*Result, error)) (res
 	if err := atomicfile.Write(s.Path(taskID), data, 0o600); err != nil {
 		return nil, false, fmt.Errorf("task %s: store result: %w", taskID, err)
 	}
+	crashpoint.Hit("result.stored")
 	return r, true, nil
 }
 

@@ -1,0 +1,94 @@
+// Package approval is the pending-action queue: agents submit leased tasks,
+// a person decides once (first decision wins across processes), approved
+// media tasks run exactly once, and every step lands in the audit log.
+//
+// # On disk
+//
+// Under the state folder: tasks/<id>/manifest.json (as submitted, 0600),
+// tasks/<id>/record.json (the state machine, rewritten atomically under
+// tasks/<id>/lock), tasks/<id>/search.json (which request a search task_id
+// belongs to), results/<id>.json (the signed result, written once by
+// task.Store), inbox/new, inbox/rejected.
+//
+// # States
+//
+//	submitted ──► pending ──► approved ──► executing ──► done | failed
+//	                 │
+//	                 ├──► denied            (a person said no)
+//	                 ├──► expired           (APPROVAL_TIMEOUT, or LEASE_EXPIRED when the lease's exp came first)
+//	                 ├──► tampered          (manifest/plan/record no longer hash to what was submitted)
+//	                 └──► failed            (lease revoked or otherwise invalid at decision time)
+//	approved ──► tampered                   (the stored request changed before it ran)
+//
+// "damaged" is never written: a record that cannot be read is listed in that
+// state with the reason, cannot be decided, and affects no other task.
+// Final states: done, failed, denied, expired, tampered.
+//
+// # One task_id, one request
+//
+// A task_id names one request forever: capability, inputs (device included)
+// and lease subject. Resubmitting the same request returns the stored
+// answer (a lease re-issued with a new jti counts as the same request; the
+// new lease is not used). Anything else under that id — another
+// capability, media or search, other inputs, another subject — is rejected
+// and the rejection is logged without the task's id (in details.reused_task_id),
+// so the existing task's state and audit trail stay untouched.
+//
+// # Order of durable writes
+//
+// Every write is durable before the next starts (atomicfile: temp, fsync,
+// rename, dir fsync; audit.Append: write, fsync). The record always moves
+// first and carries log_from — the offset of the audit log's end before the
+// transition's entry — until that entry is written; recovery then looks for
+// the entry from log_from on (a short scan of what was appended since)
+// before writing it, so no entry is ever written twice and the log never
+// holds a decision the record lacks.
+//
+//	submit:  S1 manifest.json   S2 record pending+log_from   S3 log "submitted"   S4 record (submitted seq/offset, no log_from)
+//	approve: A1 record approved+log_from   A2 log "approved"
+//	execute: E1 record executing+log_from   E2 device acts   E3 result stored   E4 log "executed"|"failed"   E5 record done|failed
+//	finish (deny, expire, tamper, fail without a device result):
+//	         F1 record final state+error+log_from   F2 signed failure result   F3 log the event   F4 record without log_from
+//
+// Crash points (internal/crashpoint) sit after each write: submit.manifest,
+// submit.record, submit.audit, submit.done, approve.record, approve.audit,
+// execute.record, result.ran (device acted, nothing stored), result.stored,
+// execute.audit, execute.done, and <op>.record/.result/.audit/.done for op
+// deny, expire, tamper, fail.
+//
+// # Crash table (what the next open, or the next decision on that task, does)
+//
+//	after S1  manifest alone, no record: not a task; a resubmission overwrites it
+//	after S2  pending+log_from: find "submitted" from log_from, else append it (reconciled); record its place
+//	after S3  same; the entry is found, not written again
+//	after S4  nothing to do
+//	after A1  approved+log_from: find "approved" from log_from, else append it (reconciled); then run it (E1…)
+//	after A2  same; the entry is found
+//	after E1  executing, no result: the device may have acted — never re-run; finish as failed
+//	          (EXECUTION_FAILED "interrupted"), F1…F4
+//	after E2  same as E1 (result.ran)
+//	after E3  executing with a result: find "executed"/"failed" from log_from, else append (reconciled); E5
+//	after E4  same; the entry is found, so there is one executed entry
+//	after F1  final+log_from: store the result if missing, find the event from log_from else append, clear log_from
+//	after F2  same; the stored result is kept
+//	after F3  same; the entry is found
+//
+// A decision takes the task's lock and first runs this repair, so a second
+// decision after a crashed first one finds the first (the record holds it)
+// and gets a *DecidedError. Open, List and Get repair tasks whose lock is
+// free. A record from before log_from (a non-final record with a stored
+// result) is settled from the result, looking for its entry from the
+// submitted entry on.
+//
+// # Integrity
+//
+// At every decision and before every execution (recovery included) the
+// manifest's bytes are re-hashed and the plan re-made from them, and both
+// are compared with the record and with the audit log's submitted entry
+// (read at the offset the record keeps). A mismatch, a missing manifest or
+// a missing submitted entry moves the task to tampered: nothing runs, a
+// signed EXECUTION_FAILED result names both hashes, and a "tampered" entry
+// is logged. An approval carries the preview hash the person saw; if the
+// stored request no longer previews to it, the decision is refused with
+// ErrPreviewChanged and nothing changes.
+package approval

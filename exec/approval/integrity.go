@@ -1,0 +1,195 @@
+package approval
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/media"
+	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/internal/flock"
+)
+
+// eventTampered is the audit event of a task whose stored request changed
+// after submission (the audit package lists the events it knows; the set is open).
+const eventTampered = "tampered"
+
+// ErrTampered is returned by a decision on a task whose stored request no
+// longer hashes to what was submitted; the task is now Tampered and nothing ran.
+var ErrTampered = errors.New("the stored request changed after submission; nothing ran")
+
+// tryLock takes the task's lock only if it is free (nil otherwise): list
+// and open-time repairs skip a task another process is working on.
+func (s store) tryLock(id string) func() {
+	return flock.TryLock(filepath.Join(s.taskDir(id), "lock"))
+}
+
+// logEnd is the offset just after the audit log's last complete line: any
+// entry appended from now on starts at or after it (a torn tail beyond it is
+// cut before the next append).
+func (q *Queue) logEnd() (int64, error) {
+	f, err := os.Open(q.o.Audit.Path())
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	end := st.Size()
+	buf := make([]byte, 4096)
+	for end > 0 {
+		n := int64(len(buf))
+		if end < n {
+			n = end
+		}
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil && err != io.EOF {
+			return 0, err
+		}
+		for i := n - 1; i >= 0; i-- {
+			if buf[i] == '\n' {
+				return end - n + i + 1, nil
+			}
+		}
+		end -= n
+	}
+	return 0, nil
+}
+
+// findLogged looks for the first entry of task id with one of events at or
+// after offset from. Recovery uses it to learn whether an append that a
+// crash may have interrupted happened; the scan covers only what was
+// appended since the transition began.
+func (q *Queue) findLogged(id string, from int64, events ...string) (audit.Entry, int64, bool, error) {
+	var found audit.Entry
+	var off int64
+	ok := false
+	_, err := audit.Scan(q.o.Audit.Path(), from, func(l audit.Line) bool {
+		if l.Err == nil && l.Entry.TaskID == id && slices.Contains(events, l.Entry.Event) {
+			found, off, ok = l.Entry, l.Offset, true
+			return false
+		}
+		return true
+	})
+	return found, off, ok, err
+}
+
+// submittedEntry reads the audit log's submitted entry of r: the one line
+// at the recorded offset (checked to be that seq and task), or — for a
+// record from before offsets were kept — the first submitted entry of the
+// task found by a scan.
+func (q *Queue) submittedEntry(r *Record) (audit.Entry, bool, error) {
+	if r.SubmittedOffset != nil && r.SubmittedSeq != nil {
+		var e audit.Entry
+		ok := false
+		_, err := audit.Scan(q.o.Audit.Path(), *r.SubmittedOffset, func(l audit.Line) bool {
+			if l.Err == nil && l.Entry.Seq == *r.SubmittedSeq && l.Entry.TaskID == r.TaskID &&
+				l.Entry.Event == audit.EventSubmitted {
+				e, ok = l.Entry, true
+			}
+			return false
+		})
+		return e, ok, err
+	}
+	e, _, ok, err := q.findLogged(r.TaskID, 0, audit.EventSubmitted)
+	return e, ok, err
+}
+
+// tamper says which stored hash no longer matches.
+type tamper struct {
+	what     string // "manifest", "plan", "request", "submission"
+	recorded string // the hash recorded at submission
+	found    string // what the stored files hash to now
+	detail   string
+}
+
+func (t *tamper) message() string {
+	if t.detail != "" {
+		return fmt.Sprintf("tampered: %s (recorded %s, now %s): %s", t.what, orNone(t.recorded), orNone(t.found), t.detail)
+	}
+	return fmt.Sprintf("tampered: the stored %s changed after submission (recorded %s, now %s)", t.what,
+		orNone(t.recorded), orNone(t.found))
+}
+
+func orNone(h string) string {
+	if h == "" {
+		return "none"
+	}
+	return "sha256:" + h
+}
+
+// checked is a stored task that passed its checks: the manifest and the
+// plan its request makes now.
+type checked struct {
+	m    *task.Manifest
+	plan media.Plan
+}
+
+// checkStored re-reads manifest.json, re-hashes it and the plan it makes,
+// and compares both with the record and with the audit log's submitted
+// entry. A mismatch (or a missing or unreadable manifest) is a *tamper; an
+// error is for what prevents the check (I/O, a device gone from the config).
+func (q *Queue) checkStored(r *Record) (*checked, *tamper, error) {
+	m, raw, err := q.st.loadManifest(r.TaskID)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, &tamper{what: "manifest", recorded: r.ManifestHash, detail: "manifest.json is missing"}, nil
+	case raw == nil && err != nil:
+		return nil, nil, err
+	}
+	mh := sha256Hex(raw)
+	if r.ManifestHash != "" && mh != r.ManifestHash {
+		return nil, &tamper{what: "manifest", recorded: r.ManifestHash, found: mh}, nil
+	}
+	if err != nil {
+		return nil, &tamper{what: "manifest", recorded: r.ManifestHash, found: mh, detail: "manifest.json no longer parses"}, nil
+	}
+	rh, err := m.RequestHash()
+	if err != nil || m.TaskID != r.TaskID || m.CapabilityID != r.CapabilityID || rh != r.RequestHash {
+		return nil, &tamper{what: "request", recorded: r.RequestHash, found: rh}, nil
+	}
+	plan, _, err := q.plan(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	ph := plan.Hash()
+	if r.PlanHash != "" && ph != r.PlanHash {
+		return nil, &tamper{what: "plan", recorded: r.PlanHash, found: ph}, nil
+	}
+	e, ok, err := q.submittedEntry(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, &tamper{what: "submission", found: mh, detail: "the audit log holds no submitted entry for this task at the place the record names"}, nil
+	}
+	var d struct {
+		PlanHash     string `json:"plan_hash"`
+		ManifestHash string `json:"manifest_hash"`
+		RequestHash  string `json:"request_hash"`
+	}
+	_ = json.Unmarshal(e.Details, &d)
+	switch {
+	case d.ManifestHash != "" && d.ManifestHash != mh:
+		return nil, &tamper{what: "manifest", recorded: d.ManifestHash, found: mh,
+			detail: fmt.Sprintf("differs from the audit log's submitted entry (seq %d)", e.Seq)}, nil
+	case d.PlanHash != "" && d.PlanHash != ph:
+		return nil, &tamper{what: "plan", recorded: d.PlanHash, found: ph,
+			detail: fmt.Sprintf("differs from the audit log's submitted entry (seq %d)", e.Seq)}, nil
+	case d.RequestHash != "" && d.RequestHash != rh:
+		return nil, &tamper{what: "request", recorded: d.RequestHash, found: rh,
+			detail: fmt.Sprintf("differs from the audit log's submitted entry (seq %d)", e.Seq)}, nil
+	case d.PlanHash == "" && d.ManifestHash == "":
+		return nil, &tamper{what: "submission", detail: fmt.Sprintf("the audit log's submitted entry (seq %d) records no hashes", e.Seq)}, nil
+	}
+	return &checked{m: m, plan: plan}, nil, nil
+}
