@@ -34,3 +34,12 @@ type Pane interface {
 	// SetStyles swaps the theme.
 	SetStyles(*themes.Styles)
 }
+
+// Legibler is a pane whose keys act on what it shows. The root asks before
+// every key, and on every resize, whether an area of width×height (the
+// pane's, 0×0 when the terminal is below the minimum) shows everything a key
+// could act on; while it does not, only quit reaches anything. A pane without
+// it is legible whenever the terminal is at least the minimum size.
+type Legibler interface {
+	Legible(width, height int) bool
+}

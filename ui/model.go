@@ -94,7 +94,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.SetWidth(msg.Width)
-		return m, m.broadcast(msg)
+		cmd := m.broadcast(msg)
+		m.legible() // a pane that becomes legible again re-arms its grace period
+		return m, cmd
 	case tea.BackgroundColorMsg:
 		if m.theme == "" || m.theme == "auto" {
 			m.setStyles(themes.Resolve("auto", msg.IsDark()))
@@ -103,7 +105,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
 	case tea.MouseWheelMsg:
-		if p := m.Active(); p != nil && !m.showHelp {
+		if p := m.Active(); p != nil && !m.showHelp && m.legible() {
 			return m, p.Update(msg)
 		}
 		return m, nil
@@ -140,6 +142,14 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(msg, m.keys.ForceQuit) {
 		return tea.Quit
 	}
+	if !m.legible() {
+		// No key acts on what the screen does not show: nothing is typed
+		// into a hidden field, no hidden prompt is answered. Only q quits.
+		if key.Matches(msg, m.keys.Quit) {
+			return m.quit()
+		}
+		return nil
+	}
 	if m.showHelp {
 		// any key closes the overlay; it never reaches a pane
 		m.showHelp = false
@@ -151,13 +161,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, m.keys.Quit):
-		// an approved action mid-execution would be cut off (and later marked
-		// interrupted): q asks twice; ctrl+c still quits at once
-		if m.busy() && !m.quitArmed {
-			m.quitArmed = true
-			return nil
-		}
-		return tea.Quit
+		return m.quit()
 	case key.Matches(msg, m.keys.Suspend):
 		return tea.Suspend
 	case key.Matches(msg, m.keys.Help):
@@ -182,6 +186,40 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// quit quits, but asks twice while an approved action runs: it would be cut
+// off (and later marked interrupted); ctrl+c still quits at once.
+func (m *Model) quit() tea.Cmd {
+	if m.busy() && !m.quitArmed {
+		m.quitArmed = true
+		return nil
+	}
+	return tea.Quit
+}
+
+// tooSmall reports a terminal below the minimum size (or not known yet).
+func (m *Model) tooSmall() bool {
+	return m.width < MinWidth || m.height < MinHeight
+}
+
+// legible reports whether the screen shows the focused pane well enough for
+// keys to act on it: the terminal is at least the minimum size, the help
+// overlay does not hide the pane (any key then only closes it), and the pane,
+// asked about its area, says it shows everything a key acts on.
+func (m *Model) legible() bool {
+	p := m.Active()
+	lg, ok := p.(panes.Legibler)
+	if m.tooSmall() {
+		if ok {
+			lg.Legible(0, 0)
+		}
+		return false
+	}
+	if !ok || m.showHelp {
+		return true
+	}
+	return lg.Legible(m.width, m.height-2)
+}
+
 func (m *Model) focus(i int) {
 	if i >= 0 && i < len(m.panes) {
 		m.active = i
@@ -203,13 +241,15 @@ func (m *Model) Render() string {
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	if w < MinWidth || h < MinHeight {
+	if m.tooSmall() {
 		return panes.Truncate(fmt.Sprintf("terminal too small: %d×%d, need %d×%d", w, h, MinWidth, MinHeight), w)
 	}
 	tabs := m.renderTabs(w)
 	status := m.renderStatus(w)
 	if m.quitArmed {
 		status = m.styles.Warning.Render(panes.Fit("an approved action is running — press q again to quit anyway", w))
+	} else if !m.showHelp && !m.legible() {
+		status = m.styles.Warning.Render(panes.Fit("keys paused: the window is too small to show what they act on — enlarge it (q quits)", w))
 	}
 	bodyH := h - 2
 	var body string

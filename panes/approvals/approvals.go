@@ -1,26 +1,28 @@
 // Package approvals is the Approvals screen: the queue of pending tasks with
-// countdowns, the masked preview of the selected task's exact request, and
-// the approve (confirm, default No) and deny (with reason) dialogs.
+// their real deadlines, the masked preview of the selected task's exact
+// request, the approve (confirm, default No) and deny (with reason) dialogs,
+// and the list of decided tasks with their signed results.
+//
+// Every string that came from outside — task ids, agent names, jti, device
+// ids, previews, effects, errors, reasons — reaches the screen through
+// exec/safetext: controls and invisible characters show as marked escapes,
+// never as themselves.
 package approvals
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
-	"sort"
-	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/panes"
-	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/themes"
 )
 
@@ -38,12 +40,19 @@ type Options struct {
 	Tick time.Duration
 }
 
+// Via is the surface this pane's decisions are recorded as.
+const Via = "tui"
+
+// decidedLimit is how many decided tasks the history keeps.
+const decidedLimit = 100
+
 type (
 	listMsg struct {
-		gen  int
-		list []approval.Record
-		gone []approval.Record // were pending at the last reload, are not now
-		err  error
+		gen     int
+		list    []approval.Record
+		decided []approval.Record
+		gone    []approval.Record // were pending at the last reload, are not now
+		err     error
 	}
 	viewMsg struct {
 		gen  int
@@ -51,9 +60,16 @@ type (
 		view approval.View
 		err  error
 	}
-	decidedMsg struct {
+	// outcomeMsg is the answer to this pane's own decision.
+	outcomeMsg struct {
+		id   string
+		rec  approval.Record
+		res  *task.Result
+		view *approval.View // the re-read preview, when it changed
+		err  error
+	}
+	resultMsg struct {
 		id  string
-		rec approval.Record
 		res *task.Result
 		err error
 	}
@@ -63,7 +79,7 @@ type (
 
 // Keys are the pane's bindings.
 type Keys struct {
-	Up, Down, Approve, Deny, ScrollUp, ScrollDown, Refresh key.Binding
+	Up, Down, Approve, Deny, ScrollUp, ScrollDown, Refresh, History key.Binding
 }
 
 func defaultKeys() Keys {
@@ -75,6 +91,7 @@ func defaultKeys() Keys {
 		Approve: b([]string{"a"}, "a", "approve…"), Deny: b([]string{"d"}, "d", "deny…"),
 		ScrollUp: b([]string{"pgup", "K"}, "pgup/K", "scroll preview up"), ScrollDown: b([]string{"pgdown", "J", "space"}, "pgdn/J", "scroll preview down"),
 		Refresh: b([]string{"ctrl+r"}, "ctrl+r", "refresh"),
+		History: b([]string{"v"}, "v", "decided ⇄ pending"),
 	}
 }
 
@@ -94,19 +111,36 @@ type Pane struct {
 	viewErr error
 	scroll  int
 
+	// the decided tasks ("v"), newest first, and the selected one's result
+	history    bool
+	decided    []approval.Record
+	hsel       int
+	hselID     string
+	result     *task.Result
+	resultID   string
+	resultErr  error
+	hscroll    int
+	hresultGen int
+
 	confirm *confirmDialog
 	deny    *denyDialog
-	notice  string // a decision's outcome or "decided elsewhere"
-	// graceUntil swallows keys after the selection changed under the person
-	// (a task arrived or left while they were typing).
-	graceUntil time.Time
-	busy       bool
-	loading    bool // a reload is in flight
-	dirty      bool // another reload was asked for meanwhile
-	viewAge    int  // reloads since the preview was read
+	notice  string // already safe to show: a decision's outcome, or why a key did nothing
+	// grace swallows decision keys after the selection or the request changed
+	// under the person, and dialog keys after a dialog appeared.
+	grace grace
+	busy  bool
+	// deciding is the task this pane is deciding now: while it executes it is
+	// not pending, and that is not news from elsewhere.
+	deciding string
+	loading  bool // a reload is in flight
+	dirty    bool // another reload was asked for meanwhile
+	viewAge  int  // reloads since the preview was read
 	// lastDecided is the task this pane decided last: its leaving the queue
 	// is not news.
 	lastDecided string
+	// legible is whether the last area the root asked about showed
+	// everything a key acts on; becoming legible again re-arms the grace.
+	legible bool
 
 	watchers []*panes.Watcher
 	known    map[string]bool
@@ -120,7 +154,7 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if o.Tick == 0 {
 		o.Tick = time.Second
 	}
-	return &Pane{o: o, styles: styles, keys: defaultKeys()}
+	return &Pane{o: o, styles: styles, keys: defaultKeys(), legible: true}
 }
 
 func (p *Pane) ID() string                 { return "approvals" }
@@ -181,7 +215,8 @@ func (p *Pane) requestReload() tea.Cmd {
 	return p.reload()
 }
 
-// reload sweeps the inbox and lists pending tasks off the UI goroutine.
+// reload sweeps the inbox and lists pending and decided tasks off the UI
+// goroutine.
 func (p *Pane) reload() tea.Cmd {
 	p.gen++
 	gen, q := p.gen, p.o.Queue
@@ -192,7 +227,8 @@ func (p *Pane) reload() tea.Cmd {
 	return func() tea.Msg {
 		_, err := q.SweepInbox(context.Background())
 		list, lerr := q.Pending()
-		msg := listMsg{gen: gen, list: list, err: errors.Join(err, lerr)}
+		decided, derr := q.Decided(decidedLimit)
+		msg := listMsg{gen: gen, list: list, decided: decided, err: errors.Join(err, lerr, derr)}
 		still := map[string]bool{}
 		for _, r := range list {
 			still[r.TaskID] = true
@@ -216,6 +252,14 @@ func (p *Pane) loadView(id string) tea.Cmd {
 	}
 }
 
+func (p *Pane) loadResult(id string) tea.Cmd {
+	q := p.o.Queue
+	return func() tea.Msg {
+		res, err := q.Result(id)
+		return resultMsg{id: id, res: res, err: err}
+	}
+}
+
 // Update handles the pane's messages and, when focused, its keys.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -231,15 +275,17 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		if msg.id != p.selID {
 			return nil
 		}
-		if msg.err != nil {
-			p.view, p.viewErr = nil, msg.err
-		} else {
-			v := msg.view
-			p.view, p.viewErr = &v, nil
+		p.applyView(msg.view, msg.err)
+	case resultMsg:
+		if msg.id == p.hselID {
+			p.result, p.resultID, p.resultErr = msg.res, msg.id, msg.err
 		}
-	case decidedMsg:
-		p.busy, p.lastDecided = false, msg.id
-		p.notice = p.describeDecision(msg)
+	case outcomeMsg:
+		p.busy, p.deciding, p.lastDecided = false, "", msg.id
+		p.notice = p.describeOutcome(msg)
+		if msg.view != nil && msg.id == p.selID {
+			p.applyView(*msg.view, nil)
+		}
 		return p.requestReload()
 	case changedMsg:
 		// re-arm only the watcher that fired: one waiter per watcher
@@ -252,15 +298,37 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		// countdowns redraw; overdue tasks expire through the reload
 		return tea.Batch(p.tick(), p.requestReload())
 	case tea.MouseWheelMsg:
+		sc := &p.scroll
+		if p.history {
+			sc = &p.hscroll
+		}
 		if msg.Button == tea.MouseWheelUp {
-			p.scroll = max(p.scroll-3, 0)
+			*sc = max(*sc-3, 0)
 		} else if msg.Button == tea.MouseWheelDown {
-			p.scroll += 3
+			*sc += 3
 		}
 	case tea.KeyPressMsg:
 		return p.handleKey(msg)
 	}
 	return nil
+}
+
+// applyView shows a freshly read preview. A preview whose hash differs from
+// the one on screen is a different request: an open approval closes (it
+// named the old hash) and decision keys pause.
+func (p *Pane) applyView(v approval.View, err error) {
+	if err != nil {
+		p.view, p.viewErr = nil, err
+		return
+	}
+	if p.view != nil && p.view.BindingHash != v.BindingHash {
+		p.grace.arm(p.o.Now())
+		if p.confirm != nil && p.confirm.taskID == v.Record.TaskID {
+			p.confirm = nil
+			p.notice = safetext.Line(v.Record.TaskID) + ": the request changed while you were looking — review the new preview (nothing was approved)"
+		}
+	}
+	p.view, p.viewErr = &v, nil
 }
 
 func (p *Pane) applyList(msg listMsg) tea.Cmd {
@@ -296,29 +364,33 @@ func (p *Pane) applyList(msg listMsg) tea.Cmd {
 	if p.selID != old {
 		p.scroll = 0
 		p.view, p.viewErr = nil, nil
-		p.graceUntil = p.o.Now().Add(Grace)
+		p.grace.arm(p.o.Now())
 	}
 	// say what became of tasks that left the queue without this pane deciding
 	for _, r := range msg.gone {
-		if r.TaskID == p.lastDecided {
+		if r.TaskID == p.lastDecided || r.TaskID == p.deciding {
 			continue
 		}
+		id := safetext.Line(r.TaskID)
 		switch r.State {
 		case approval.Expired:
-			p.notice = fmt.Sprintf("%s expired without a decision (APPROVAL_TIMEOUT)", r.TaskID)
+			p.notice = fmt.Sprintf("%s expired without a decision (APPROVAL_TIMEOUT)", id)
 		default:
 			by := r.DecidedBy
 			if by == "" {
 				by = "another window"
 			}
-			p.notice = fmt.Sprintf("%s was decided elsewhere: %s by %s", r.TaskID, r.State, by)
+			p.notice = fmt.Sprintf("%s was decided elsewhere: %s by %s", id, outcomeWord(r.State), safetext.Line(by))
+			if r.DecidedVia != "" {
+				p.notice += " via " + safetext.Line(r.DecidedVia)
+			}
 		}
 	}
 	// a dialog whose task was decided elsewhere closes itself
 	if id := p.dialogTask(); id != "" && !p.pending(id) {
 		p.confirm, p.deny = nil, nil
 		if p.notice == "" {
-			p.notice = fmt.Sprintf("%s was decided elsewhere", id)
+			p.notice = fmt.Sprintf("%s was decided elsewhere", safetext.Line(id))
 		}
 	}
 	// the preview (and the device state in its effect) is re-read when the
@@ -328,6 +400,7 @@ func (p *Pane) applyList(msg listMsg) tea.Cmd {
 		p.viewAge = 0
 		cmds = append(cmds, p.loadView(p.selID))
 	}
+	cmds = append(cmds, p.applyDecided(msg.decided))
 	if arrived && p.o.Bell {
 		cmds = append(cmds, tea.Raw("\a"))
 	}
@@ -353,37 +426,86 @@ func (p *Pane) dialogTask() string {
 	return ""
 }
 
-func (p *Pane) describeDecision(m decidedMsg) string {
+// describeOutcome is the notice for this pane's own decision, safe to show.
+func (p *Pane) describeOutcome(m outcomeMsg) string {
+	id := safetext.Line(m.id)
 	var de *approval.DecidedError
 	switch {
+	case errors.Is(m.err, approval.ErrPreviewChanged):
+		return id + ": the request changed since it was shown — review the new preview; nothing was approved"
 	case errors.As(m.err, &de):
-		return de.Error()
+		return safetext.Line(de.Error())
 	case m.err != nil:
-		return "error: " + m.err.Error()
+		return id + ": " + safetext.Line(m.err.Error())
 	case m.res != nil && m.res.Status == task.StatusSuccess:
-		return fmt.Sprintf("%s approved and executed", m.id)
+		return fmt.Sprintf("%s approved and executed", id)
 	case m.res != nil && m.res.Error != nil:
-		return fmt.Sprintf("%s %s: %s", m.id, m.rec.State, m.res.Error.Code)
+		return fmt.Sprintf("%s %s: %s: %s", id, outcomeWord(m.rec.State), safetext.Line(string(m.res.Error.Code)),
+			safetext.Line(m.res.Error.Message))
 	}
-	return fmt.Sprintf("%s %s", m.id, m.rec.State)
+	return fmt.Sprintf("%s %s", id, outcomeWord(m.rec.State))
 }
 
-func (p *Pane) decide(id string, d approval.Decision) tea.Cmd {
-	p.busy = true
-	q := p.o.Queue
+// approve re-reads the task's preview and sends the approval only if it is
+// still the one on screen (the engine checks the hash again under the
+// task's lock).
+func (p *Pane) approve(id, hash string) tea.Cmd {
+	p.busy, p.deciding = true, id
+	p.notice = safetext.Line(id) + " executing…"
+	q, by := p.o.Queue, p.o.Operator
 	return func() tea.Msg {
-		rec, res, err := q.Decide(context.Background(), id, d)
-		return decidedMsg{id: id, rec: rec, res: res, err: err}
+		ctx := context.Background()
+		v, err := q.Preview(ctx, id)
+		if err != nil {
+			return outcomeMsg{id: id, err: err}
+		}
+		if v.BindingHash != hash {
+			return outcomeMsg{id: id, view: &v, err: approval.ErrPreviewChanged}
+		}
+		rec, res, err := q.Decide(ctx, id, approval.Decision{Approve: true, By: by, PreviewHash: hash, Via: Via})
+		if errors.Is(err, approval.ErrPreviewChanged) {
+			if nv, verr := q.Preview(ctx, id); verr == nil {
+				return outcomeMsg{id: id, view: &nv, err: err}
+			}
+		}
+		return outcomeMsg{id: id, rec: rec, res: res, err: err}
 	}
+}
+
+func (p *Pane) denyTask(id, reason string) tea.Cmd {
+	p.busy, p.deciding = true, id
+	q, by := p.o.Queue, p.o.Operator
+	return func() tea.Msg {
+		rec, res, err := q.Decide(context.Background(), id, approval.Decision{Approve: false, By: by, Reason: reason, Via: Via})
+		return outcomeMsg{id: id, rec: rec, res: res, err: err}
+	}
+}
+
+// Legible reports whether an area of w×h shows everything a key in this
+// pane acts on: the whole selected row with its deadline, the top of its
+// preview and any open prompt. The root drops keys (but quit) otherwise.
+// Becoming legible again counts as the prompt appearing: the grace re-arms.
+func (p *Pane) Legible(w, h int) bool {
+	_, ok := p.render(w, h)
+	if ok && !p.legible {
+		p.grace.arm(p.o.Now())
+	}
+	p.legible = ok
+	return ok
 }
 
 func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	now := p.o.Now()
+	if p.confirm != nil || p.deny != nil {
+		if p.grace.swallow(now) {
+			return nil
+		}
+	}
 	if p.confirm != nil {
-		switch in := p.confirm.Update(msg, now).(type) {
+		switch in := p.confirm.Update(msg).(type) {
 		case Approve:
 			p.confirm = nil
-			return p.decide(in.TaskID, approval.Decision{Approve: true, By: p.o.Operator, PreviewHash: in.PreviewHash})
+			return p.approve(in.TaskID, in.PreviewHash)
 		case Close:
 			p.confirm = nil
 			p.notice = "not approved"
@@ -391,16 +513,23 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if p.deny != nil {
-		switch in := p.deny.Update(msg, now).(type) {
+		switch in := p.deny.Update(msg).(type) {
 		case Deny:
 			p.deny = nil
-			return p.decide(in.TaskID, approval.Decision{Approve: false, By: p.o.Operator, Reason: in.Reason})
+			return p.denyTask(in.TaskID, in.Reason)
 		case Close:
 			p.deny = nil
 		}
 		return nil
 	}
 	k := p.keys
+	if key.Matches(msg, k.History) {
+		p.history = !p.history
+		return nil
+	}
+	if p.history {
+		return p.historyKey(msg)
+	}
 	switch {
 	case key.Matches(msg, k.Up):
 		return p.select_(p.sel - 1)
@@ -413,16 +542,33 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Refresh):
 		return p.requestReload()
 	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
+		verb := "approve"
+		if key.Matches(msg, k.Deny) {
+			verb = "deny"
+		}
 		// a task that just moved under the cursor is not decided on by a stray key
-		if now.Before(p.graceUntil) || p.busy || p.view == nil || p.selID == "" || p.view.Record.TaskID != p.selID {
+		switch {
+		case p.selID == "":
+			p.notice = "nothing to " + verb
+			return nil
+		case p.busy:
+			p.notice = "not yet: " + safetext.Line(p.deciding) + " is still being decided"
+			return nil
+		case p.grace.swallow(now):
+			p.notice = "not yet: the task under the cursor just changed — read it, then press " + msg.String() + " again"
+			return nil
+		case p.view == nil || p.view.Record.TaskID != p.selID:
+			p.notice = "not yet: the preview is still loading"
 			return nil
 		}
 		p.notice = ""
-		if key.Matches(msg, k.Approve) {
-			p.confirm = &confirmDialog{taskID: p.selID, previewHash: p.view.BindingHash, openedAt: now}
+		p.scroll = 0 // the prompt sits under the top of the preview
+		p.grace.arm(now)
+		if verb == "approve" {
+			p.confirm = &confirmDialog{taskID: p.selID, previewHash: p.view.BindingHash}
 			return nil
 		}
-		p.deny = newDenyDialog(p.selID, now)
+		p.deny = newDenyDialog(p.selID)
 	}
 	return nil
 }
@@ -449,192 +595,21 @@ func (p *Pane) ShortHelp() []key.Binding {
 		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "deny")),
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
 	}
-	return []key.Binding{p.keys.Approve, p.keys.Deny, p.keys.Down, p.keys.ScrollDown}
+	if p.history {
+		return []key.Binding{p.keys.History, p.keys.Down, p.keys.ScrollDown}
+	}
+	return []key.Binding{p.keys.Approve, p.keys.Deny, p.keys.Down, p.keys.History}
 }
 
 // FullHelp is the ? overlay's keys.
 func (p *Pane) FullHelp() [][]key.Binding {
 	k := p.keys
-	return [][]key.Binding{{k.Up, k.Down, k.ScrollUp, k.ScrollDown}, {k.Approve, k.Deny, k.Refresh}}
+	return [][]key.Binding{{k.Up, k.Down, k.ScrollUp, k.ScrollDown}, {k.Approve, k.Deny, k.History, k.Refresh}}
 }
 
-// View renders the queue above the selected task's preview.
+// View renders the queue above the selected task's preview, or the decided
+// tasks above the selected one's result.
 func (p *Pane) View(w, h int) string {
-	s := p.styles
-	if w <= 0 || h <= 0 {
-		return panes.Block(nil, w, h)
-	}
-	if p.o.Queue == nil {
-		msg := "approvals are unavailable"
-		if p.o.QueueErr != nil {
-			msg += ": " + p.o.QueueErr.Error()
-		}
-		return panes.Block(panes.Wrap(s.Err.Render(msg), w), w, h)
-	}
-	var lines []string
-	title := s.Heading.Render(fmt.Sprintf("Pending approvals (%d)", len(p.list)))
-	if p.notice != "" {
-		title += "  " + s.Warning.Render(p.notice)
-	}
-	lines = append(lines, title)
-	if p.listErr != nil {
-		lines = append(lines, s.Err.Render("queue error: "+p.listErr.Error()))
-	}
-	if len(p.list) == 0 {
-		lines = append(lines, s.Muted.Render("nothing waiting: agents' mutating actions appear here for you to approve or deny"))
-		return panes.Block(lines, w, h)
-	}
-	listH := min(len(p.list), max(h/3-1, 1))
-	top := panes.Scroll(0, p.sel, listH, len(p.list))
-	now := p.o.Now()
-	for i := top; i < top+listH && i < len(p.list); i++ {
-		lines = append(lines, p.queueRow(p.list[i], i == p.sel, now, w))
-	}
-	lines = append(lines, s.Subtle.Render(strings.Repeat("─", max(w, 0))))
-	detailH := max(h-len(lines), 0)
-	var detail []string
-	switch {
-	case p.viewErr != nil:
-		detail = panes.Wrap(s.Err.Render("cannot preview: "+p.viewErr.Error()), w)
-	case p.view == nil:
-		detail = []string{s.Muted.Render("loading preview…")}
-	default:
-		detail = p.previewLines(*p.view, w)
-	}
-	if dlg := p.dialogLines(w); len(dlg) > 0 {
-		// the dialog sits at the bottom, over the preview's tail
-		keep := max(detailH-len(dlg), 0)
-		p.scroll = min(p.scroll, max(len(detail)-keep, 0))
-		detail = append(window(detail, p.scroll, keep), dlg...)
-	} else {
-		p.scroll = min(p.scroll, max(len(detail)-detailH, 0))
-		detail = window(detail, p.scroll, detailH)
-		if detailH > 0 && len(detail) == detailH && p.scroll+detailH < len(p.fullLen(w)) {
-			detail[detailH-1] = s.Muted.Render(fmt.Sprintf("↓ more below (%d lines) — pgdn/J to scroll", len(p.fullLen(w))-p.scroll-detailH+1))
-		}
-	}
-	lines = append(lines, detail...)
+	lines, _ := p.render(w, h)
 	return panes.Block(lines, w, h)
-}
-
-func (p *Pane) fullLen(w int) []string {
-	if p.view == nil {
-		return nil
-	}
-	return p.previewLines(*p.view, w)
-}
-
-func window(lines []string, from, n int) []string {
-	if from > len(lines) {
-		from = len(lines)
-	}
-	end := min(from+n, len(lines))
-	return lines[from:end]
-}
-
-func (p *Pane) queueRow(r approval.Record, selected bool, now time.Time, w int) string {
-	s := p.styles
-	left := r.ExpiresAt.Sub(now)
-	cd := countdown(left)
-	var cdStyled string
-	switch {
-	case left <= time.Minute:
-		cdStyled = s.Err.Render(cd)
-	case left <= 3*time.Minute:
-		cdStyled = s.Warning.Render(cd)
-	default:
-		cdStyled = s.Success.Render(cd)
-	}
-	age := countdown(now.Sub(r.SubmittedAt))
-	cursor := "  "
-	if selected {
-		cursor = s.Cursor.Render("▸ ")
-	}
-	body := fmt.Sprintf("%-18s %-16s %-12s %-14s age %-6s", panes.Truncate(r.TaskID, 18), panes.Truncate(r.Agent, 16),
-		r.CapabilityID, panes.Truncate(r.Device, 14), age)
-	line := cursor + body + " expires in " + cdStyled
-	if selected {
-		return s.Selected.Render(panes.Fit(line, w))
-	}
-	return line
-}
-
-func countdown(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	d = d.Truncate(time.Second)
-	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
-}
-
-// previewLines renders the masked request as HTTP, then the effect and lease.
-// Everything wraps: nothing is cut off without a way to scroll to it.
-func (p *Pane) previewLines(v approval.View, w int) []string {
-	s := p.styles
-	pv := v.Preview
-	var out []string
-	add := func(text string) { out = append(out, panes.Wrap(text, w)...) }
-	add(s.Title.Render(pv.Method) + " " + p.maskedStyled(pv.URL, pv))
-	keys := make([]string, 0, len(pv.Headers))
-	for k := range pv.Headers {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		add(s.Label.Render(k+":") + " " + p.maskedStyled(pv.Headers[k], pv))
-	}
-	out = append(out, "")
-	if pv.Raw != "" {
-		for _, l := range strings.Split(pv.Raw, "\n") {
-			add(p.maskedStyled(l, pv))
-		}
-		out = append(out, "")
-	}
-	add(s.Heading.Render("effect  ") + pv.EstimatedEffect)
-	r := v.Record
-	caps, _ := json.Marshal(r.Caps)
-	add(s.Heading.Render("lease   ") + fmt.Sprintf("agent %s · jti %s · expires %s · caps %s", r.Agent, r.TokenJTI,
-		r.LeaseExpires.Format(time.RFC3339), caps))
-	if !v.LeaseValid {
-		add(s.Err.Render("lease not valid: " + v.LeaseError))
-	}
-	add(s.Muted.Render(fmt.Sprintf("preview %s · submitted %s via %s", short(v.BindingHash), r.SubmittedAt.Format(time.RFC3339), r.Source)))
-	return out
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
-// maskedStyled styles the masked values inside text apart, so the person
-// sees at a glance what was hidden from them.
-func (p *Pane) maskedStyled(text string, _ preview.HTTPPreview) string {
-	return maskShape.ReplaceAllStringFunc(text, func(m string) string { return p.styles.Masked.Render(m) })
-}
-
-// maskShape matches what preview's masking writes: ********, ****-****-****-1234,
-// ***-**-1234, sk_...wxyz, j***@example.com.
-var maskShape = regexp.MustCompile(`[A-Za-z0-9_-]*\.\.\.[A-Za-z0-9]{1,4}|[A-Za-z0-9]?\*{3,}[-*]*[0-9]{0,4}(@[A-Za-z0-9.-]+)?`)
-
-func (p *Pane) dialogLines(w int) []string {
-	s := p.styles
-	var body string
-	switch {
-	case p.confirm != nil:
-		body = s.Warning.Render("Approve "+p.confirm.taskID+"?") + "  " + s.KeyName.Render("y") + " approve · " +
-			s.KeyName.Render("any other key") + " cancel (default: No)"
-	case p.deny != nil:
-		body = s.Warning.Render("Deny "+p.deny.taskID) + "\n" + p.deny.input.View()
-		if p.deny.err != "" {
-			body += "\n" + s.Err.Render(p.deny.err)
-		}
-		body += "\n" + s.Muted.Render("enter: deny · esc: cancel")
-	default:
-		return nil
-	}
-	box := s.Dialog.Width(max(w, 4)).Render(body)
-	return strings.Split(box, "\n")
 }

@@ -207,43 +207,37 @@ func TestApproveThroughTheScreen(t *testing.T) {
 }
 
 func TestConfirmDialogDefaultsToNo(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	d := confirmDialog{taskID: "t", previewHash: "h", openedAt: t0}
-	later := t0.Add(Grace)
+	d := confirmDialog{taskID: "t", previewHash: "h"}
 	cases := []struct {
 		name string
 		key  tea.KeyPressMsg
-		at   time.Time
 		want any
 	}{
-		{"y during grace is swallowed", tea.KeyPressMsg{Code: 'y', Text: "y"}, t0.Add(Grace / 2), nil},
-		{"enter cancels", tea.KeyPressMsg{Code: tea.KeyEnter}, later, Close{}},
-		{"esc cancels", tea.KeyPressMsg{Code: tea.KeyEscape}, later, Close{}},
-		{"n cancels", tea.KeyPressMsg{Code: 'n', Text: "n"}, later, Close{}},
-		{"space cancels", tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}, later, Close{}},
-		{"y approves", tea.KeyPressMsg{Code: 'y', Text: "y"}, later, Approve{TaskID: "t", PreviewHash: "h"}},
+		{"enter cancels", tea.KeyPressMsg{Code: tea.KeyEnter}, Close{}},
+		{"esc cancels", tea.KeyPressMsg{Code: tea.KeyEscape}, Close{}},
+		{"n cancels", tea.KeyPressMsg{Code: 'n', Text: "n"}, Close{}},
+		{"space cancels", tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}, Close{}},
+		{"y approves", tea.KeyPressMsg{Code: 'y', Text: "y"}, Approve{TaskID: "t", PreviewHash: "h"}},
 	}
 	for _, c := range cases {
-		if got := d.Update(c.key, c.at); got != c.want {
+		if got := d.Update(c.key); got != c.want {
 			t.Errorf("%s: got %#v want %#v", c.name, got, c.want)
 		}
 	}
 }
 
 func TestDenyDialogNeedsAReason(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	d := newDenyDialog("t", t0)
-	later := t0.Add(time.Second)
-	if got := d.Update(tea.KeyPressMsg{Code: tea.KeyEnter}, later); got != nil || d.err == "" {
+	d := newDenyDialog("t")
+	if got := d.Update(tea.KeyPressMsg{Code: tea.KeyEnter}); got != nil || d.err == "" {
 		t.Fatalf("empty reason accepted: %#v", got)
 	}
 	for _, r := range "late" {
-		d.Update(tea.KeyPressMsg{Code: r, Text: string(r)}, later)
+		d.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
 	}
-	if got := d.Update(tea.KeyPressMsg{Code: tea.KeyEnter}, later); got != (Deny{TaskID: "t", Reason: "late"}) {
+	if got := d.Update(tea.KeyPressMsg{Code: tea.KeyEnter}); got != (Deny{TaskID: "t", Reason: "late"}) {
 		t.Fatalf("got %#v", got)
 	}
-	if got := d.Update(tea.KeyPressMsg{Code: tea.KeyEscape}, later); got != (Close{}) {
+	if got := d.Update(tea.KeyPressMsg{Code: tea.KeyEscape}); got != (Close{}) {
 		t.Fatalf("esc: %#v", got)
 	}
 }
@@ -259,7 +253,7 @@ func TestArrivalGraceSwallowsKeys(t *testing.T) {
 	if p.confirm != nil {
 		t.Fatal("a during the arrival grace opened the dialog")
 	}
-	env.Clock.Advance(Grace)
+	env.Clock.Advance(GraceQuiet)
 	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
 	if p.confirm == nil || p.confirm.taskID != "first" {
 		t.Fatal("a after the grace did not open the dialog")

@@ -1,13 +1,12 @@
 package approvals
 
 import (
-	"time"
-
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 )
 
-// Intents a dialog returns; the pane performs them. Dialogs never act.
+// Intents a dialog returns; the pane performs them. Dialogs never act, and
+// never see a key the pane's grace period swallowed.
 type (
 	// Approve asks the pane to approve TaskID with the preview hash shown.
 	Approve struct{ TaskID, PreviewHash string }
@@ -17,22 +16,13 @@ type (
 	Close struct{}
 )
 
-// Grace is how long keys are swallowed after a prompt appears, so a person
-// typing elsewhere does not answer a prompt they have not read (crush's fix
-// after accidental approvals).
-const Grace = 400 * time.Millisecond
-
 // confirmDialog asks "Approve …? [y/N]": y confirms, any other key cancels.
 type confirmDialog struct {
 	taskID, previewHash string
-	openedAt            time.Time
 }
 
-// Update returns an intent, or nil while the key is swallowed.
-func (d confirmDialog) Update(msg tea.KeyPressMsg, now time.Time) any {
-	if now.Sub(d.openedAt) < Grace {
-		return nil
-	}
+// Update returns the intent a key means.
+func (d confirmDialog) Update(msg tea.KeyPressMsg) any {
 	if msg.Text == "y" || msg.Text == "Y" {
 		return Approve{TaskID: d.taskID, PreviewHash: d.previewHash}
 	}
@@ -41,25 +31,22 @@ func (d confirmDialog) Update(msg tea.KeyPressMsg, now time.Time) any {
 
 // denyDialog takes a reason: enter denies (a reason is required), esc cancels.
 type denyDialog struct {
-	taskID   string
-	input    textinput.Model
-	openedAt time.Time
-	err      string
+	taskID string
+	input  textinput.Model
+	err    string
 }
 
-func newDenyDialog(taskID string, now time.Time) *denyDialog {
+func newDenyDialog(taskID string) *denyDialog {
 	ti := textinput.New()
 	ti.Placeholder = "why? (sent back to the agent)"
 	ti.Prompt = "reason: "
 	ti.CharLimit = 500
 	ti.Focus()
-	return &denyDialog{taskID: taskID, input: ti, openedAt: now}
+	return &denyDialog{taskID: taskID, input: ti}
 }
 
-func (d *denyDialog) Update(msg tea.KeyPressMsg, now time.Time) any {
-	if now.Sub(d.openedAt) < Grace {
-		return nil
-	}
+// Update returns an intent, or nil while the reason is being typed.
+func (d *denyDialog) Update(msg tea.KeyPressMsg) any {
 	switch msg.String() {
 	case "esc":
 		return Close{}

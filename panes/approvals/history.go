@@ -1,0 +1,217 @@
+package approvals
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/panes"
+)
+
+// applyDecided takes the decided tasks from a reload, keeps the selection on
+// the same task, and reads the selected one's signed result when it is not
+// on screen yet.
+func (p *Pane) applyDecided(list []approval.Record) tea.Cmd {
+	p.decided = list
+	p.hsel = min(p.hsel, max(len(list)-1, 0))
+	for i, r := range list {
+		if r.TaskID == p.hselID {
+			p.hsel = i
+		}
+	}
+	old := p.hselID
+	p.hselID = ""
+	if len(list) > 0 {
+		p.hselID = list[p.hsel].TaskID
+	}
+	if p.hselID != old {
+		p.hscroll = 0
+		p.result, p.resultErr = nil, nil
+	}
+	return p.wantResult()
+}
+
+func (p *Pane) wantResult() tea.Cmd {
+	if p.hselID == "" || (p.resultID == p.hselID && p.result != nil) {
+		return nil
+	}
+	return p.loadResult(p.hselID)
+}
+
+func (p *Pane) historyKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.keys
+	sel := p.hsel
+	switch {
+	case key.Matches(msg, k.Up):
+		sel--
+	case key.Matches(msg, k.Down):
+		sel++
+	case key.Matches(msg, k.ScrollUp):
+		p.hscroll = max(p.hscroll-5, 0)
+		return nil
+	case key.Matches(msg, k.ScrollDown):
+		p.hscroll += 5
+		return nil
+	case key.Matches(msg, k.Refresh):
+		return p.requestReload()
+	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
+		p.notice = "decided tasks are final: press v for the pending ones"
+		return nil
+	default:
+		return nil
+	}
+	if sel < 0 || sel >= len(p.decided) || sel == p.hsel {
+		return nil
+	}
+	p.hsel, p.hselID, p.hscroll = sel, p.decided[sel].TaskID, 0
+	p.result, p.resultErr = nil, nil
+	return p.loadResult(p.hselID)
+}
+
+func when(r approval.Record) time.Time {
+	switch {
+	case r.FinishedAt != nil:
+		return *r.FinishedAt
+	case r.DecidedAt != nil:
+		return *r.DecidedAt
+	}
+	return r.SubmittedAt
+}
+
+// decider is who decided and through which surface, safe to show.
+func decider(r approval.Record) string {
+	if r.DecidedBy == "" {
+		if r.State == approval.Expired {
+			return "nobody (timed out)"
+		}
+		return "—"
+	}
+	s := safetext.Line(r.DecidedBy)
+	if r.DecidedVia != "" {
+		s += " via " + safetext.Line(r.DecidedVia)
+	}
+	return s
+}
+
+func (p *Pane) renderHistory(w, h int) ([]string, bool) {
+	s := p.styles
+	lines := []string{s.Heading.Render(fmt.Sprintf("Decided tasks (%d)", len(p.decided))) + s.Muted.Render("  v: pending")}
+	lines = append(lines, p.noticeLines(w)...)
+	if p.listErr != nil {
+		lines = append(lines, panes.Wrap(s.Err.Render("queue error: "+p.safe(p.listErr.Error())), w)...)
+	}
+	if len(p.decided) == 0 {
+		lines = append(lines, s.Muted.Render("no decided tasks yet"))
+		return lines, true
+	}
+	now := p.o.Now()
+	idW, outW := 0, 0
+	for _, r := range p.decided {
+		idW = max(idW, lipgloss.Width(safetext.Line(r.TaskID)))
+		outW = max(outW, len(outcomeWord(r.State)))
+	}
+	idW = min(idW, 40)
+	listH := max(h/3-1, 1)
+	top := panes.Scroll(0, p.hsel, listH, len(p.decided))
+	selAt := -1
+	for i := top; i < top+listH && i < len(p.decided); i++ {
+		r := p.decided[i]
+		word := outcomeWord(r.State)
+		st := s.Success
+		switch r.State {
+		case approval.Failed, approval.Tampered, approval.Damaged:
+			st = s.Err
+		case approval.Denied, approval.Expired:
+			st = s.Warning
+		}
+		cursor := "  "
+		if i == p.hsel {
+			cursor = s.Cursor.Render("▸ ")
+		}
+		line := cursor + panes.Fit(p.safe(r.TaskID), idW) + " " + st.Render(panes.Fit(word, outW)) + " " +
+			countdown(now.Sub(when(r))) + " ago  " + p.safe(decider(r))
+		if i == p.hsel {
+			line = s.Selected.Render(panes.Fit(line, w))
+			selAt = len(lines)
+		}
+		lines = append(lines, line)
+	}
+	lines = append(lines, s.Subtle.Render(strings.Repeat("─", max(w, 0))))
+	detail := p.decidedLines(p.decided[p.hsel], w)
+	detailH := max(h-len(lines), 0)
+	p.hscroll = min(p.hscroll, max(len(detail)-detailH, 0))
+	lines = append(lines, window(detail, p.hscroll, detailH)...)
+	return lines, selAt >= 0 && selAt < h
+}
+
+// decidedLines are a decided task's facts and its signed result — the same
+// facts `vigil result ID` prints.
+func (p *Pane) decidedLines(r approval.Record, w int) []string {
+	s := p.styles
+	var out []string
+	add := func(label, text string) {
+		out = append(out, panes.Wrap(s.Heading.Render(fmt.Sprintf("%-9s", label))+text, w)...)
+	}
+	outcome := outcomeWord(r.State)
+	switch {
+	case r.State == approval.Damaged:
+		outcome += " — " + p.safe(r.Damage)
+	case r.Error != nil:
+		outcome += " — " + p.safe(string(r.Error.Code)) + ": " + p.safe(r.Error.Message)
+	}
+	add("outcome", outcome)
+	add("task", fmt.Sprintf("%s %s on %s · agent %s · jti %s", p.safe(r.TaskID), p.safe(r.CapabilityID), p.safe(r.Device),
+		p.safe(r.Agent), p.safe(r.TokenJTI)))
+	dec := decider(r)
+	if r.DecidedAt != nil {
+		dec += " at " + r.DecidedAt.UTC().Format(time.RFC3339)
+	}
+	add("decided", p.safe(dec))
+	if r.Reason != "" {
+		add("reason", p.safe(r.Reason))
+	}
+	if r.FinishedAt != nil {
+		add("finished", r.FinishedAt.UTC().Format(time.RFC3339))
+	}
+	if r.PreviewHash != "" {
+		add("preview", p.safe(r.PreviewHash))
+	}
+	switch {
+	case p.resultID != r.TaskID && p.result == nil && p.resultErr == nil:
+		add("result", s.Muted.Render("loading…"))
+	case errors.Is(p.resultErr, task.ErrNotFound):
+		add("result", s.Muted.Render("none stored"))
+	case p.resultErr != nil:
+		add("result", s.Err.Render("cannot read: ")+p.safe(p.resultErr.Error()))
+	case p.result != nil:
+		res := p.result
+		line := p.safe(res.Status) + " · executed_at " + p.safe(res.ExecutedAt)
+		if sig := res.Signature; sig != nil {
+			line += " · signed " + p.safe(sig.Alg) + " key " + p.safe(sig.KeyID)
+		} else {
+			line += " · " + s.Err.Render("unsigned")
+		}
+		add("result", line)
+		if res.Error != nil {
+			add("error", p.safe(string(res.Error.Code))+": "+p.safe(res.Error.Message))
+		}
+		if len(res.Output) > 0 && string(res.Output) != "{}" {
+			add("output", p.safe(string(res.Output)))
+		}
+		if res.ContentHashBefore != "" || res.ContentHashAfter != "" {
+			add("device", "before "+p.safe(res.ContentHashBefore)+" · after "+p.safe(res.ContentHashAfter))
+		}
+		if res.RequestHash != "" {
+			add("request", p.safe(res.RequestHash))
+		}
+	}
+	return out
+}

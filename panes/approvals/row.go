@@ -1,0 +1,158 @@
+package approvals
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/panes"
+)
+
+// deadline is the moment a task stops being approvable and what sets it: the
+// earlier of the approval timeout and the lease's exp.
+func deadline(r approval.Record, now time.Time) (left time.Duration, kind string) {
+	at, kind := r.Deadline()
+	return at.Sub(now), kind
+}
+
+// deadlineText says which deadline comes first and how far it is:
+// "lease expires in 0:32", or, short, "lease 0:32".
+func deadlineText(r approval.Record, now time.Time, short bool) string {
+	left, kind := deadline(r, now)
+	if left <= 0 {
+		return kind + " expired"
+	}
+	if short {
+		return kind + " " + countdown(left)
+	}
+	return kind + " expires in " + countdown(left)
+}
+
+func countdown(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	d = d.Truncate(time.Second)
+	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// rowCells are a queue row's columns, already safe to show (escaped, so
+// their widths are their cell counts).
+type rowCells struct {
+	id, cap, device, agent, age string
+	deadline, deadlineShort     string
+	left                        time.Duration
+}
+
+func cellsOf(r approval.Record, now time.Time) rowCells {
+	left, _ := deadline(r, now)
+	return rowCells{
+		id: safetext.Line(r.TaskID), cap: safetext.Line(r.CapabilityID), device: safetext.Line(r.Device),
+		agent: safetext.Line(r.Agent), age: "age " + countdown(now.Sub(r.SubmittedAt)),
+		deadline: deadlineText(r, now, false), deadlineShort: deadlineText(r, now, true), left: left,
+	}
+}
+
+// rowLayout is the column widths every visible row shares. Under pressure
+// the agent name shrinks first, then the age goes, then the agent, then the
+// deadline's wording shortens; id, capability, device and deadline stay.
+type rowLayout struct {
+	id, cap, device, agent int
+	age, shortDeadline     bool
+	deadline               int
+}
+
+const minAgent = 6
+
+func layoutRows(rows []rowCells, w int) rowLayout {
+	var l rowLayout
+	ageW := 0
+	for _, c := range rows {
+		l.id = max(l.id, lipgloss.Width(c.id))
+		l.cap = max(l.cap, lipgloss.Width(c.cap))
+		l.device = max(l.device, lipgloss.Width(c.device))
+		l.agent = max(l.agent, lipgloss.Width(c.agent))
+		l.deadline = max(l.deadline, lipgloss.Width(c.deadline))
+		ageW = max(ageW, lipgloss.Width(c.age))
+	}
+	l.id, l.device, l.agent = min(l.id, 40), min(l.device, 24), min(l.agent, 24)
+	l.age = true
+	fixed := func() int {
+		n := 2 + l.id + 1 + l.cap + 1 + l.device + 1 + l.deadline
+		if l.agent > 0 {
+			n += l.agent + 1
+		}
+		if l.age {
+			n += ageW + 1
+		}
+		return n
+	}
+	if over := fixed() - w; over > 0 && l.agent > minAgent {
+		l.agent = max(l.agent-over, minAgent)
+	}
+	if fixed() > w {
+		l.age = false
+	}
+	if fixed() > w {
+		l.agent = 0
+	}
+	if fixed() > w {
+		l.shortDeadline = true
+		l.deadline = 0
+		for _, c := range rows {
+			l.deadline = max(l.deadline, lipgloss.Width(c.deadlineShort))
+		}
+	}
+	return l
+}
+
+// pad cuts (with an ellipsis) or pads s to n cells; s is already escaped.
+func pad(s string, n int) string { return panes.Fit(s, n) }
+
+// queueRow lays one row out; the deadline is styled by how close it is. A
+// row wider than w is wrapped when selected (the person sees all of what
+// they would decide on) and cut otherwise.
+func (p *Pane) queueRow(c rowCells, l rowLayout, selected bool, w int) []string {
+	s := p.styles
+	parts := []string{pad(c.id, l.id), pad(c.cap, l.cap), pad(c.device, l.device)}
+	if l.agent > 0 {
+		parts = append(parts, pad(c.agent, l.agent))
+	}
+	if l.age {
+		parts = append(parts, pad(c.age, 10))
+	}
+	dl := c.deadline
+	if l.shortDeadline {
+		dl = c.deadlineShort
+	}
+	switch {
+	case c.left <= time.Minute:
+		dl = s.Err.Render(dl)
+	case c.left <= 3*time.Minute:
+		dl = s.Warning.Render(dl)
+	default:
+		dl = s.Success.Render(dl)
+	}
+	cursor := "  "
+	if selected {
+		cursor = s.Cursor.Render("▸ ")
+	}
+	line := cursor + strings.Join(parts, " ") + " " + dl
+	if !selected {
+		return []string{panes.Fit(line, w)}
+	}
+	if lipgloss.Width(line) <= w {
+		return []string{s.Selected.Render(panes.Fit(line, w))}
+	}
+	// never cut the row being decided on: its whole text, wrapped
+	full := cursor + strings.Join([]string{c.id, c.cap, c.device, c.agent, dl}, " ")
+	var out []string
+	for _, l := range panes.Wrap(full, w) {
+		out = append(out, s.Selected.Render(panes.Fit(l, w)))
+	}
+	return out
+}

@@ -1,0 +1,263 @@
+package approvals
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/panes"
+)
+
+// previewTop is how many lines of the preview must be on screen before a
+// key may decide on it (the warnings and the request line come first).
+const previewTop = 3
+
+// safe shows untrusted text on one line with its escapes in the warning style.
+func (p *Pane) safe(s string) string {
+	return safetext.Inspect(s).Render(func(e string) string { return p.styles.Warning.Render(e) })
+}
+
+// untrusted is safe plus the masked values styled apart, so the person sees
+// at a glance what was hidden from them; it also counts hidden characters.
+func (p *Pane) untrusted(s string) (string, int) {
+	t := safetext.Inspect(s)
+	var b strings.Builder
+	for _, sp := range t.Spans {
+		if sp.Escaped {
+			b.WriteString(p.styles.Warning.Render(sp.Text))
+		} else {
+			b.WriteString(maskShape.ReplaceAllStringFunc(sp.Text, func(m string) string { return p.styles.Masked.Render(m) }))
+		}
+	}
+	return b.String(), t.Hidden
+}
+
+// maskShape matches what preview's masking writes: ********, ****-****-****-1234,
+// ***-**-1234, sk_...wxyz, j***@example.com. It only styles; it removes nothing.
+var maskShape = regexp.MustCompile(`[A-Za-z0-9_-]*\.\.\.[A-Za-z0-9]{1,4}|[A-Za-z0-9]?\*{3,}[-*]*[0-9]{0,4}(@[A-Za-z0-9.-]+)?`)
+
+// uriShape finds URIs quoted in a request or effect, for their host warnings.
+var uriShape = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s"'<>\\]+`)
+
+// render lays the pane out in w×h and reports whether that shows everything
+// a key acts on. It does no I/O.
+func (p *Pane) render(w, h int) ([]string, bool) {
+	s := p.styles
+	if w <= 0 || h <= 0 {
+		return nil, false
+	}
+	if p.o.Queue == nil {
+		msg := "approvals are unavailable"
+		if p.o.QueueErr != nil {
+			msg += ": " + p.safe(p.o.QueueErr.Error())
+		}
+		return panes.Wrap(s.Err.Render(msg), w), true
+	}
+	if p.history {
+		return p.renderHistory(w, h)
+	}
+	lines := []string{s.Heading.Render(fmt.Sprintf("Pending approvals (%d)", len(p.list))) + s.Muted.Render("  v: decided")}
+	lines = append(lines, p.noticeLines(w)...)
+	if len(p.list) == 0 {
+		lines = append(lines, s.Muted.Render("nothing waiting: agents' mutating actions appear here for you to approve or deny"))
+		return lines, true
+	}
+	now := p.o.Now()
+	cells := make([]rowCells, len(p.list))
+	for i, r := range p.list {
+		cells[i] = cellsOf(r, now)
+	}
+	layout := layoutRows(cells, w)
+	listH := max(h/3-1, 1)
+	top := panes.Scroll(0, p.sel, listH, len(p.list))
+	used, selEnd := 0, -1
+	for i := top; i < len(p.list) && (used < listH || i == p.sel); i++ {
+		row := p.queueRow(cells[i], layout, i == p.sel, w)
+		lines = append(lines, row...)
+		used += len(row)
+		if i == p.sel {
+			selEnd = len(lines)
+		}
+	}
+	lines = append(lines, s.Subtle.Render(strings.Repeat("─", max(w, 0))))
+	legible := selEnd > 0 && selEnd <= h
+	detailH := max(h-len(lines), 0)
+	var detail []string
+	switch {
+	case p.viewErr != nil:
+		detail = panes.Wrap(s.Err.Render("cannot preview: "+p.safe(p.viewErr.Error())), w)
+	case p.view == nil:
+		detail = []string{s.Muted.Render("loading preview…")}
+	default:
+		detail = p.previewLines(*p.view, w)
+	}
+	need := min(previewTop, len(detail))
+	if dlg := p.dialogLines(w); len(dlg) > 0 {
+		// the dialog sits at the bottom, under the top of the preview
+		keep := max(detailH-len(dlg), 0)
+		legible = legible && keep >= need && len(dlg) <= detailH
+		p.scroll = min(p.scroll, max(len(detail)-keep, 0))
+		detail = append(window(detail, p.scroll, keep), dlg...)
+	} else {
+		legible = legible && detailH >= need
+		p.scroll = min(p.scroll, max(len(detail)-detailH, 0))
+		full := len(detail)
+		detail = window(detail, p.scroll, detailH)
+		if detailH > 1 && len(detail) == detailH && p.scroll+detailH < full {
+			detail[detailH-1] = s.Muted.Render(fmt.Sprintf("↓ more below (%d lines) — pgdn/J to scroll", full-p.scroll-detailH+1))
+		}
+	}
+	lines = append(lines, detail...)
+	return lines, legible
+}
+
+// noticeLines are the last notice, wrapped (a failure's reason is never cut
+// to fit the title line), at most three lines.
+func (p *Pane) noticeLines(w int) []string {
+	if p.notice == "" {
+		return nil
+	}
+	l := panes.Wrap(p.styles.Warning.Render(p.notice), w)
+	if len(l) > 3 {
+		l = l[:3]
+		l[2] = panes.Truncate(l[2]+" …", w)
+	}
+	return l
+}
+
+func window(lines []string, from, n int) []string {
+	if from > len(lines) {
+		from = len(lines)
+	}
+	end := min(from+n, len(lines))
+	return lines[from:end]
+}
+
+// previewLines renders the masked request as HTTP, then the effect, the
+// deadline and the lease. Warnings about hidden characters and look-alike
+// hosts come first. Everything wraps: nothing is cut off without a way to
+// scroll to it.
+func (p *Pane) previewLines(v approval.View, w int) []string {
+	s := p.styles
+	pv := v.Preview
+	var body []string
+	hidden := 0
+	add := func(text string) { body = append(body, panes.Wrap(text, w)...) }
+	show := func(raw string) string {
+		t, n := p.untrusted(raw)
+		hidden += n
+		return t
+	}
+	add(s.Title.Render(show(pv.Method)) + " " + show(pv.URL))
+	keys := make([]string, 0, len(pv.Headers))
+	for k := range pv.Headers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		add(s.Label.Render(show(k)+":") + " " + show(pv.Headers[k]))
+	}
+	body = append(body, "")
+	if pv.Raw != "" {
+		for _, l := range strings.Split(pv.Raw, "\n") {
+			add(show(strings.TrimSuffix(l, "\r")))
+		}
+		body = append(body, "")
+	}
+	add(s.Heading.Render("effect  ") + show(pv.EstimatedEffect))
+	r := v.Record
+	now := p.o.Now()
+	at, kind := r.Deadline()
+	dl := deadlineText(r, now, false) + " (" + kind + " deadline " + at.UTC().Format(time.RFC3339) + ")"
+	if kind == approval.DeadlineLease {
+		dl += "; the approval timeout is later, " + r.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	add(s.Heading.Render("deadline ") + dl)
+	caps := make([]string, len(r.Caps))
+	for i, c := range r.Caps {
+		caps[i] = show(c)
+	}
+	add(s.Heading.Render("lease   ") + fmt.Sprintf("agent %s · jti %s · expires %s · caps [%s]", show(r.Agent), show(r.TokenJTI),
+		r.LeaseExpires.UTC().Format(time.RFC3339), strings.Join(caps, ", ")))
+	if !v.LeaseValid {
+		add(s.Err.Render("lease not valid: ") + show(v.LeaseError))
+	}
+	add(s.Muted.Render(fmt.Sprintf("preview %s · submitted %s via ", short(v.BindingHash), r.SubmittedAt.UTC().Format(time.RFC3339))) + show(r.Source))
+
+	var warn []string
+	if n := hidden; n > 0 {
+		warn = append(warn, safetext.HiddenNote(n))
+	}
+	seen := map[string]bool{}
+	for _, src := range append([]string{pv.URL, pv.EstimatedEffect}, strings.Split(pv.Raw, "\n")...) {
+		for _, u := range uriShape.FindAllString(src, -1) {
+			for _, wmsg := range safetext.URLWarnings(u) {
+				if wmsg == safetext.HiddenNote(safetext.Hidden(u)) {
+					continue // counted in the total above
+				}
+				if !seen[wmsg] {
+					seen[wmsg] = true
+					warn = append(warn, wmsg)
+				}
+			}
+		}
+	}
+	var out []string
+	for _, wmsg := range warn {
+		out = append(out, panes.Wrap(s.Warning.Render("⚠ "+wmsg), w)...)
+	}
+	return append(out, body...)
+}
+
+func short(h string) string {
+	h = safetext.Line(h)
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func (p *Pane) dialogLines(w int) []string {
+	s := p.styles
+	var body string
+	switch {
+	case p.confirm != nil:
+		body = s.Warning.Render("Approve "+p.safe(p.confirm.taskID)+"?") + " " + s.Muted.Render("(preview "+short(p.confirm.previewHash)+")") + "  " +
+			s.KeyName.Render("y") + " approve · " + s.KeyName.Render("any other key") + " cancel (default: No)"
+	case p.deny != nil:
+		body = s.Warning.Render("Deny "+p.safe(p.deny.taskID)) + "\n" + p.deny.input.View()
+		if p.deny.err != "" {
+			body += "\n" + s.Err.Render(p.deny.err)
+		}
+		body += "\n" + s.Muted.Render("enter: deny · esc: cancel")
+	default:
+		return nil
+	}
+	box := s.Dialog.Width(max(w, 4)).Render(body)
+	return strings.Split(box, "\n")
+}
+
+// outcomeWord names a state for a person.
+func outcomeWord(st approval.State) string {
+	switch st {
+	case approval.Done:
+		return "executed"
+	case approval.Executing:
+		return "executing…"
+	}
+	return string(st)
+}
+
+// jsonLine shows a JSON value on one line, safely.
+func jsonLine(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return safetext.Line(string(b))
+}
