@@ -29,6 +29,7 @@ const (
 	EventSearched  = "searched"
 	EventTorn      = "torn"
 	EventDemo      = "demo"
+	EventSealed    = "sealed" // `vigil audit seal`: a recorded break (see Seal)
 )
 
 // Entry is one line of audit.log. Values arrive already masked: the log never

@@ -20,21 +20,21 @@ import (
 type Log struct {
 	path string
 	now  func() time.Time
-}
 
-// head is the anchor written after every append (audit.log.head): the last
-// entry's seq and hash. Without it, deleting the last line would leave a
-// shorter chain that still verifies.
-type head struct {
-	Seq  int64  `json:"seq"`
-	Hash string `json:"hash"`
+	// KeyFile is the operator's Ed25519 key (PKCS#8 PEM) that signs the
+	// checkpoints Append writes; by default keys/operator.key.pem beside the
+	// log, where `vigil keys init` puts it. No key there: no checkpoints.
+	KeyFile string
+	// Warn hears what went wrong after an entry was already durable (a
+	// checkpoint that could not be written). Nil drops it.
+	Warn func(error)
 }
 
 // Open prepares the log at path. A torn last line (a crash mid-write) is moved
 // aside to audit.log.torn-<time> and recorded as an entry of its own, so it is
 // never built upon and never silently dropped.
 func Open(path string, now func() time.Time) (*Log, error) {
-	l := &Log{path: path, now: now}
+	l := &Log{path: path, now: now, KeyFile: filepath.Join(filepath.Dir(path), "keys", "operator.key.pem")}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
@@ -59,6 +59,13 @@ func lockShared(path string) func() { return flock.Shared(path + ".lock") }
 
 // Append seals e (seq, time, prev, hash) onto the chain and makes it durable.
 // The caller fills actor, event and the rest; they must already be masked.
+//
+// Append refuses to grow a log whose end is not the one its head recorded
+// (entries cut, replaced or edited): it writes nothing and returns a
+// *DamagedError. After an approved or denied entry (and every
+// CheckpointEvery entries) it also writes a signed checkpoint to
+// audit.checkpoints when the operator key is there; a failure there never
+// fails the append (the entry is already durable), it goes to Warn.
 func (l *Log) Append(e Entry) (Entry, error) {
 	details, err := canonicalDetails(e.Details)
 	if err != nil {
@@ -73,14 +80,31 @@ func (l *Log) Append(e Entry) (Entry, error) {
 	if err := l.repairTornLocked(); err != nil {
 		return Entry{}, err
 	}
-	return l.appendLocked(e)
-}
-
-func (l *Log) appendLocked(e Entry) (Entry, error) {
-	last, ok, err := lastEntry(l.path)
+	last, ok, err := l.checkTail()
 	if err != nil {
 		return Entry{}, err
 	}
+	out, err := l.appendAfter(e, last, ok)
+	if err != nil {
+		return Entry{}, err
+	}
+	l.maybeCheckpoint(out)
+	return out, nil
+}
+
+// appendLocked appends after a tail that passed checkTail.
+func (l *Log) appendLocked(e Entry) (Entry, error) {
+	last, ok, err := l.checkTail()
+	if err != nil {
+		return Entry{}, err
+	}
+	return l.appendAfter(e, last, ok)
+}
+
+// appendAfter writes e after last (ok false: e is the first entry), then
+// moves the head. The caller holds the lock and has checked last.
+func (l *Log) appendAfter(e Entry, last Entry, ok bool) (Entry, error) {
+	var err error
 	e.Seq, e.Prev = 0, Genesis
 	if ok {
 		e.Seq, e.Prev = last.Seq+1, last.Hash
@@ -109,10 +133,15 @@ func (l *Log) appendLocked(e Entry) (Entry, error) {
 		f.Close()
 		return Entry{}, err
 	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return Entry{}, err
+	}
 	if err := f.Close(); err != nil {
 		return Entry{}, err
 	}
-	hb, _ := json.Marshal(head{Seq: e.Seq, Hash: e.Hash})
+	hb, _ := json.Marshal(head{Seq: e.Seq, Hash: e.Hash, Size: st.Size()})
 	if err := writeHead(HeadPath(l.path), hb); err != nil {
 		return Entry{}, fmt.Errorf("audit: head: %w", err)
 	}
@@ -120,8 +149,8 @@ func (l *Log) appendLocked(e Entry) (Entry, error) {
 }
 
 // writeHead replaces the head atomically (temp file, rename) but without
-// fsync: the entry itself is already durable, and Verify accepts a head that
-// a crash left behind the log or unreadable. Skipping the two fsyncs of a
+// fsync: the entry itself is already durable, and Verify and checkTail accept
+// a head that a crash left behind the log (or empty). Skipping the two fsyncs of a
 // durable replace triples append throughput.
 func writeHead(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
@@ -229,37 +258,4 @@ func lastLineStart(f *os.File, size int64) (int64, error) {
 		}
 	}
 	return 0, nil
-}
-
-// lastEntry reads the chain's last entry from the file's tail. An unreadable
-// tail stops appends: the chain is never built on something it cannot verify.
-func lastEntry(path string) (Entry, bool, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return Entry{}, false, nil
-	}
-	if err != nil {
-		return Entry{}, false, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Entry{}, false, err
-	}
-	if st.Size() == 0 {
-		return Entry{}, false, nil
-	}
-	start, err := lastLineStart(f, st.Size())
-	if err != nil {
-		return Entry{}, false, err
-	}
-	line := make([]byte, st.Size()-start)
-	if _, err := f.ReadAt(line, start); err != nil {
-		return Entry{}, false, err
-	}
-	e, err := parseLine(bytes.TrimSuffix(line, []byte("\n")))
-	if err != nil {
-		return Entry{}, false, fmt.Errorf("audit: the log's last line is damaged (%v); run `vigil audit verify`", err)
-	}
-	return e, true, nil
 }

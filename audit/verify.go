@@ -3,6 +3,7 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +21,10 @@ const (
 	ReasonReordered  = "reordered"
 	ReasonTruncated  = "truncated"
 	ReasonGarbage    = "garbage"
+	// against a checkpoint: the log now starts with another entry #0
+	ReasonReplaced = "replaced"
+	// a checkpoint or a seal not signed by the operator key, or altered
+	ReasonBadSignature = "bad-signature"
 )
 
 // Report is what Verify found. When OK is false, Index is the 0-based line
@@ -30,16 +35,51 @@ type Report struct {
 	Index   int64  `json:"index,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Detail  string `json:"detail,omitempty"`
+	// Checkpoint names the checkpoint the log failed against, if that was the failure.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	// Checkpoints is how many checkpoints the log was checked against.
+	Checkpoints int `json:"checkpoints,omitempty"`
+	// Sealed lists the breaks `vigil audit seal` recorded, oldest first.
+	Sealed []SealedGap `json:"sealed,omitempty"`
+	// First and Last are the hashes of entries #0 and #Entries-1 of a good
+	// chain (what a checkpoint of it signs).
+	First, Last string `json:"-"`
+	at          map[int64]string
+}
+
+// SealedGap is one sealed entry as Verify reports it: a break in the log's
+// history that was recorded on purpose.
+type SealedGap struct {
+	Index    int64  `json:"index"`            // the sealed entry
+	Expected int64  `json:"expected_entries"` // entries the head recorded then; -1 when it had none
+	Found    int64  `json:"found_entries"`    // entries kept before the seal
+	Reason   string `json:"reason"`
+	Signed   string `json:"signature"` // "verified", or "unchecked" without the operator's public key
+}
+
+func (g SealedGap) String() string {
+	exp := "no head"
+	if g.Expected >= 0 {
+		exp = fmt.Sprintf("expected %d entries", g.Expected)
+	}
+	return fmt.Sprintf("sealed gap at #%d: %s, found %d (reason: %s; signature %s)", g.Index, exp, g.Found, g.Reason, g.Signed)
 }
 
 // MarshalJSON always includes index, reason and detail for a broken chain
 // (index 0 must not vanish under omitempty) and leaves them out of a good one.
+// checkpoint, checkpoints and sealed appear only when they say something.
 func (r Report) MarshalJSON() ([]byte, error) {
+	type extra struct {
+		Checkpoint  string      `json:"checkpoint,omitempty"`
+		Checkpoints int         `json:"checkpoints,omitempty"`
+		Sealed      []SealedGap `json:"sealed,omitempty"`
+	}
 	if r.OK {
 		return json.Marshal(struct {
 			OK      bool  `json:"ok"`
 			Entries int64 `json:"entries"`
-		}{true, r.Entries})
+			extra
+		}{true, r.Entries, extra{"", r.Checkpoints, r.Sealed}})
 	}
 	return json.Marshal(struct {
 		OK      bool   `json:"ok"`
@@ -47,12 +87,20 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		Index   int64  `json:"index"`
 		Reason  string `json:"reason"`
 		Detail  string `json:"detail"`
-	}{false, r.Entries, r.Index, r.Reason, r.Detail})
+		extra
+	}{false, r.Entries, r.Index, r.Reason, r.Detail, extra{r.Checkpoint, r.Checkpoints, r.Sealed}})
 }
 
 func (r Report) String() string {
 	if r.OK {
-		return fmt.Sprintf("chain verified · %d entries", r.Entries)
+		s := fmt.Sprintf("chain verified · %d entries", r.Entries)
+		if r.Checkpoints > 0 {
+			s += fmt.Sprintf(" · extends %d checkpoint(s)", r.Checkpoints)
+		}
+		for _, g := range r.Sealed {
+			s += "\n" + g.String()
+		}
+		return s
 	}
 	return fmt.Sprintf("BROKEN at #%d: %s (%s)", r.Index, r.Reason, r.Detail)
 }
@@ -60,10 +108,15 @@ func (r Report) String() string {
 // Chain checks entries one at a time; the pane feeds it new lines as they
 // arrive so its badge stays current without re-reading the file.
 type Chain struct {
-	next int64
-	prev string
-	bad  *Report
+	next   int64
+	prev   string
+	bad    *Report
+	key    ed25519.PublicKey // checks seals' signatures when set
+	sealed []SealedGap
 }
+
+// Sealed lists the sealed entries seen so far.
+func (c *Chain) Sealed() []SealedGap { return c.sealed }
 
 // NewChain starts a chain at its genesis.
 func NewChain() *Chain { return &Chain{prev: Genesis} }
@@ -118,6 +171,23 @@ func (c *Chain) feed(line []byte, e Entry, err error) (Entry, bool) {
 	case e.Prev != c.prev:
 		return fail(ReasonEdited, "prev does not match the previous entry's hash")
 	}
+	if e.Event == EventSealed {
+		d, err := checkSeal(e, c.key)
+		if err != nil {
+			return fail(ReasonBadSignature, err.Error())
+		}
+		g := SealedGap{Index: idx, Expected: -1, Reason: d.Reason, Signed: "unchecked"}
+		if d.Expected != nil {
+			g.Expected = d.Expected.Seq + 1
+		}
+		if d.Found != nil {
+			g.Found = d.Found.Seq + 1
+		}
+		if c.key != nil {
+			g.Signed = "verified"
+		}
+		c.sealed = append(c.sealed, g)
+	}
 	c.next++
 	c.prev = e.Hash
 	return e, true
@@ -131,7 +201,67 @@ func (c *Chain) feed(line []byte, e Entry, err error) (Entry, bool) {
 // anchor before the log (appends fsync the log before moving the head, so the
 // head never runs ahead of what is read next), and an unterminated last line
 // is read again under the appenders' lock before it is called truncated.
-func Verify(path string) (Report, error) {
+func Verify(path string) (Report, error) { return VerifyWith(path, VerifyOptions{}) }
+
+// VerifyOptions adds what lives outside the log to a verification.
+type VerifyOptions struct {
+	// Checkpoints the log must extend (see Checkpoint), already opened with
+	// ParseCheckpoints.
+	Checkpoints []Checkpoint
+	// Key, when set, is the operator's public key: sealed entries must carry
+	// its signature.
+	Key ed25519.PublicKey
+}
+
+// VerifyWith is Verify, then checks that the log extends each checkpoint:
+// its entry #0 is the checkpoint's log's (else ReasonReplaced), it has at
+// least the checkpoint's entries (else ReasonTruncated: cut, or rolled back to
+// an older copy) and its entry #size-1 has the checkpoint's hash (else
+// ReasonEdited: rewritten before the checkpoint). A broken chain is reported
+// first.
+func VerifyWith(path string, o VerifyOptions) (Report, error) {
+	rep, err := verify(path, o)
+	if err != nil || !rep.OK {
+		return rep, err
+	}
+	rep.Checkpoints = len(o.Checkpoints)
+	for _, cp := range o.Checkpoints {
+		if bad := rep.against(cp); bad != nil {
+			return *bad, nil
+		}
+	}
+	return rep, nil
+}
+
+// against checks one checkpoint with what the verifier recorded.
+func (r Report) against(cp Checkpoint) *Report {
+	fail := func(idx int64, reason, detail string) *Report {
+		for _, g := range r.Sealed {
+			if g.Index < cp.Size {
+				detail += fmt.Sprintf("; the seal at #%d removed entries the checkpoint covers", g.Index)
+				break
+			}
+		}
+		return &Report{Entries: r.Entries, Index: idx, Reason: reason, Detail: detail,
+			Checkpoint: cp.Source, Checkpoints: r.Checkpoints, Sealed: r.Sealed}
+	}
+	switch {
+	case r.Entries == 0:
+		return fail(0, ReasonTruncated, fmt.Sprintf("the log is empty; checkpoint %s covers %d entries", cp.Source, cp.Size))
+	case cp.Origin != Origin(r.First):
+		return fail(0, ReasonReplaced, fmt.Sprintf("checkpoint %s is of log %s, this log is %s: it was replaced by another chain",
+			cp.Source, cp.Origin, Origin(r.First)))
+	case cp.Size > r.Entries:
+		return fail(r.Entries, ReasonTruncated, fmt.Sprintf("the log has %d entries; checkpoint %s covers %d: it was cut, or rolled back to an older copy",
+			r.Entries, cp.Source, cp.Size))
+	case r.at[cp.Size-1] != cp.Hash:
+		return fail(cp.Size-1, ReasonEdited, fmt.Sprintf("entry #%d is not the one checkpoint %s recorded: the log was rewritten before it",
+			cp.Size-1, cp.Source))
+	}
+	return nil
+}
+
+func verify(path string, o VerifyOptions) (Report, error) {
 	h, hasHead := readHead(path)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -145,7 +275,15 @@ func Verify(path string) (Report, error) {
 		return Report{}, err
 	}
 	defer f.Close()
-	v := verifier{c: NewChain(), head: h, hasHead: hasHead}
+	c := NewChain()
+	c.key = o.Key
+	v := verifier{c: c, head: h, hasHead: hasHead}
+	if len(o.Checkpoints) > 0 {
+		v.want = map[int64]string{}
+		for _, cp := range o.Checkpoints {
+			v.want[cp.Size-1] = ""
+		}
+	}
 	off, partial, err := v.feedFrom(f, 0)
 	if err != nil {
 		return Report{}, err
@@ -163,6 +301,7 @@ func Verify(path string) (Report, error) {
 	if v.c.bad != nil {
 		rep := *v.c.bad
 		rep.Entries = v.c.next
+		rep.Sealed = v.c.sealed
 		return classify(path, rep)
 	}
 	if partial {
@@ -171,21 +310,23 @@ func Verify(path string) (Report, error) {
 	if hasHead {
 		switch {
 		case h.Seq >= v.c.next:
-			return Report{Entries: v.c.next, Index: v.c.next, Reason: ReasonDeleted,
+			return Report{Entries: v.c.next, Index: v.c.next, Reason: ReasonDeleted, Sealed: v.c.sealed,
 				Detail: fmt.Sprintf("the log ends at %d entries but its head says %d", v.c.next, h.Seq+1)}, nil
 		case h.Seq >= 0 && v.headHash != h.Hash:
-			return Report{Entries: v.c.next, Index: h.Seq, Reason: ReasonEdited,
+			return Report{Entries: v.c.next, Index: h.Seq, Reason: ReasonEdited, Sealed: v.c.sealed,
 				Detail: "entry's hash differs from the one its head anchor recorded"}, nil
 		}
 	}
-	return Report{OK: true, Entries: v.c.next}, nil
+	return Report{OK: true, Entries: v.c.next, Sealed: v.c.sealed, First: v.first, Last: v.c.prev, at: v.want}, nil
 }
 
 type verifier struct {
 	c        *Chain
 	head     head
 	hasHead  bool
-	headHash string // hash of the entry at head.Seq once reached
+	headHash string           // hash of the entry at head.Seq once reached
+	first    string           // hash of entry #0
+	want     map[int64]string // checkpoints' last indexes → the hashes found there
 }
 
 // feedFrom feeds every complete line from off on. It returns the offset after
@@ -214,8 +355,15 @@ func (v *verifier) feedFrom(f *os.File, off int64) (int64, bool, error) {
 				return off, false, nil
 			}
 			off += int64(len(line))
-			if v.hasHead && v.c.next-1 == v.head.Seq {
+			idx := v.c.next - 1
+			if v.hasHead && idx == v.head.Seq {
 				v.headHash = v.c.prev
+			}
+			if idx == 0 {
+				v.first = v.c.prev
+			}
+			if _, ok := v.want[idx]; ok {
+				v.want[idx] = v.c.prev
 			}
 		}
 		if err == io.EOF {
@@ -244,15 +392,8 @@ func (v *verifier) unterminated(f *os.File, off int64) (Report, error) {
 const entryPrefix = `{"seq":`
 
 func readHead(path string) (head, bool) {
-	hb, err := os.ReadFile(HeadPath(path))
-	if err != nil {
-		return head{}, false
-	}
-	var h head
-	if json.Unmarshal(hb, &h) != nil {
-		return head{}, false
-	}
-	return h, true
+	h, hs := loadHead(path)
+	return h, hs == headOK
 }
 
 // lineHash is ComputeHash for a line already known to be canonical: the body
