@@ -7,12 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // Hass drives a Home Assistant media_player entity through the REST API:
@@ -188,14 +194,49 @@ func (h *Hass) send(ctx context.Context, method, u string, headers map[string]st
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return nil, fmt.Errorf("hass %s: %s %s: %s: check the token (token_env/token_file)", h.id, method, u, resp.Status)
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-		return nil, Transient(fmt.Errorf("hass %s: %s %s: %s", h.id, method, u, resp.Status))
+		return nil, Transient(fmt.Errorf("hass %s: %s %s: %s%s", h.id, method, u, resp.Status, hassMessage(data)))
 	}
-	return nil, fmt.Errorf("hass %s: %s %s: %s", h.id, method, u, resp.Status)
+	return nil, fmt.Errorf("hass %s: %s %s: %s%s", h.id, method, u, resp.Status, hassMessage(data))
+}
+
+// maxHassMessage bounds the part of an error answer kept as the reason.
+const maxHassMessage = 300
+
+// hassMessage is Home Assistant's own reason for refusing a call, as it
+// sends it — {"message": "..."} from its API views, or a short text body —
+// for the failure a person reads ("Entity media_player.x not found"). ""
+// when the answer says nothing.
+func hassMessage(body []byte) string {
+	var m struct {
+		Message string `json:"message"`
+	}
+	msg := ""
+	if json.Unmarshal(body, &m) == nil && m.Message != "" {
+		msg = m.Message
+	} else if t := strings.TrimSpace(string(body)); t != "" && !strings.HasPrefix(t, "<") {
+		msg = t
+	}
+	msg = strings.Join(strings.Fields(strings.ToValidUTF8(msg, "\ufffd")), " ")
+	if msg == "" {
+		return ""
+	}
+	if len(msg) > maxHassMessage {
+		cut := maxHassMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return ": Home Assistant says: " + preview.MaskString(msg)
 }
 
 // State implements Driver: the entity's state and attributes from
 // GET /api/states/{entity_id}, in RFC 8785 form. last_changed,
-// last_updated and context are left out: they change on every poll.
+// last_updated, last_reported and context are left out: they change on every
+// poll. What a person reads — attributes.media_content_id, media_title and
+// media_position — is also copied to the top level under the names the other
+// drivers use (media_uri, media_title, position_seconds), so a reader of
+// any driver's state finds them in one place (see DescribeState).
 func (h *Hass) State(ctx context.Context) ([]byte, error) {
 	tok, err := h.token()
 	if err != nil {
@@ -206,20 +247,147 @@ func (h *Hass) State(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var st struct {
-		EntityID   string          `json:"entity_id"`
-		State      string          `json:"state"`
-		Attributes json.RawMessage `json:"attributes"`
-	}
-	if err := json.Unmarshal(data, &st); err != nil {
+	st, err := parseHassState(data)
+	if err != nil {
 		return nil, fmt.Errorf("hass %s: state of %s: %w", h.id, h.entity, err)
-	}
-	if len(st.Attributes) == 0 {
-		st.Attributes = json.RawMessage("{}")
 	}
 	raw, err := json.Marshal(st)
 	if err != nil {
 		return nil, err
 	}
 	return jcs.Transform(raw)
+}
+
+// hassState is Home Assistant's state object as Vigil keeps it.
+type hassState struct {
+	EntityID   string          `json:"entity_id"`
+	State      string          `json:"state"`
+	Attributes json.RawMessage `json:"attributes"`
+	// copied from attributes (absent when Home Assistant gives none)
+	MediaURI   string   `json:"media_uri,omitempty"`
+	MediaTitle string   `json:"media_title,omitempty"`
+	Position   *float64 `json:"position_seconds,omitempty"`
+	PositionAt string   `json:"position_updated_at,omitempty"`
+}
+
+// hassAttributes are the media_player attributes a person reads. Home
+// Assistant leaves out the ones an entity does not have, and a null is the
+// same as absent.
+type hassAttributes struct {
+	MediaContentID *string  `json:"media_content_id"`
+	MediaTitle     *string  `json:"media_title"`
+	MediaPosition  *float64 `json:"media_position"`
+	PositionAt     *string  `json:"media_position_updated_at"`
+}
+
+func parseHassState(data []byte) (hassState, error) {
+	var st hassState
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, err
+	}
+	if st.State == "" {
+		return st, errors.New(`no "state" in the answer`)
+	}
+	if len(st.Attributes) == 0 || string(st.Attributes) == "null" {
+		st.Attributes = json.RawMessage("{}")
+	}
+	var a hassAttributes
+	if err := json.Unmarshal(st.Attributes, &a); err != nil {
+		return st, fmt.Errorf("attributes: %w", err)
+	}
+	if a.MediaContentID != nil {
+		st.MediaURI = *a.MediaContentID
+	}
+	if a.MediaTitle != nil {
+		st.MediaTitle = *a.MediaTitle
+	}
+	if a.MediaPosition != nil && !math.IsNaN(*a.MediaPosition) && !math.IsInf(*a.MediaPosition, 0) && *a.MediaPosition >= 0 {
+		st.Position = a.MediaPosition
+		if a.PositionAt != nil {
+			st.PositionAt = *a.PositionAt
+		}
+	}
+	return st, nil
+}
+
+// DescribeState turns any driver's State bytes — the simulator's
+// {state, media_uri, position_seconds}, mpv's {idle, path, pause, time_pos}
+// or Home Assistant's {state, attributes: {media_title, media_content_id,
+// media_position}} — into a phrase for a person: "paused at 12:31 of
+// a.mp3", "playing Kind of Blue at 0:12 (position as of 10:00:05)", "off".
+// It never names an empty title, and says "" for a shape it does not know.
+// Media URIs are masked; the phrase is untrusted text for display (callers
+// show it through safetext).
+func DescribeState(b []byte) string {
+	var s struct {
+		State      string          `json:"state"`
+		MediaURI   string          `json:"media_uri"`
+		MediaTitle string          `json:"media_title"`
+		Position   *float64        `json:"position_seconds"`
+		PositionAt string          `json:"position_updated_at"`
+		Idle       *bool           `json:"idle"`
+		Path       *string         `json:"path"`
+		Pause      *bool           `json:"pause"`
+		TimePos    *float64        `json:"time_pos"`
+		Attributes json.RawMessage `json:"attributes"`
+	}
+	if json.Unmarshal(b, &s) != nil {
+		return ""
+	}
+	if s.Idle != nil { // mpv
+		switch {
+		case *s.Idle || s.Path == nil:
+			return "idle"
+		case s.Pause != nil && *s.Pause:
+			s.State = "paused"
+		default:
+			s.State = "playing"
+		}
+		s.MediaURI, s.Position = *s.Path, s.TimePos
+	}
+	if len(s.Attributes) > 0 { // Home Assistant, read from attributes even if the copies are missing
+		if hs, err := parseHassState(b); err == nil {
+			s.MediaURI, s.MediaTitle, s.Position, s.PositionAt = hs.MediaURI, hs.MediaTitle, hs.Position, hs.PositionAt
+		}
+	}
+	st := strings.TrimSpace(s.State)
+	switch st {
+	case "", "idle":
+		return "idle"
+	case "off", "on", "standby", "unknown":
+		return st
+	case "unavailable":
+		return "unavailable (Home Assistant cannot reach the player)"
+	}
+	name := strings.TrimSpace(s.MediaTitle)
+	if name == "" {
+		if u := strings.TrimSpace(preview.MaskString(s.MediaURI)); u != "" {
+			if b := path.Base(u); b != "." && b != "/" {
+				name = b
+			} else {
+				name = u
+			}
+		}
+	}
+	out := st
+	if s.Position != nil {
+		out += " at " + mmss(*s.Position)
+	}
+	if name != "" {
+		out += " of " + name
+	}
+	if s.Position != nil && s.PositionAt != "" && st == "playing" {
+		if t, err := time.Parse(time.RFC3339Nano, s.PositionAt); err == nil {
+			out += " (position as of " + t.UTC().Format("15:04:05") + " UTC)"
+		}
+	}
+	return out
+}
+
+func mmss(sec float64) string {
+	t := int(math.Floor(sec))
+	if t >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", t/3600, t/60%60, t%60)
+	}
+	return fmt.Sprintf("%d:%02d", t/60, t%60)
 }
