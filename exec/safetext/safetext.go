@@ -14,11 +14,24 @@
 // made visible the same way and counted, so a screen can say "3 hidden
 // characters". Invalid UTF-8 bytes show as `\xff`.
 //
-// Escapes are plain ASCII, so the width of the shown text is the width of its
-// string: callers cut and pad after escaping, never before, and columns stay
-// aligned. Spans tell which parts are escapes so a screen can style them as a
-// warning; under NO_COLOR the plain text is already unambiguous enough
-// (a backslash sequence where a character should be).
+// Escapes are plain ASCII, so an escape is as wide as it is long: callers
+// cut and pad after escaping, never before (Text.Truncate cuts by display
+// cells and never splits an escape), and columns stay aligned. Spans tell
+// which parts are escapes so a screen can style them as a warning.
+//
+// Under NO_COLOR there is no style to tell an escape from text that merely
+// looks like one, so data could forge a marked escape by typing `\u202e`
+// itself. The rule that prevents it is kept minimal, so Windows paths and
+// regular expressions stay readable: a run of backslashes is doubled only
+// when what follows it would read as a hex escape (`\x` and two hex digits,
+// `\u` and four, `\U` and eight, either case) or is itself shown as an
+// escape. So a typed `\u202e` shows as `\\u202e`, `C:\x64` as `C:\\x64`,
+// while `C:\Users\new` and `\d+\s` are unchanged. Read left to right, a hex
+// escape preceded by an odd run of backslashes is Vigil's mark, by an even
+// run the data's text. The short escapes `\n`, `\r` and `\t` are not
+// protected: they stand for layout characters, and doubling every `\n` and
+// `\t` would garble every Windows path; a forged one hides nothing. Line is
+// therefore not idempotent: escaping its output doubles those backslashes.
 package safetext
 
 import (
@@ -66,6 +79,21 @@ func InspectWith(s string, o Options) Text {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == '\\':
+			// A run of backslashes is doubled when it could make what follows
+			// read as one of Vigil's escapes (see the package doc).
+			j := i
+			for j < len(s) && s[j] == '\\' {
+				j++
+			}
+			n := j - i
+			if forges(s[j:], o) {
+				n *= 2
+			}
+			plain.WriteString(strings.Repeat(`\`, n))
+			col += n
+			i = j
+			continue
 		case r == utf8.RuneError && size <= 1:
 			flush()
 			t.Spans = append(t.Spans, Span{Text: fmt.Sprintf(`\x%02x`, s[i]), Escaped: true})
@@ -90,6 +118,45 @@ func InspectWith(s string, o Options) Text {
 	}
 	flush()
 	return t
+}
+
+// forges reports whether rest, the text after a run of backslashes, would
+// make the run read as the start of a marked escape: it begins with the shape
+// of a hex escape, or with a character that is shown as an escape.
+func forges(rest string, o Options) bool {
+	if rest == "" {
+		return false
+	}
+	digits := 0
+	switch rest[0] {
+	case 'x':
+		digits = 2
+	case 'u':
+		digits = 4
+	case 'U':
+		digits = 8
+	}
+	if digits > 0 && len(rest) > digits {
+		hex := true
+		for _, c := range []byte(rest[1 : 1+digits]) {
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				hex = false
+				break
+			}
+		}
+		if hex {
+			return true
+		}
+	}
+	r, size := utf8.DecodeRuneInString(rest)
+	if r == utf8.RuneError && size <= 1 {
+		return true
+	}
+	if r == '\t' && o.TabWidth > 0 {
+		return false
+	}
+	_, esc := Escape(r)
+	return esc
 }
 
 // String is the shown text without styling.
