@@ -23,6 +23,9 @@ import (
 // nothing next to the appends (one in a thousand).
 const CheckpointEvery = 1000
 
+// checkpointEvery is CheckpointEvery; tests lower it.
+var checkpointEvery int64 = CheckpointEvery
+
 // A Checkpoint says "this log had Size entries and its last one hashed to
 // Hash", signed with the operator key as a C2SP signed note
 // (golang.org/x/mod/sumdb/note, the format of Go's checksum database and
@@ -91,7 +94,7 @@ func noteSigner(key ed25519.PrivateKey, name string) (note.Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts := strings.Split(vkey, "+") // name, hash, key data (names hold no '+')
+	parts := strings.SplitN(vkey, "+", 3) // name, hash, key data (only the base64 data may hold a +)
 	if len(parts) != 3 {
 		return nil, fmt.Errorf("checkpoint: key name %q", name)
 	}
@@ -264,7 +267,7 @@ func isCheckpointEvent(e Entry) bool {
 	case EventApproved, EventDenied, EventSealed:
 		return true
 	}
-	return (e.Seq+1)%CheckpointEvery == 0
+	return (e.Seq+1)%checkpointEvery == 0
 }
 
 // maybeCheckpoint runs under the append lock, after e is durable: it must
