@@ -52,22 +52,29 @@ func hasDigits(s string, n int) bool {
 	return false
 }
 
-// detectors in priority order. URL detection is left out when masking the parts of a URL.
-func (m *masker) detectors(withURL bool) []detector {
-	ds := []detector{{"pem", func(s string) bool { return strings.Contains(s, "PRIVATE KEY") }, findPEM}}
-	if withURL {
-		ds = append(ds, detector{"url", func(s string) bool { return strings.Contains(s, "://") }, findURLs})
+// textDetectors and partDetectors list the detectors in priority order; parts of a URL are masked
+// without URL detection. They are built in init because the URL detector reaches back into text.
+var textDetectors, partDetectors []detector
+
+func init() {
+	head := []detector{{"pem", func(s string) bool { return strings.Contains(s, "PRIVATE KEY") }, findPEM}}
+	url := detector{"url", func(s string) bool { return strings.Contains(s, "://") }, findURLs}
+	tail := []detector{
+		{"jwt", func(s string) bool { return strings.Contains(s, "eyJ") }, findJWT},
+		{"vendor", func(s string) bool { return len(s) >= 14 }, findVendor},
 	}
-	return append(ds,
-		detector{"jwt", func(s string) bool { return strings.Contains(s, "eyJ") }, findJWT},
-		detector{"vendor", func(s string) bool { return len(s) >= 14 }, findVendor},
+	tail = append(tail, specialShapes...)
+	tail = append(tail,
 		// Cards and SSNs before name=value pairs: they are checksummed or rule-checked shapes, and a pair's
 		// value ends at a space, which would leave the later groups of "password=4111 1111 …" unmasked.
 		detector{"card", func(s string) bool { return hasDigits(s, 13) }, findCards},
 		detector{"ssn", func(s string) bool { return hasDigits(s, 9) }, findSSN},
 		detector{"kv", mayHaveSecretName, findKV},
-		detector{"email", func(s string) bool { return strings.IndexByte(s, '@') > 0 }, findEmails},
 	)
+	tail = append(tail, encodedShapes...)
+	tail = append(tail, detector{"email", func(s string) bool { return strings.IndexByte(s, '@') > 0 }, findEmails})
+	textDetectors = append(append(append([]detector{}, head...), url), tail...)
+	partDetectors = append(append([]detector{}, head...), tail...)
 }
 
 // text masks every detected secret in s. Claimed spans never overlap; the first detector to claim wins.
@@ -84,7 +91,11 @@ func (m *masker) text(s string, withURL bool) string {
 		}
 		return false
 	}
-	for _, d := range m.detectors(withURL) {
+	ds := partDetectors
+	if withURL {
+		ds = textDetectors
+	}
+	for _, d := range ds {
 		if !d.quick(s) {
 			continue
 		}
@@ -194,11 +205,12 @@ func findKV(m *masker, s string) []span {
 		for j < ne && !(s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z') {
 			j++
 		}
-		if j == ne {
+		if j == ne || j > 0 && (s[j-1] == '/' || s[j-1] == '\\') {
+			// A name that ends a file path ("dial unix /etc/passwd: connect: …") is not a field.
 			continue
 		}
 		name := s[j:ne]
-		kind := classifyName(name)
+		kind := classifyName(kvName(name))
 		if kind == kindNone {
 			continue
 		}
@@ -242,11 +254,20 @@ func findKV(m *masker, s string) []span {
 			}
 		}
 		if val := s[vs:ve]; strings.TrimSpace(val) != "" {
-			out = append(out, span{vs, ve, m.field(name, val), ""})
+			out = append(out, span{vs, ve, m.field(kvName(name), val), ""})
 		}
 		next = ve
 	}
 	return out
+}
+
+// kvName is the part of a dotted name in free text that says what the value is: "db.password" is a
+// password, but "token.example.com" (in "lookup token.example.com: no such host") is a host name.
+func kvName(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 && i+1 < len(name) {
+		return name[i+1:]
+	}
+	return name
 }
 
 func isSpace(c byte) bool {
@@ -468,7 +489,8 @@ func validLabels(head string) bool {
 // secretNameHints are lowercase fragments every secret field name contains; text without any of them can
 // hold no secret "name=value" pair.
 var secretNameHints = []string{"pass", "pwd", "token", "secret", "key", "auth", "cookie", "session", "ssn",
-	"card", "cvv", "cvc", "otp", "pin", "sig", "credential", "social", "ccnumber", "cc_number", "cc-number"}
+	"card", "cvv", "cvc", "otp", "pin", "sig", "credential", "social", "ccnumber", "cc_number", "cc-number",
+	"sessid", "sid", "cfid", "hdnts", "hmac"}
 
 func mayHaveSecretName(s string) bool {
 	if !strings.ContainsAny(s, "=:") {

@@ -197,6 +197,7 @@ func (m *masker) cookies(v string, set bool) string {
 // url masks a URL without re-serialising it, so what is shown is byte-for-byte the request except the masks.
 func (m *masker) url(raw string) string {
 	rest := raw
+	host := ""
 	var b strings.Builder
 	if i := strings.Index(rest, "://"); i > 0 && isScheme(rest[:i]) {
 		b.WriteString(rest[:i+3])
@@ -206,6 +207,7 @@ func (m *masker) url(raw string) string {
 			end = len(rest)
 		}
 		authority := rest[:end]
+		host = hostOf(authority)
 		rest = rest[end:]
 		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
 			userinfo := authority[:at]
@@ -232,7 +234,14 @@ func (m *masker) url(raw string) string {
 		path, query, hasQ = path[:i], path[i+1:], true
 	}
 	segs := strings.Split(path, "/")
+	keep, secret := pathSecrets(host, segs)
 	for i, s := range segs {
+		if secret != nil && secret[i] {
+			m.note(s)
+			m.note(unescape(s))
+			segs[i] = keep[i] + Fixed
+			continue
+		}
 		segs[i] = m.segment(s)
 	}
 	b.WriteString(strings.Join(segs, "/"))
@@ -284,10 +293,29 @@ func (m *masker) segment(s string) string {
 		return s
 	}
 	dec := unescape(s)
+	if dec == s {
+		// Nothing was escaped, so the masked text needs no escaping either: ";jsessionid=********" keeps
+		// its separators rather than turning into "%3Bjsessionid%3D********".
+		return m.text(s, false)
+	}
 	if out := m.text(dec, false); out != dec {
-		return escapeMask(out)
+		return escapePathMask(out)
 	}
 	return m.text(s, false)
+}
+
+// escapePathMask percent-encodes a masked path segment, leaving the mask shapes and the delimiters a
+// segment may hold (";", "=", ",") readable.
+func escapePathMask(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; strings.IndexByte(";=,!$&'()+", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			b.WriteString(escapeMask(s[i : i+1]))
+		}
+	}
+	return b.String()
 }
 
 // escapeMask percent-encodes a masked value for a URL, leaving the characters of the mask shapes readable.

@@ -36,6 +36,10 @@ func init() {
 		"refresh_token", "token", "secret", "auth", "credentials", "credential", "private_key",
 		"privatekey", "session", "sessionid", "session_id", "sig", "signature", "x-amz-signature",
 		"x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential", "client_secret")
+	// Session ids travel as cookies, query parameters and path parameters (";jsessionid=…"); "sid" alone
+	// is how several frameworks name them. hdnts is Akamai's token-auth parameter on signed CDN URLs.
+	add(kindSecret, "jsessionid", "phpsessid", "sessid", "sid", "cfid", "cftoken", "hdnts", "hmac",
+		"aspnetsessionid", "connect.sid")
 	add(kindSSN, "ssn", "social_security_number")
 	add(kindCard, "card_number", "credit_card", "cc_number", "creditcard_number")
 }
@@ -54,6 +58,14 @@ var keySuffixes = map[string]bool{
 	"id": true, "ids": true, "name": true, "type": true, "size": true, "len": true, "length": true,
 	"count": true, "format": true, "alg": true, "algorithm": true, "path": true, "file": true,
 	"version": true, "code": true, "press": true, "binding": true, "bindings": true, "map": true,
+	"pair": true, // CloudFront's Key-Pair-Id names the public key that checks the signature
+}
+
+// describedBy are words after "signature" or "credential" that make the field describe one rather than hold
+// it (signature_method, credential_type, X-Amz-SignedHeaders has no such word and stays readable anyway).
+var describedBy = map[string]bool{
+	"version": true, "method": true, "alg": true, "algorithm": true, "type": true, "id": true, "ids": true,
+	"name": true, "scope": true, "provider": true, "expiry": true, "expires": true, "file": true, "path": true,
 }
 
 // keyCompounds are glued prefixes of "key" that do hold secrets (apikey, secretkey); anything else glued to
@@ -132,6 +144,16 @@ func classifyName(name string) fieldKind {
 			if keyCompounds[stem] {
 				kind = kindSecret
 			}
+		case w == "signature" || w == "sig" || w == "credential" || w == "credentials":
+			// X-Oss-Signature, X-Hub-Signature-256, oauth_signature, X-Oss-Credential; but not
+			// signature_method, credential_id, or withCredentials (a flag).
+			if !(i+1 < len(ws) && describedBy[ws[i+1]]) && !(i > 0 && ws[i-1] == "with") {
+				kind = kindSecret
+			}
+		case strings.Contains(w, "sessionid") || strings.Contains(w, "sessid"):
+			kind = kindSecret // ASPSESSIONIDQQGGQGPA, X-Session-Id is words ("session", "id"), below
+		case w == "session" && i+1 < len(ws) && (ws[i+1] == "id" || ws[i+1] == "cookie"):
+			kind = kindSecret
 		case w == "ssn":
 			return kindSSN
 		case w == "cvv" || w == "cvc" || w == "otp":

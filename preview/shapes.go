@@ -46,6 +46,9 @@ func withEach(prefix, set, suffix string) []string {
 
 func pre(p ...string) []string { return p }
 
+// awsPrefixes start AWS access key ids (user, temporary, and the A3T… of older keys).
+var awsPrefixes = append(pre("AKIA", "ASIA", "ABIA", "ACCA"), withEach("A3T", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "")...)
+
 // vendors, most specific first: at one position the first that matches wins (Anthropic before OpenAI).
 // Minimum lengths sit a little under the real ones, so that a truncated or re-formatted key still masks,
 // while ordinary identifiers that share a prefix ("sk-learn", "key-value", "hf_hub") stay readable.
@@ -71,8 +74,7 @@ var vendors = []vendor{
 	{pre("EZAK", "EZTK"), isAlnum, 54, 0},                // EasyPost
 
 	// Cloud providers.
-	{append(pre("AKIA", "ASIA", "ABIA", "ACCA"), withEach("A3T", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "")...),
-		base32Upper, 16, 0}, // AWS access key ids; the secret next to one is found in special.go
+	{awsPrefixes, base32Upper, 16, 0},       // AWS access key ids; the secret next to one is found in special.go
 	{pre("AIza"), alnumUnderDash, 35, 0},    // Google API keys
 	{pre("ya29."), wordDashDot, 30, 0},      // Google OAuth access tokens
 	{pre("GOCSPX-"), alnumUnderDash, 24, 0}, // Google OAuth client secrets
@@ -161,7 +163,7 @@ func vendorAt(s string) (int, string) {
 		return 0, ""
 	}
 	for _, vp := range vendorIndex[s[0]] {
-		if !strings.HasPrefix(s, vp.prefix) {
+		if len(s) < len(vp.prefix) || s[1] != vp.prefix[1] || !strings.HasPrefix(s, vp.prefix) {
 			continue
 		}
 		n := len(vp.prefix)

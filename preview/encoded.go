@@ -1,0 +1,184 @@
+package preview
+
+import (
+	"encoding/base64"
+	"strings"
+	"unicode/utf8"
+)
+
+// Secrets wrapped in a standard encoding: the base64 of a key or of "user:token" (Basic credentials, a
+// Kubernetes secret, a docker config), or a percent-encoded value outside a URL we parse. The encoded text
+// is decoded and masked like any other text; when that masks anything, the encoded run is masked too.
+
+// encodedShapes run after the plain detectors, so a run they already claimed is not decoded again.
+var encodedShapes = []detector{
+	{"base64", func(s string) bool { return len(s) >= minBase64 }, findBase64},
+	{"percent", func(s string) bool { return strings.IndexByte(s, '%') >= 0 }, findPercent},
+}
+
+// minBase64 is the shortest run worth decoding: 12 bytes, less than any secret shape we know.
+const minBase64 = 16
+
+func b64Body(c byte) bool { return isAlnum(c) || c == '+' || c == '/' || c == '_' || c == '-' }
+
+// findBase64 decodes runs of base64 characters; a run that contains '/' is also tried piece by piece,
+// since in free text a path and a base64 token run together ("/tmp/QUtJQ…").
+func findBase64(m *masker, s string) []span {
+	var out []span
+	for i := 0; i < len(s); {
+		n := runFwd(s, i, b64Body)
+		if n == 0 {
+			i++
+			continue
+		}
+		end := i + n
+		if p := runFwd(s, end, func(c byte) bool { return c == '=' }); p <= 2 && (end+p == len(s) || !b64Body(s[end+p])) {
+			end += p
+		}
+		if n >= minBase64 {
+			out = append(out, m.base64Spans(s, i, end)...)
+		}
+		i = end
+	}
+	return out
+}
+
+// base64Spans checks s[a:b] whole, then each '/'-separated piece if the whole did not decode to text.
+func (m *masker) base64Spans(s string, a, b int) []span {
+	decoded, masked := m.maskDecoded(s[a:b])
+	if masked {
+		return []span{fixedSpan(s, a, b)}
+	}
+	if decoded || strings.IndexByte(s[a:b], '/') < 0 {
+		return nil
+	}
+	var out []span
+	for p := a; p < b; {
+		q := p + runFwd(s, p, func(c byte) bool { return c != '/' })
+		if q > b {
+			q = b
+		}
+		if q-p >= minBase64 {
+			if _, masked := m.maskDecoded(s[p:q]); masked {
+				out = append(out, fixedSpan(s, p, q))
+			}
+		}
+		p = q + 1
+	}
+	return out
+}
+
+// maskDecoded reports whether run decodes to text, and whether that text holds a secret.
+func (m *masker) maskDecoded(run string) (decoded, masked bool) {
+	body := strings.TrimRight(run, "=")
+	if allHex(body) {
+		return false, false // a hash or an id, not base64
+	}
+	enc := base64.RawStdEncoding
+	if strings.ContainsAny(body, "-_") {
+		if strings.ContainsAny(body, "+/") {
+			return false, false
+		}
+		enc = base64.RawURLEncoding
+	}
+	if len(body)%4 == 1 {
+		return false, false
+	}
+	b, err := enc.DecodeString(body)
+	if err != nil || !printable(b) {
+		return false, false
+	}
+	txt := string(b)
+	return true, m.text(txt, true) != txt
+}
+
+func allHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isHex(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// printable reports whether b is UTF-8 text without control characters other than tab and line ends;
+// random bytes almost never are, so binary data is not mistaken for encoded text.
+func printable(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func pctRunChar(c byte) bool {
+	return c > ' ' && c < 0x7f && c != '"' && c != '\'' && c != '<' && c != '>' && c != '`'
+}
+
+// findPercent decodes runs holding percent escapes (a double-encoded query value, an encoded token in a
+// log line) and masks the run when its decoded text holds a secret. The masked run is shown decoded,
+// with only the characters that cannot stand in a URL escaped again.
+func findPercent(m *masker, s string) []span {
+	var out []span
+	for i := 0; i < len(s); {
+		n := runFwd(s, i, pctRunChar)
+		if n == 0 {
+			i++
+			continue
+		}
+		run := s[i : i+n]
+		if dec := percentDecode(run); dec != run {
+			if masked := m.text(dec, true); masked != dec {
+				out = append(out, span{i, i + n, escapeLoose(masked), ""})
+			}
+		}
+		i += n
+	}
+	return out
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+// percentDecode decodes every valid %XX and leaves anything else as it is, unlike url.PathUnescape, which
+// gives up on the whole string at the first stray '%'.
+func percentDecode(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// escapeLoose percent-encodes what cannot stand in a URL (spaces, controls, quotes, '%', non-ASCII).
+func escapeLoose(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; pctRunChar(c) && c != '%' {
+			b.WriteByte(c)
+		} else {
+			b.WriteString("%" + strings.ToUpper(string("0123456789abcdef"[c>>4])+string("0123456789abcdef"[c&15])))
+		}
+	}
+	return b.String()
+}
