@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
 )
 
@@ -80,7 +81,7 @@ func newPendingCmd(app *App) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "pending",
-		Short: "List tasks waiting for a decision (picks up manifests dropped in the inbox first)",
+		Short: "List tasks waiting for a decision, and damaged ones (picks up manifests dropped in the inbox first)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			eng, err := app.Engine(cmd.Context())
@@ -95,10 +96,11 @@ func newPendingCmd(app *App) *cobra.Command {
 				return Fail(ExitExecution, err)
 			}
 			if asJSON {
-				if list == nil {
-					list = []approval.Record{}
+				out := make([]map[string]any, 0, len(list))
+				for _, r := range list {
+					out = append(out, pendingJSON(r))
 				}
-				return app.PrintJSON(list)
+				return app.PrintJSON(out)
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(app.Out, "no pending tasks")
@@ -107,14 +109,49 @@ func newPendingCmd(app *App) *cobra.Command {
 			now := app.Now()
 			fmt.Fprintf(app.Out, "%-24s %-20s %-12s %-14s %-8s %s\n", "TASK", "AGENT", "CAPABILITY", "DEVICE", "AGE", "EXPIRES IN")
 			for _, r := range list {
-				fmt.Fprintf(app.Out, "%-24s %-20s %-12s %-14s %-8s %s\n", r.TaskID, r.Agent, r.CapabilityID, r.Device,
-					shortDur(now.Sub(r.SubmittedAt)), shortDur(r.ExpiresAt.Sub(now)))
+				if r.State == approval.Damaged {
+					fmt.Fprintf(app.Out, "%-24s DAMAGED: %s\n", safetext.Line(r.TaskID), safetext.Line(r.Damage))
+					continue
+				}
+				at, kind := r.Deadline()
+				fmt.Fprintf(app.Out, "%-24s %-20s %-12s %-14s %-8s %s\n", safetext.Line(r.TaskID), safetext.Line(r.Agent),
+					safetext.Line(r.CapabilityID), safetext.Line(r.Device), shortDur(now.Sub(r.SubmittedAt)),
+					kind+" expires in "+clockDur(at.Sub(now)))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// pendingJSON is one task of `pending --json`: the record's fields, with
+// expires_at the real deadline (the earlier of the approval timeout and the
+// lease's exp), deadline_kind saying which, and approval_expires_at the
+// approval timeout alone.
+func pendingJSON(r approval.Record) map[string]any {
+	out := map[string]any{}
+	b, _ := json.Marshal(r)
+	_ = json.Unmarshal(b, &out)
+	if r.State != approval.Damaged {
+		at, kind := r.Deadline()
+		out["expires_at"] = at
+		out["deadline_kind"] = kind
+		out["approval_expires_at"] = r.ExpiresAt
+	}
+	return out
+}
+
+// clockDur is a countdown as m:ss (h:mm:ss past an hour); 0:00 once passed.
+func clockDur(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	t := int(d.Round(time.Second).Seconds())
+	if t >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", t/3600, t/60%60, t%60)
+	}
+	return fmt.Sprintf("%d:%02d", t/60, t%60)
 }
 
 func shortDur(d time.Duration) string {
@@ -140,32 +177,66 @@ func previewJSON(v approval.View) map[string]any {
 	if v.LeaseError != "" {
 		out["lease_error"] = v.LeaseError
 	}
+	at, kind := v.Record.Deadline()
+	out["expires_at"], out["deadline_kind"] = at, kind
+	if v.Problem != "" {
+		out["problem"] = v.Problem
+	}
 	return out
 }
 
 // writePreview prints the preview as an HTTP request a person can read.
-func writePreview(w io.Writer, v approval.View) {
+// Every field from outside goes through safetext: controls and invisible
+// characters show as marked escapes, and their count is said.
+func writePreview(w io.Writer, v approval.View) { writePreviewAt(w, v, time.Now()) }
+
+// writePreviewAt is writePreview with the countdown measured from now.
+func writePreviewAt(w io.Writer, v approval.View, now time.Time) {
 	p := v.Preview
-	fmt.Fprintf(w, "%s %s\n", p.Method, p.URL)
+	hidden := safetext.Hidden(p.Method) + safetext.Hidden(p.URL) + safetext.Hidden(p.EstimatedEffect)
+	fmt.Fprintf(w, "%s %s\n", safetext.Line(p.Method), safetext.Line(p.URL))
 	keys := make([]string, 0, len(p.Headers))
 	for k := range p.Headers {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(w, "%s: %s\n", k, p.Headers[k])
+		hidden += safetext.Hidden(k) + safetext.Hidden(p.Headers[k])
+		fmt.Fprintf(w, "%s: %s\n", safetext.Line(k), safetext.Line(p.Headers[k]))
 	}
 	if p.Raw != "" {
-		fmt.Fprintf(w, "\n%s\n", p.Raw)
+		fmt.Fprintln(w)
+		for _, l := range safetext.Lines(p.Raw) {
+			fmt.Fprintln(w, l)
+		}
+		for _, l := range strings.Split(p.Raw, "\n") {
+			hidden += safetext.Hidden(strings.TrimSuffix(l, "\r"))
+		}
 	}
-	fmt.Fprintf(w, "\neffect:  %s\n", p.EstimatedEffect)
+	fmt.Fprintf(w, "\neffect:  %s\n", safetext.Line(p.EstimatedEffect))
+	for _, warn := range safetext.URLWarnings(p.URL) {
+		fmt.Fprintf(w, "url:     %s\n", warn)
+	}
 	r := v.Record
-	fmt.Fprintf(w, "task:    %s (%s) from %s, lease jti %s, expires %s\n", r.TaskID, r.CapabilityID, r.Agent, r.TokenJTI,
-		r.LeaseExpires.Format(time.RFC3339))
+	hidden += safetext.Hidden(r.TaskID) + safetext.Hidden(r.Agent) + safetext.Hidden(r.TokenJTI)
+	fmt.Fprintf(w, "task:    %s (%s) from %s, lease jti %s, lease expires %s\n", safetext.Line(r.TaskID),
+		safetext.Line(r.CapabilityID), safetext.Line(r.Agent), safetext.Line(r.TokenJTI), r.LeaseExpires.Format(time.RFC3339))
 	if !v.LeaseValid {
-		fmt.Fprintf(w, "lease:   NOT VALID — %s\n", v.LeaseError)
+		fmt.Fprintf(w, "lease:   NOT VALID — %s\n", safetext.Line(v.LeaseError))
 	}
-	fmt.Fprintf(w, "decide by %s · preview %s\n", r.ExpiresAt.Format(time.RFC3339), v.BindingHash)
+	if v.Problem != "" {
+		fmt.Fprintf(w, "STORED REQUEST CHANGED — %s\n", safetext.Line(v.Problem))
+	}
+	if note := safetext.HiddenNote(hidden); note != "" {
+		fmt.Fprintf(w, "note:    %s\n", note)
+	}
+	if r.State == approval.Pending {
+		at, kind := r.Deadline()
+		fmt.Fprintf(w, "decide by %s (%s expires in %s)\n", at.Format(time.RFC3339), kind, clockDur(at.Sub(now)))
+	} else {
+		fmt.Fprintf(w, "state:   %s\n", r.State)
+	}
+	fmt.Fprintf(w, "preview_hash: %s\n", v.BindingHash)
 }
 
 func newPreviewCmd(app *App) *cobra.Command {
@@ -180,13 +251,22 @@ func newPreviewCmd(app *App) *cobra.Command {
 				return err
 			}
 			v, err := eng.Queue.Preview(cmd.Context(), args[0])
+			if errors.Is(err, approval.ErrDamaged) {
+				if asJSON {
+					if err := app.PrintJSON(map[string]any{"task": v.Record, "state": v.Record.State, "damage": v.Record.Damage}); err != nil {
+						return err
+					}
+					return Quiet(ExitCheck)
+				}
+				return Failf(ExitCheck, "task %s is damaged: %s", safetext.Line(v.Record.TaskID), safetext.Line(v.Record.Damage))
+			}
 			if err != nil {
 				return taskErr(err)
 			}
 			if asJSON {
 				return app.PrintJSON(previewJSON(v))
 			}
-			writePreview(app.Out, v)
+			writePreviewAt(app.Out, v, app.Now())
 			return nil
 		},
 	}
@@ -197,23 +277,44 @@ func newPreviewCmd(app *App) *cobra.Command {
 func taskErr(err error) error {
 	var te *task.Error
 	switch {
+	case errors.Is(err, approval.ErrDamaged):
+		return Fail(ExitCheck, safeErr(err))
 	case errors.Is(err, approval.ErrNotFound), errors.As(err, &te):
-		return Fail(ExitBadInput, err)
+		return Fail(ExitBadInput, safeErr(err))
 	}
-	return Fail(ExitExecution, err)
+	return Fail(ExitExecution, safeErr(err))
 }
 
+// safeErr shows an error's text through safetext (it may quote a task id or
+// a device's answer).
+func safeErr(err error) error { return errors.New(safetext.Line(err.Error())) }
+
 // decide runs a decision and prints its outcome: the result when there is
-// one, and the exit code CLI.md gives (1 when the task failed or lost the race).
+// one, and the exit code CLI.md gives (1 when the task failed, lost the
+// race, or the request changed since the preview).
 func decide(ctx context.Context, app *App, eng *Engine, id string, d approval.Decision) error {
 	rec, res, err := eng.Queue.Decide(ctx, id, d)
 	var de *approval.DecidedError
 	switch {
 	case errors.As(err, &de):
-		fmt.Fprintln(app.Err, "vigil: "+de.Error())
+		fmt.Fprintln(app.Err, "vigil: "+safetext.Line(de.Error()))
 		return Quiet(ExitCheck)
 	case errors.Is(err, approval.ErrPreviewChanged):
-		return Fail(ExitCheck, err)
+		// nothing ran, nothing changed: the agent-facing shape of a refusal
+		if perr := app.PrintJSON(map[string]any{"task_id": id, "state": rec.State,
+			"error": task.Error{Code: task.ExecutionFailed, Message: err.Error()}}); perr != nil {
+			return perr
+		}
+		fmt.Fprintln(app.Err, "vigil: "+safetext.Line(err.Error()))
+		return Quiet(ExitCheck)
+	case errors.Is(err, approval.ErrTampered):
+		if res != nil {
+			if perr := app.PrintJSON(res); perr != nil {
+				return perr
+			}
+		}
+		fmt.Fprintln(app.Err, "vigil: "+safetext.Line(err.Error()))
+		return Quiet(ExitCheck)
 	case err != nil:
 		return taskErr(err)
 	}
@@ -231,37 +332,46 @@ func decide(ctx context.Context, app *App, eng *Engine, id string, d approval.De
 
 func newApproveCmd(app *App) *cobra.Command {
 	var yes bool
+	var expect string
 	cmd := &cobra.Command{
-		Use:   "approve TASK_ID",
+		Use:   "approve TASK_ID [--yes] [--expect-preview HASH]",
 		Short: "Approve a pending task (asks y/N on a terminal unless --yes) and run it once",
-		Args:  cobra.ExactArgs(1),
+		Long: "Approves what the person saw: --expect-preview HASH (the preview_hash `vigil preview` prints) refuses " +
+			"the approval, exit 1, when the stored request no longer previews to HASH. Without it, the y/N prompt " +
+			"approves the preview it showed, and --yes the stored request.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, err := app.Engine(cmd.Context())
 			if err != nil {
 				return err
 			}
 			id := args[0]
-			v, err := eng.Queue.Preview(cmd.Context(), id)
-			if err != nil {
-				return taskErr(err)
-			}
+			d := approval.Decision{Approve: true, By: app.Operator(), Via: "cli", PreviewHash: strings.TrimSpace(expect)}
 			if !yes {
 				f, ok := app.In.(*os.File)
 				if !ok || !term.IsTerminal(f.Fd()) {
-					return Failf(ExitBadInput, "approve: stdin is not a terminal; pass --yes to approve %s", id)
+					return Failf(ExitBadInput, "approve: stdin is not a terminal; pass --yes to approve %s", safetext.Line(id))
 				}
-				writePreview(app.Err, v)
-				fmt.Fprintf(app.Err, "\nApprove %s? [y/N] ", id)
+				v, err := eng.Queue.Preview(cmd.Context(), id)
+				if err != nil {
+					return taskErr(err)
+				}
+				writePreviewAt(app.Err, v, app.Now())
+				fmt.Fprintf(app.Err, "\nApprove %s? [y/N] ", safetext.Line(id))
 				line, _ := bufio.NewReader(app.In).ReadString('\n')
 				if a := strings.TrimSpace(strings.ToLower(line)); a != "y" && a != "yes" {
 					fmt.Fprintln(app.Err, "not approved")
 					return Quiet(ExitCheck)
 				}
+				if d.PreviewHash == "" {
+					d.PreviewHash = v.BindingHash // what the prompt showed
+				}
 			}
-			return decide(cmd.Context(), app, eng, id, approval.Decision{Approve: true, By: app.Operator(), PreviewHash: v.BindingHash})
+			return decide(cmd.Context(), app, eng, id, d)
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve without asking")
+	cmd.Flags().StringVar(&expect, "expect-preview", "", "refuse unless the stored request still previews to this `HASH` (preview_hash)")
 	return cmd
 }
 
@@ -279,7 +389,7 @@ func newDenyCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return decide(cmd.Context(), app, eng, args[0], approval.Decision{Approve: false, By: app.Operator(), Reason: reason})
+			return decide(cmd.Context(), app, eng, args[0], approval.Decision{Approve: false, By: app.Operator(), Via: "cli", Reason: reason})
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required)")
@@ -303,13 +413,20 @@ func newResultCmd(app *App) *cobra.Command {
 			}
 			deadline := time.Now().Add(wait)
 			for {
-				if _, err := eng.Queue.Get(id); err != nil && !errors.Is(err, approval.ErrNotFound) {
-					return Fail(ExitExecution, err)
+				rec, gerr := eng.Queue.Get(id)
+				switch {
+				case errors.Is(gerr, approval.ErrDamaged):
+					return Failf(ExitCheck, "task %s is damaged: %s", safetext.Line(id), safetext.Line(rec.Damage))
+				case gerr != nil && !errors.Is(gerr, approval.ErrNotFound):
+					return Fail(ExitExecution, safeErr(gerr))
 				}
 				res, err := eng.Results.Load(id)
 				if err == nil {
 					if err := app.PrintJSON(res); err != nil {
 						return err
+					}
+					if gerr == nil {
+						fmt.Fprintln(app.Err, outcomeLine(rec))
 					}
 					if res.Status != task.StatusSuccess {
 						return Quiet(ExitCheck)
@@ -337,4 +454,30 @@ func newResultCmd(app *App) *cobra.Command {
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to `DURATION` for the result")
 	cmd.AddCommand(newResultVerifyCmd(app))
 	return cmd
+}
+
+// outcomeLine is the decision behind a result, for a person (stderr of
+// `vigil result`): the same facts the TUI's decided list shows.
+func outcomeLine(r approval.Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "task %s: %s", safetext.Line(r.TaskID), r.State)
+	if r.DecidedBy != "" {
+		fmt.Fprintf(&b, " — decided by %s", safetext.Line(r.DecidedBy))
+		if r.DecidedVia != "" {
+			fmt.Fprintf(&b, " via %s", safetext.Line(r.DecidedVia))
+		}
+		if r.DecidedAt != nil {
+			fmt.Fprintf(&b, " at %s", r.DecidedAt.Format(time.RFC3339))
+		}
+	}
+	if r.Reason != "" {
+		fmt.Fprintf(&b, "; reason: %s", safetext.Line(r.Reason))
+	}
+	if r.Error != nil && r.State != approval.Denied {
+		fmt.Fprintf(&b, "; %s: %s", r.Error.Code, safetext.Line(r.Error.Message))
+	}
+	if r.FinishedAt != nil {
+		fmt.Fprintf(&b, "; finished %s", r.FinishedAt.Format(time.RFC3339))
+	}
+	return b.String()
 }
