@@ -196,6 +196,9 @@ func (m *Model) quit() tea.Cmd {
 	return tea.Quit
 }
 
+// Legible reports whether keys act on the focused pane now (see legible).
+func (m *Model) Legible() bool { return m.legible() }
+
 // tooSmall reports a terminal below the minimum size (or not known yet).
 func (m *Model) tooSmall() bool {
 	return m.width < MinWidth || m.height < MinHeight

@@ -141,6 +141,8 @@ type Pane struct {
 	// legible is whether the last area the root asked about showed
 	// everything a key acts on; becoming legible again re-arms the grace.
 	legible bool
+	// areaW×areaH is the area the root last asked about; 0×0 before.
+	areaW, areaH int
 
 	watchers []*panes.Watcher
 	known    map[string]bool
@@ -486,6 +488,7 @@ func (p *Pane) denyTask(id, reason string) tea.Cmd {
 // preview and any open prompt. The root drops keys (but quit) otherwise.
 // Becoming legible again counts as the prompt appearing: the grace re-arms.
 func (p *Pane) Legible(w, h int) bool {
+	p.areaW, p.areaH = w, h
 	_, ok := p.render(w, h)
 	if ok && !p.legible {
 		p.grace.arm(p.o.Now())
@@ -566,9 +569,17 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		p.grace.arm(now)
 		if verb == "approve" {
 			p.confirm = &confirmDialog{taskID: p.selID, previewHash: p.view.BindingHash}
-			return nil
+		} else {
+			p.deny = newDenyDialog(p.selID)
 		}
-		p.deny = newDenyDialog(p.selID)
+		// a prompt appears only where the task, its deadline, the top of
+		// its preview and the prompt itself all fit
+		if p.areaW > 0 && p.areaH > 0 {
+			if _, ok := p.render(p.areaW, p.areaH); !ok {
+				p.confirm, p.deny = nil, nil
+				p.notice = "the window is too small to show the task with its prompt: enlarge it to " + verb
+			}
+		}
 	}
 	return nil
 }

@@ -1,0 +1,196 @@
+package approvals
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
+	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/ui"
+)
+
+// The grace period restarts with every swallowed key and ends at its
+// ceiling however fast the person types (injected times: deterministic).
+func TestGraceResetsAndHasCeiling(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var g grace
+	if g.swallow(t0) {
+		t.Fatal("the zero grace swallowed a key")
+	}
+	g.arm(t0)
+	// keys every 300 ms (under the 425 ms quiet period) keep it going...
+	at := t0
+	for at.Add(300*time.Millisecond).Before(t0.Add(GraceMax)) {
+		at = at.Add(300 * time.Millisecond)
+		if !g.swallow(at) {
+			t.Fatalf("key at +%v not swallowed: each swallowed key restarts the quiet period", at.Sub(t0))
+		}
+	}
+	// ...but not past the ceiling
+	if g.swallow(t0.Add(GraceMax)) {
+		t.Fatal("a key at the ceiling was swallowed")
+	}
+	// a pause of the quiet period ends it early
+	g.arm(t0)
+	if !g.swallow(t0.Add(400 * time.Millisecond)) {
+		t.Fatal("key inside the quiet period passed")
+	}
+	if g.swallow(t0.Add(400*time.Millisecond + GraceQuiet)) {
+		t.Fatal("key after a quiet pause was swallowed")
+	}
+	// unlike the old fixed 400 ms from opening, a key at +600 ms after one
+	// at +300 ms is still swallowed
+	g.arm(t0)
+	g.swallow(t0.Add(300 * time.Millisecond))
+	if !g.swallow(t0.Add(600 * time.Millisecond)) {
+		t.Fatal("the swallowed key did not restart the quiet period")
+	}
+}
+
+func loadedPane(t *testing.T, env *approvaltest.Env, clock ...*approvaltest.Clock) *Pane {
+	t.Helper()
+	p := newPane(env)
+	if len(clock) > 0 {
+		p.o.Now = clock[0].Now // the pane's own clock: the queue's tasks do not expire meanwhile
+	}
+	p.Update(p.reload()())
+	if p.selID != "" {
+		p.Update(p.loadView(p.selID)())
+	}
+	return p
+}
+
+func press(m *ui.Model, keys ...string) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, k := range keys {
+		var msg tea.KeyPressMsg
+		switch k {
+		case "enter":
+			msg = tea.KeyPressMsg{Code: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+		default:
+			r := []rune(k)[0]
+			msg = tea.KeyPressMsg{Code: r, Text: k}
+		}
+		_, c := m.Update(msg)
+		cmds = append(cmds, c)
+	}
+	return tea.Batch(cmds...)
+}
+
+// The grace period swallows the keys of a person typing through the moment
+// the prompt appears, through the pane and its dialog, and a's refusal
+// says why.
+func TestGraceThroughThePane(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("g", "/media/a.mkv"))
+	p := loadedPane(t, env)
+	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	press(m, "a")
+	if p.confirm != nil {
+		t.Fatal("a during the arrival grace opened the dialog")
+	}
+	if !strings.Contains(p.notice, "just changed") {
+		t.Fatalf("a did nothing silently: notice %q", p.notice)
+	}
+	env.Clock.Advance(GraceMax)
+	press(m, "a")
+	if p.confirm == nil {
+		t.Fatal("a after the grace did not open the dialog")
+	}
+	// typing on: y every 200 ms is swallowed up to the ceiling
+	for i := 0; i < 7; i++ {
+		env.Clock.Advance(200 * time.Millisecond)
+		if c := press(m, "y"); p.confirm == nil || p.busy || c != nil {
+			t.Fatalf("y at +%d ms answered the prompt", 200*(i+1))
+		}
+	}
+	env.Clock.Advance(200 * time.Millisecond) // +1.6 s: past the ceiling
+	if press(m, "y"); !p.busy || p.confirm != nil {
+		t.Fatal("y after the ceiling did not approve")
+	}
+}
+
+// No key acts on a pane the screen cannot show: at every size from 1×1, the
+// keys the issue names (3, j, a, y) decide nothing unless the task's row,
+// deadline, the top of its preview and the prompt were all on screen; text
+// typed while a dialog is hidden goes nowhere.
+func TestNoKeyActsOnWhatIsNotShown(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("sized", secretURI))
+	env.Clock.Advance(time.Second)
+	env.Submit(env.Play("second", "/media/b.mkv"))
+	clk := approvaltest.NewClock()
+	clk.Advance(time.Second)
+	first := loadedPane(t, env, clk)
+	list, view := first.reload()(), first.loadView(first.selID)()
+	fresh := func() *Pane { // the same loaded state without reading the disk 3,000 times
+		p := newPane(env)
+		p.o.Now = clk.Now
+		p.Update(list)
+		p.Update(view)
+		return p
+	}
+	for w := 1; w <= 72; w++ {
+		for h := 1; h <= 24; h++ {
+			p := fresh()
+			m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
+			m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+			screen := ansi.Strip(m.Render())
+			clk.Advance(GraceMax)
+			press(m, "3", "j", "k")
+			clk.Advance(GraceMax)
+			press(m, "a")
+			if p.confirm != nil {
+				shown := ansi.Strip(m.Render())
+				for _, want := range []string{"sized", "MEDIA_PLAY", "living-room", "expires in", "SIM sim://living-room", "Approve sized?"} {
+					if !strings.Contains(strings.ReplaceAll(shown, "\n", ""), want) {
+						t.Fatalf("%d×%d: the prompt opened without %q on screen:\n%s", w, h, want, shown)
+					}
+				}
+			}
+			clk.Advance(GraceMax)
+			press(m, "y")
+			if p.busy && p.confirm == nil && !strings.Contains(screen, "sized") {
+				t.Fatalf("%d×%d: approved a task the screen did not show:\n%s", w, h, screen)
+			}
+			if w < ui.MinWidth || h < ui.MinHeight {
+				if p.busy || p.confirm != nil || p.sel != 0 {
+					t.Fatalf("%d×%d (too small): keys acted (busy %v, dialog %v, sel %d)", w, h, p.busy, p.confirm != nil, p.sel)
+				}
+			}
+
+			// a deny dialog opened on a big screen, then hidden by a resize
+			p = fresh()
+			m = ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
+			m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+			clk.Advance(GraceMax)
+			press(m, "d")
+			if p.deny == nil {
+				t.Fatalf("d did not open the deny dialog at 100×30: %q\n%s", p.notice, ansi.Strip(m.Render()))
+			}
+			clk.Advance(GraceMax)
+			m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+			visible := m.Legible()
+			hidden := ansi.Strip(m.Render())
+			press(m, "x", "y", "z", "enter")
+			typed := p.deny != nil && p.deny.input.Value() != ""
+			if !visible && (typed || p.busy || p.deny == nil) {
+				t.Fatalf("%d×%d: keys reached a hidden deny dialog (typed %v, busy %v):\n%s", w, h, typed, p.busy, hidden)
+			}
+			if visible && !strings.Contains(hidden, "Deny sized") {
+				t.Fatalf("%d×%d: keys allowed while the dialog is not on screen:\n%s", w, h, hidden)
+			}
+		}
+	}
+	if r, _ := env.Queue.Get("sized"); r.State != approval.Pending {
+		t.Fatalf("state %s", r.State)
+	}
+}
