@@ -1,0 +1,4 @@
+package approval
+
+// shaHex is exported to the external tests.
+var ShaHexForTest = sha256Hex
