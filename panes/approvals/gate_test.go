@@ -25,7 +25,7 @@ func TestGraceResetsAndHasCeiling(t *testing.T) {
 	g.arm(t0)
 	// keys every 300 ms (under the 425 ms quiet period) keep it going...
 	at := t0
-	for at.Add(300*time.Millisecond).Before(t0.Add(GraceMax)) {
+	for at.Add(300 * time.Millisecond).Before(t0.Add(GraceMax)) {
 		at = at.Add(300 * time.Millisecond)
 		if !g.swallow(at) {
 			t.Fatalf("key at +%v not swallowed: each swallowed key restarts the quiet period", at.Sub(t0))
