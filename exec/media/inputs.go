@@ -11,7 +11,9 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
+	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
 )
 
@@ -183,6 +185,15 @@ func str(raw *json.RawMessage, field string) (string, error) {
 // checkURI enforces seed 004 §4.1: media_uri is explicit. That means an
 // absolute file path or an absolute URI of an allowed scheme, with no
 // whitespace or control characters — a search phrase fails all of these.
+//
+// Issue 18: characters that steer a terminal or reorder what a person reads
+// are rejected outright — C0 and C1 controls, and bidi controls (embeddings,
+// overrides, isolates, directional marks), which no real media URI needs and
+// which make `…/gpj.exe` read as `…/exe.jpg`. Other format characters
+// (zero-width space, word joiner, soft hyphen…) are accepted, since IRIs can
+// carry them, and every screen shows them as marked escapes beside
+// safetext.URLWarnings. A rejection names the field, the rule and the code
+// point, never the value itself.
 func checkURI(uri string) error {
 	if uri == "" {
 		return bad("media_uri", "must not be empty")
@@ -190,9 +201,18 @@ func checkURI(uri string) error {
 	if len(uri) > maxURILen {
 		return bad("media_uri", "longer than %d bytes", maxURILen)
 	}
-	for _, c := range uri {
-		if unicode.IsControl(c) || c == unicode.ReplacementChar {
-			return bad("media_uri", "must not contain control characters")
+	if !utf8.ValidString(uri) {
+		return bad("media_uri", "must be valid UTF-8")
+	}
+	for i, c := range uri {
+		switch {
+		case c == unicode.ReplacementChar:
+			// what JSON decoding makes of invalid UTF-8
+			return bad("media_uri", "must be valid UTF-8 (found %U, the replacement character, at byte %d)", c, i)
+		case unicode.IsControl(c):
+			return bad("media_uri", "must not contain control characters (found %U at byte %d)", c, i)
+		case safetext.IsBidiControl(c):
+			return bad("media_uri", "must not contain right-to-left/left-to-right controls, which change the order it reads in (found %U at byte %d)", c, i)
 		}
 	}
 	if strings.HasPrefix(uri, "/") {
@@ -201,7 +221,7 @@ func checkURI(uri string) error {
 		}
 		return nil // an absolute path; spaces are legal in file names
 	}
-	if strings.ContainsAny(uri, " \t") {
+	if strings.IndexFunc(uri, unicode.IsSpace) >= 0 {
 		return bad("media_uri", "must be an absolute path or absolute URI (no search phrases), got %q", uri)
 	}
 	scheme, _, hasScheme := strings.Cut(uri, ":")
