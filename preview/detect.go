@@ -60,6 +60,9 @@ func init() {
 	head := []detector{{"pem", func(s string) bool { return strings.Contains(s, "PRIVATE KEY") }, findPEM}}
 	url := detector{"url", func(s string) bool { return strings.Contains(s, "://") }, findURLs}
 	tail := []detector{
+		// Percent-encoded runs first: decoded, they are masked by every detector at once, while a vendor
+		// key claimed in the raw run would leave its encoded neighbour ("AKIA…%3AwJalr…") to nobody.
+		percentShape,
 		{"jwt", func(s string) bool { return strings.Contains(s, "eyJ") }, findJWT},
 		{"vendor", func(s string) bool { return len(s) >= 14 }, findVendor},
 	}

@@ -13,8 +13,10 @@ import (
 // encodedShapes run after the plain detectors, so a run they already claimed is not decoded again.
 var encodedShapes = []detector{
 	{"base64", func(s string) bool { return len(s) >= minBase64 }, findBase64},
-	{"percent", func(s string) bool { return strings.IndexByte(s, '%') >= 0 }, findPercent},
 }
+
+// percentShape runs before the plain detectors; see textDetectors.
+var percentShape = detector{"percent", func(s string) bool { return strings.IndexByte(s, '%') >= 0 }, findPercent}
 
 // minBase64 is the shortest run worth decoding: 12 bytes, less than any secret shape we know.
 const minBase64 = 16
@@ -131,9 +133,16 @@ func findPercent(m *masker, s string) []span {
 			continue
 		}
 		run := s[i : i+n]
-		if dec := percentDecode(run); dec != run {
-			if masked := m.text(dec, true); masked != dec {
-				out = append(out, span{i, i + n, escapeLoose(masked), ""})
+		// A query string writes spaces as '+'; a path keeps '+' literal (and base64 uses it). Try both.
+		for _, plus := range []bool{false, true} {
+			if plus && strings.IndexByte(run, '+') < 0 {
+				break
+			}
+			if dec := percentDecode(run, plus); dec != run {
+				if masked := m.text(dec, true); masked != dec {
+					out = append(out, span{i, i + n, escapeLoose(masked), ""})
+					break
+				}
 			}
 		}
 		i += n
@@ -152,20 +161,23 @@ func unhex(c byte) byte {
 	}
 }
 
-// percentDecode decodes every valid %XX and leaves anything else as it is, unlike url.PathUnescape, which
-// gives up on the whole string at the first stray '%'.
-func percentDecode(s string) string {
+// percentDecode decodes every valid %XX (and '+' as a space when plus is set) and leaves anything else as
+// it is, unlike url.PathUnescape, which gives up on the whole string at the first stray '%'.
+func percentDecode(s string, plus bool) string {
 	if !strings.Contains(s, "%") {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+		switch {
+		case s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
 			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
 			i += 2
-			continue
+		case plus && s[i] == '+':
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(s[i])
 		}
-		b.WriteByte(s[i])
 	}
 	return b.String()
 }

@@ -1,0 +1,115 @@
+package preview
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// placed is one request carrying a secret somewhere, and the effect line that goes with it.
+type placed struct {
+	where  string
+	req    Request
+	effect string
+}
+
+func jsonBody(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// valuePlacements put a secret everywhere a driver might, under names that say nothing about it, so
+// only its shape can give it away: URL path, query (once and twice encoded), fragment, headers, JSON
+// (plain, in prose, nested, base64-wrapped), a form, a text body and the effect line.
+func valuePlacements(s string) []placed {
+	q, p := url.QueryEscape(s), url.PathEscape(s)
+	oneLine := strings.ReplaceAll(s, "\n", " ")
+	base := "https://api.example/v1/"
+	return []placed{
+		{"url-path", Request{Method: "POST", URL: base + p + "/play"}, "now: plays movie.mkv"},
+		{"url-query", Request{Method: "POST", URL: base + "play?q=" + q + "&page=2"}, "now: plays movie.mkv"},
+		{"url-query-twice-encoded", Request{Method: "POST", URL: base + "play?q=" + url.QueryEscape(q)}, "now: plays"},
+		{"url-in-url", Request{Method: "POST", URL: base + "go?next=" + url.QueryEscape("https://cb.example/x?v="+q)}, "now"},
+		{"url-fragment", Request{Method: "GET", URL: base + "cb#" + p}, "now: opens the callback"},
+		{"header-prose", Request{Method: "POST", URL: base, Headers: map[string]string{"X-Note": "see " + oneLine + " here"}}, "now"},
+		{"header-bearer", Request{Method: "POST", URL: base, Headers: map[string]string{"Authorization": "Bearer " + oneLine}}, "now"},
+		{"json", Request{Method: "POST", URL: base, ContentType: "application/json", Body: jsonBody(map[string]any{
+			"entity_id": "media_player.tv", "note": "value " + s + " end", "list": []any{s, map[string]any{"x": s}},
+		})}, "now: plays movie.mkv"},
+		{"json-base64", Request{Method: "POST", URL: base, ContentType: "application/json", Body: jsonBody(map[string]any{
+			"blob": base64.StdEncoding.EncodeToString([]byte(s)),
+		})}, "now"},
+		{"form", Request{Method: "POST", URL: base, ContentType: "application/x-www-form-urlencoded", Body: []byte("user=bob&note=" + q)}, "now"},
+		{"text", Request{Method: "POST", URL: base, ContentType: "text/plain", Body: []byte("log: " + s + "\n")}, "now"},
+		{"effect", Request{Method: "POST", URL: base}, "now: plays " + s + " on media_player.tv"},
+	}
+}
+
+// urlPlacements put a whole secret-bearing URL where a driver might: as the request URL, in a header, in
+// JSON, in a form, as a parameter of another URL, and in the effect line.
+func urlPlacements(u string) []placed {
+	base := "https://api.example/v1/"
+	return []placed{
+		{"request-url", Request{Method: "POST", URL: u}, "now: posts a message"},
+		{"header", Request{Method: "POST", URL: base, Headers: map[string]string{"X-Callback": u}}, "now"},
+		{"json", Request{Method: "POST", URL: base, ContentType: "application/json", Body: jsonBody(map[string]any{
+			"callback": u, "list": []any{map[string]any{"target": u}},
+		})}, "now"},
+		{"form", Request{Method: "POST", URL: base, ContentType: "application/x-www-form-urlencoded", Body: []byte("target=" + url.QueryEscape(u))}, "now"},
+		{"url-param", Request{Method: "POST", URL: base + "subscribe?callback=" + url.QueryEscape(u)}, "now"},
+		{"effect", Request{Method: "POST", URL: base}, "now: posts to " + u + "."},
+	}
+}
+
+// shownForms are the ways a hidden part could appear in serialised output: as is, JSON-escaped, and
+// percent-encoded for a query or a path.
+func shownForms(h string) []string {
+	js, _ := json.Marshal(h)
+	return []string{h, string(js[1 : len(js)-1]), url.QueryEscape(h), url.PathEscape(h)}
+}
+
+func checkHidden(t *testing.T, shape, where string, smp sample, p HTTPPreview) {
+	t.Helper()
+	out, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range smp.hidden {
+		for _, f := range shownForms(h) {
+			if strings.Contains(string(out), f) {
+				t.Errorf("%s in %s: %q shows in the preview:\n%s", shape, where, f, out)
+				return
+			}
+		}
+	}
+}
+
+// TestPropertyShapesNeverShow generates secrets of every supported shape, places each inside URLs,
+// headers, JSON, form and text bodies and the effect line, and finds no hidden part of any of them in the
+// preview.
+func TestPropertyShapesNeverShow(t *testing.T) {
+	const rounds = 8
+	g := newShapeGen(20261126)
+	for range rounds {
+		for _, sh := range secretShapes {
+			smp := sh.make(g)
+			for _, pl := range valuePlacements(smp.secret) {
+				checkHidden(t, sh.name, pl.where, smp, Build(pl.req, pl.effect))
+			}
+		}
+		for _, sh := range webhookShapes {
+			smp := sh.make(g)
+			for _, pl := range urlPlacements(smp.secret) {
+				checkHidden(t, sh.name, pl.where, smp, Build(pl.req, pl.effect))
+			}
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
