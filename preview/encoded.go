@@ -133,10 +133,15 @@ func findPercent(m *masker, s string) []span {
 			continue
 		}
 		run := s[i : i+n]
-		// A query string writes spaces as '+'; a path keeps '+' literal (and base64 uses it). Try both.
-		for _, plus := range []bool{false, true} {
+		// A query string writes spaces as '+'; a path keeps '+' literal (and base64 uses it). Try both,
+		// the query reading first when the run looks like one.
+		order := []bool{false, true}
+		if strings.IndexByte(run, '=') >= 0 {
+			order = []bool{true, false}
+		}
+		for _, plus := range order {
 			if plus && strings.IndexByte(run, '+') < 0 {
-				break
+				continue
 			}
 			if dec := percentDecode(run, plus); dec != run {
 				if masked := m.text(dec, true); masked != dec {

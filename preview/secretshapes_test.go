@@ -80,7 +80,9 @@ var secretShapes = []secretShape{
 	{"openai-project", func(g *shapeGen) sample {
 		return keyed("sk-", cat("proj-", g.of(csWordDash, 74), "T3Blbk", "FJ", g.of(csWordDash, 74)))
 	}},
-	{"openai-legacy", func(g *shapeGen) sample { return keyed("sk-", cat(g.of(csAlnum, 20), "T3Blbk", "FJ", g.of(csAlnum, 20))) }},
+	{"openai-legacy", func(g *shapeGen) sample {
+		return keyed("sk-", cat(g.of(csAlnum, 20), "T3Blbk", "FJ", g.of(csAlnum, 20)))
+	}},
 	{"huggingface", key("hf_", csLetters, 34)},
 	{"huggingface-org", key("api_org_", csLetters, 34)},
 	{"groq", key("gsk_", csAlnum, 52)},
@@ -135,7 +137,9 @@ var secretShapes = []secretShape{
 	{"linear", key(cat("lin", "_api_"), csAlnum, 40)},
 	{"notion", func(g *shapeGen) sample { return keyed("ntn_", cat(g.of(csDigits, 11), g.of(csAlnum, 35))) }},
 	// Source hosts
-	{"github-classic", func(g *shapeGen) sample { return keyed(cat("gh", string("pousr"[g.r.IntN(5)]), "_"), g.of(csAlnum, 36)) }},
+	{"github-classic", func(g *shapeGen) sample {
+		return keyed(cat("gh", string("pousr"[g.r.IntN(5)]), "_"), g.of(csAlnum, 36))
+	}},
 	{"github-fine-grained", func(g *shapeGen) sample {
 		return keyed(cat("github", "_pat_"), cat("11", g.of(csUpper, 20), "_", g.of(csAlnum, 59)))
 	}},
@@ -143,7 +147,9 @@ var secretShapes = []secretShape{
 	{"gitlab-deploy", key(cat("gl", "dt-"), csWordDash, 20)},
 	{"gitlab-runner", key(cat("gl", "rt-"), csWordDash, 20)},
 	{"gitlab-trigger", key(cat("gl", "ptt-"), csHex, 40)},
-	{"gitlab-job", func(g *shapeGen) sample { return keyed(cat("gl", "cbt-"), cat(g.of(csAlnum, 3), "_", g.of(csWordDash, 20))) }},
+	{"gitlab-job", func(g *shapeGen) sample {
+		return keyed(cat("gl", "cbt-"), cat(g.of(csAlnum, 3), "_", g.of(csWordDash, 20)))
+	}},
 	{"gitlab-oauth", key(cat("gl", "oas-"), csWordDash, 64)},
 	{"gitlab-agent", key(cat("gl", "agent-"), csWordDash, 50)},
 	{"gitlab-runner-registration", key(cat("GR13", "48941"), csWordDash, 20)},
@@ -173,7 +179,9 @@ var secretShapes = []secretShape{
 	{"sendgrid", func(g *shapeGen) sample { return keyed("SG.", cat(g.of(csWordDash, 22), ".", g.of(csWordDash, 43))) }},
 	{"mailgun", key("key-", csHex, 32)},
 	{"mailchimp", func(g *shapeGen) sample { h := g.of(csHex, 32); return whole(cat(h, "-us", g.of(csDigits, 2)), h) }},
-	{"brevo", func(g *shapeGen) sample { return keyed(cat("xkey", "sib-"), cat(g.of(csHex, 64), "-", g.of(csAlnum, 16))) }},
+	{"brevo", func(g *shapeGen) sample {
+		return keyed(cat("xkey", "sib-"), cat(g.of(csHex, 64), "-", g.of(csAlnum, 16)))
+	}},
 	{"twilio-api-key", key("SK", csHex, 32)},
 	// Identity
 	{"entra-client-secret", func(g *shapeGen) sample {
