@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/exec/memory"
+	"github.com/vigil-dev/vigil/exec/safetext"
 )
 
 // newMemoryCmd is `vigil memory add|import|search` of CLI.md.
@@ -177,12 +178,11 @@ func newMemorySearchCmd(app *App) *cobra.Command {
 				defer s.Close()
 				core = s
 			}
-			res := memory.NewTool(core, app.Log).Execute(cmd.Context(), raw)
+			out := memory.NewTool(core, app.Log).Run(cmd.Context(), raw)
 			if textOnly {
-				_, err := fmt.Fprintln(app.Out, res.Text())
-				return err
+				return writeMemoryText(app.Out, out)
 			}
-			return app.PrintJSON(res)
+			return app.PrintJSON(out.Result)
 		},
 	}
 	f := cmd.Flags()
@@ -192,7 +192,7 @@ func newMemorySearchCmd(app *App) *cobra.Command {
 	f.StringVar(&source, "source", "", "only memories from this source (exact)")
 	f.StringVar(&from, "from", "", "only memories created on or after YYYY-MM-DD")
 	f.StringVar(&to, "to", "", "only memories created on or before YYYY-MM-DD")
-	f.BoolVar(&textOnly, "text", false, "print only the response text instead of the JSON object")
+	f.BoolVar(&textOnly, "text", false, "print the response text for a person instead of the JSON object")
 	return cmd
 }
 
@@ -221,4 +221,34 @@ func flagArgs(cmd *cobra.Command, query string, limit int, tags []string, source
 	}
 	b, _ := json.Marshal(args) // maps of strings, ints and string slices always marshal
 	return b
+}
+
+// writeMemoryText is `memory search --text`: the response text in the seed's
+// layout, for a person. Memories are untrusted, so Vigil lays the hits out
+// itself — each preview on one line with its own line ends, controls and
+// invisible characters shown as marked escapes (safetext) — instead of
+// printing the formatted text, whose line ends could come from a memory.
+func writeMemoryText(w io.Writer, out memory.Outcome) error {
+	var b strings.Builder
+	if len(out.Hits) == 0 {
+		for _, l := range safetext.Lines(strings.TrimSuffix(out.Result.Text(), "\n")) {
+			b.WriteString(l + "\n")
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	fmt.Fprintf(&b, "Found %d results:\n", len(out.Hits))
+	for i, h := range out.Hits {
+		fmt.Fprintf(&b, "\n%d. [Score: %.2f]", i+1, h.Score)
+		if len(h.Tags) > 0 {
+			tags := make([]string, len(h.Tags))
+			for j, t := range h.Tags {
+				tags[j] = safetext.Line(t)
+			}
+			b.WriteString(" [Tags: " + strings.Join(tags, ", ") + "]")
+		}
+		b.WriteString("\n" + safetext.Line(memory.Preview(h.Text)) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

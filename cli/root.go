@@ -10,6 +10,8 @@ import (
 
 	"charm.land/fang/v2"
 	"github.com/spf13/cobra"
+
+	"github.com/vigil-dev/vigil/exec/safetext"
 )
 
 // Version and Commit are set at build time with -ldflags; debug.ReadBuildInfo fills gaps.
@@ -56,16 +58,49 @@ func Execute(ctx context.Context, args []string) int {
 	root.SetArgs(args)
 	err := fang.Execute(ctx, root,
 		fang.WithVersion(Version), fang.WithCommit(commit()),
-		fang.WithErrorHandler(func(w io.Writer, styles fang.Styles, err error) {
-			var ee *ExitError
-			if errors.As(err, &ee) && ee.Quiet {
-				return
-			}
-			fmt.Fprintln(w, "vigil: "+err.Error())
-		}),
+		fang.WithErrorHandler(func(w io.Writer, _ fang.Styles, err error) { PrintError(w, err) }),
 		fang.WithNotifySignal(os.Interrupt),
 	)
 	return ExitCode(err)
+}
+
+// PrintError writes a command's error for a person, unless it is Quiet.
+// Errors embed file names, lease claims, paths and manifest fields, so the
+// message goes through safetext.Line: nothing in it can steer the terminal,
+// and its own line ends show as \n. The errors of an errors.Join, which
+// Vigil itself separates with line ends, each get their own line.
+func PrintError(w io.Writer, err error) {
+	var ee *ExitError
+	if err == nil || errors.As(err, &ee) && ee.Quiet {
+		return
+	}
+	for _, line := range errorLines(err) {
+		fmt.Fprintln(w, "vigil: "+safetext.Line(line))
+	}
+}
+
+// errorLines splits a joined error (at any depth of ExitError wrapping) into
+// its parts; any other error is one line.
+func errorLines(err error) []string {
+	for e := err; e != nil; {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			var out []string
+			for _, part := range j.Unwrap() {
+				if part != nil {
+					out = append(out, errorLines(part)...)
+				}
+			}
+			if len(out) > 0 {
+				return out
+			}
+			break
+		}
+		if _, ok := e.(*ExitError); !ok {
+			break // a wrapping message of its own: keep it whole
+		}
+		e = errors.Unwrap(e)
+	}
+	return []string{err.Error()}
 }
 
 func commit() string {
