@@ -39,6 +39,10 @@ type SearchConfig struct {
 	MaxMatchesPerFile int64  `toml:"max_matches_per_file" json:"max_matches_per_file"`
 	MaxFiles          int64  `toml:"max_files" json:"max_files"`
 	MaxFileSizeBytes  int64  `toml:"max_file_size_bytes" json:"max_file_size_bytes"`
+	// MaxLineBytes caps what one line contributes to a result: a longer
+	// line's text is cut to a window of this many bytes around its first
+	// match (an extension; see the README's search section).
+	MaxLineBytes int64 `toml:"max_line_bytes" json:"max_line_bytes"`
 }
 
 // LeasesConfig says which lease tokens Vigil trusts.
@@ -118,7 +122,7 @@ func Default() Config {
 		Tools: ToolsConfig{Search: SearchConfig{
 			Enabled: true, Binary: "ugrep", FallbackBinary: "rg",
 			DefaultTimeoutMS: 20000, DefaultMaxResults: 200, MaxMatchesPerFile: 50,
-			MaxFiles: 10000, MaxFileSizeBytes: 2000000,
+			MaxFiles: 10000, MaxFileSizeBytes: 2000000, MaxLineBytes: 4096,
 		}},
 		Leases: LeasesConfig{
 			Issuer: "abos-policy-authority", Audience: "abos-executor",

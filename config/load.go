@@ -89,6 +89,11 @@ func Parse(data []byte, file string, cfg *Config) error {
 // (so that the look-ahead max_results + 1 stays far from overflowing).
 const MaxResultsLimit = 10_000_000
 
+// MinMaxLineBytes is the smallest [tools.search] max_line_bytes. There is
+// no "no cap" value: a line is never longer than its file, so a cap of
+// max_file_size_bytes or more shows every line whole.
+const MinMaxLineBytes = 64
+
 // Validate checks the rules that TOML types cannot express (seed 001 CFG-LS-02..05 and friends).
 func (c *Config) Validate() error {
 	s := c.Tools.Search
@@ -105,6 +110,9 @@ func (c *Config) Validate() error {
 		if f.v <= 0 {
 			return &Error{Key: f.key, Rule: fmt.Sprintf("must be a positive integer, got %d", f.v)}
 		}
+	}
+	if s.MaxLineBytes < MinMaxLineBytes {
+		return &Error{Key: "tools.search.max_line_bytes", Rule: fmt.Sprintf("must be at least %d (a line's window must hold a match and the text around it), got %d", MinMaxLineBytes, s.MaxLineBytes)}
 	}
 	if s.DefaultMaxResults > MaxResultsLimit {
 		return &Error{Key: "tools.search.default_max_results", Rule: fmt.Sprintf("must be <= %d (the bound on a request's max_results), got %d", MaxResultsLimit, s.DefaultMaxResults)}

@@ -26,8 +26,9 @@ type fileRecs struct {
 
 type recLine struct {
 	line         uint64
-	text0, text1 int // text[text0:text1] is the line without terminator
-	span0, span1 int // spans[span0:span1] are its matches (see capSpans)
+	text0, text1 int // text[text0:text1] is the line without terminator (or its window: cut)
+	span0, span1 int // spans[span0:span1] are its matches (see capSpans), offsets in the whole line
+	cut          lineCut
 }
 
 // maxSubmatches caps the spans kept per matching line. A minified file is
@@ -67,6 +68,29 @@ func (f *fileRecs) add(rec record, maxPerFile int) {
 	}
 	l := recLine{line: rec.line, text0: len(f.text), span0: len(f.spans)}
 	f.text = append(f.text, rec.text...)
+	f.spans = append(f.spans, capSpans(rec.spans, 0)...)
+	l.text1, l.span1 = len(f.text), len(f.spans)
+	f.lines = append(f.lines, l)
+}
+
+// addCut is add keeping only a window of a line longer than maxLine (when
+// > 0) around its first match: rg's JSON carries whole lines, and a
+// minified file's would otherwise be held, and printed, whole.
+func (f *fileRecs) addCut(rec record, maxPerFile, maxLine int) {
+	if maxLine <= 0 || len(rec.text) <= maxLine || (len(f.lines) > 0 && f.lines[len(f.lines)-1].line == rec.line) {
+		f.add(rec, maxPerFile)
+		return
+	}
+	if maxPerFile > 0 && len(f.lines) >= maxPerFile {
+		return
+	}
+	first := 0
+	if len(rec.spans) > 0 {
+		first = rec.spans[0].start
+	}
+	text, cut := cutLine(rec.text, first, maxLine)
+	l := recLine{line: rec.line, text0: len(f.text), span0: len(f.spans), cut: cut}
+	f.text = append(f.text, text...)
 	f.spans = append(f.spans, capSpans(rec.spans, 0)...)
 	l.text1, l.span1 = len(f.text), len(f.spans)
 	f.lines = append(f.lines, l)
@@ -403,7 +427,7 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 				if !known || !recs[i].inOrder(rec.line) {
 					malformed = true
 				} else {
-					recs[i].add(rec, p.e.lineCap())
+					recs[i].addCut(rec, p.e.lineCap(), p.e.maxLine)
 				}
 			}
 		}
@@ -559,7 +583,7 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 			unresolved = f
 		}
 		data = decodeLikeBackend(data, unresolved)
-		if resolve && !resolveLines(data, f) {
+		if resolve && !resolveLinesCut(data, f, p.e.maxLine) {
 			return out, "file changed while it was searched"
 		}
 		if p.e.context > 0 {
@@ -596,11 +620,11 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 			}
 			for ln := max(from, emitted+1); ln < r.line; ln++ {
 				if ln-1 < uint64(len(lines)) && !isMatch(ln, k) {
-					out = append(out, Event{Type: "context", Path: it.rel, LineNumber: ln, Line: lossy(string(trimEOL(lines[ln-1])))})
+					out = append(out, contextEvent(it.rel, ln, trimEOL(lines[ln-1]), p.e.maxLine))
 				}
 			}
 		}
-		out = append(out, matchEvent(it.rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1]))
+		out = append(out, matchEvent(it.rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1], r.cut))
 		emitted = max(emitted, r.line)
 		if p.e.context > 0 {
 			limit := r.line + uint64(p.e.context)
@@ -608,7 +632,7 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 				limit = recs[k+1].line - 1
 			}
 			for ln := r.line + 1; ln <= limit && ln-1 < uint64(len(lines)); ln++ {
-				out = append(out, Event{Type: "context", Path: it.rel, LineNumber: ln, Line: lossy(string(trimEOL(lines[ln-1])))})
+				out = append(out, contextEvent(it.rel, ln, trimEOL(lines[ln-1]), p.e.maxLine))
 				emitted = ln
 			}
 		}

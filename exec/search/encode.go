@@ -99,6 +99,14 @@ func (ev *Event) AppendJSON(b []byte) []byte {
 	b = append(b, `,"lines":{"text":`...)
 	b = appendString(b, ev.Line)
 	b = append(b, '}')
+	if ev.LineBytes > 0 {
+		// Only for a cut line, so that the usual shape stays as it was.
+		b = append(b, `,"text_truncated":{"offset":`...)
+		b = strconv.AppendInt(b, int64(ev.TextOffset), 10)
+		b = append(b, `,"line_bytes":`...)
+		b = strconv.AppendInt(b, int64(ev.LineBytes), 10)
+		b = append(b, '}')
+	}
 	if ev.Type == "match" {
 		b = append(b, `,"match_text":`...)
 		b = appendString(b, ev.MatchText)
@@ -118,6 +126,9 @@ func (ev *Event) AppendJSON(b []byte) []byte {
 			// Only when true, so that the usual shape stays as it was.
 			b = append(b, `,"submatches_truncated":true`...)
 		}
+		if ev.MatchTextTruncated {
+			b = append(b, `,"match_text_truncated":true`...)
+		}
 	}
 	return append(b, "}}"...)
 }
@@ -132,6 +143,9 @@ func (r *Response) jsonSize() int {
 	for i := range r.Matches {
 		ev := &r.Matches[i]
 		n += 112 + len(ev.Path) + len(ev.Line) + len(ev.Line)/16 + len(ev.MatchText) + 32*len(ev.Submatches)
+		if ev.LineBytes > 0 {
+			n += 96
+		}
 	}
 	for _, e := range r.Errors {
 		n += 32 + len(e.Path) + len(e.Error)
@@ -355,7 +369,25 @@ func appendContentLine(b []byte, ev *Event) []byte {
 		b = append(b, '-')
 	}
 	b = append(b, ev.Line...)
+	if ev.LineBytes > 0 {
+		b = appendCutNote(b, ev)
+	}
 	return append(b, '\n')
+}
+
+// appendCutNote appends what follows a cut line's text in the content:
+// " [cut: line of 2000000 bytes, shown from byte 1024]".
+func appendCutNote(b []byte, ev *Event) []byte {
+	b = append(b, " [cut: line of "...)
+	b = strconv.AppendInt(b, int64(ev.LineBytes), 10)
+	b = append(b, " bytes, shown from byte "...)
+	b = strconv.AppendInt(b, int64(ev.TextOffset), 10)
+	return append(b, ']')
+}
+
+// cutNoteLen is the length appendCutNote appends.
+func cutNoteLen(ev *Event) int {
+	return len(" [cut: line of  bytes, shown from byte ]") + decimalLen(uint64(ev.LineBytes)) + decimalLen(uint64(ev.TextOffset))
 }
 
 // contentSize is the exact length of the events' content lines.
@@ -364,6 +396,9 @@ func contentSize(evs []Event) int {
 	for i := range evs {
 		ev := &evs[i]
 		n += len(ev.Path) + len(ev.Line) + 3 + decimalLen(ev.LineNumber)
+		if ev.LineBytes > 0 {
+			n += cutNoteLen(ev)
+		}
 		if ev.Type == "match" {
 			n += 1 + decimalLen(ev.Column)
 		}

@@ -15,6 +15,7 @@ type glob struct {
 	dirOnly  bool // written with a trailing slash: matches directories only
 	basename bool // no slash inside: matches the last component at any depth
 	negate   bool // .gitignore "!" rule
+	fold     bool // matches case-insensitively (deny globs: see compileDeny)
 	// Common shapes ("name", "*.ext", "prefix*") skip the regexp: the walk
 	// matches every path against the deny list.
 	kind globKind
@@ -32,8 +33,13 @@ const (
 
 // compileGlob turns a glob into an anchored regexp. Supported: *, ?, **,
 // [...] (with ! or ^ negation), {a,b}, and backslash escapes.
-func compileGlob(g string) (*glob, error) {
-	out := &glob{}
+func compileGlob(g string) (*glob, error) { return compileGlobFold(g, false) }
+
+// compileGlobFold is compileGlob; with fold, the glob matches names
+// case-insensitively, by Unicode simple case folding (Go's (?i), the
+// folding of case-insensitive file systems: ".ENV" is ".env" there).
+func compileGlobFold(g string, fold bool) (*glob, error) {
+	out := &glob{fold: fold}
 	if strings.HasSuffix(g, "/") {
 		out.dirOnly = true
 		g = strings.TrimRight(g, "/")
@@ -58,6 +64,9 @@ func compileGlob(g string) (*glob, error) {
 		}
 	}
 	var b strings.Builder
+	if fold {
+		b.WriteString(`(?i)`)
+	}
 	b.WriteString(`^`)
 	if anyDepth {
 		b.WriteString(`(?:.*/)?`)
@@ -157,6 +166,7 @@ func compileGlob(g string) (*glob, error) {
 	const meta = `*?[\{}`
 	switch {
 	case anyDepth: // the regexp only
+	case fold && !isASCII(g): // the regexp only (folding may change a name's length)
 	case !strings.ContainsAny(g, meta):
 		out.kind, out.lit = globExact, g
 	case out.basename && len(g) > 1 && g[0] == '*' && !strings.ContainsAny(g[1:], meta):
@@ -178,6 +188,21 @@ func (g *glob) match(rel string, isDir bool) bool {
 			rel = rel[i+1:]
 		}
 	}
+	if g.fold && g.kind != globRegexp {
+		// An ASCII name folds as ASCII (no ASCII letter folds to another
+		// ASCII byte but its other case); any other goes to the regexp.
+		if !isASCII(rel) {
+			return g.re.MatchString(rel)
+		}
+		switch g.kind {
+		case globExact:
+			return strings.EqualFold(rel, g.lit)
+		case globSuffix:
+			return len(rel) >= len(g.lit) && strings.EqualFold(rel[len(rel)-len(g.lit):], g.lit)
+		case globPrefix:
+			return len(rel) >= len(g.lit) && strings.EqualFold(rel[:len(g.lit)], g.lit)
+		}
+	}
 	switch g.kind {
 	case globExact:
 		return rel == g.lit
@@ -192,16 +217,62 @@ func (g *glob) match(rel string, isDir bool) bool {
 // globSet is an ordered list of globs; any match wins.
 type globSet []*glob
 
-func compileSet(gs []string) (globSet, error) {
+func compileSet(gs []string) (globSet, error) { return compileSetFold(gs, false) }
+
+// compileDeny compiles [sandbox] deny globs, which match names
+// case-insensitively: on a case-insensitive file system ".ENV",
+// "KEY.PEM" and "Id_rsa" are the very files ".env", "*.pem" and "id_*"
+// deny, and a request for ".ENV" opens the real ".env".
+func compileDeny(gs []string) (globSet, error) { return compileSetFold(gs, true) }
+
+func compileSetFold(gs []string, fold bool) (globSet, error) {
 	var s globSet
 	for _, g := range gs {
-		c, err := compileGlob(g)
+		c, err := compileGlobFold(g, fold)
 		if err != nil {
 			return nil, err
 		}
 		s = append(s, c)
 	}
 	return s, nil
+}
+
+// foldGlob rewrites a glob of rgSafeGlob's shape (no classes, braces or
+// escapes) so that a backend matching case-sensitively matches it as
+// compileDeny does: every letter becomes the set of its simple case
+// folds (unicode.SimpleFold's orbit, which for "k" and "s" holds U+212A
+// KELVIN SIGN and U+017F LONG S), written by set: "[eE]" (ugrep's
+// classes read UTF-8) or "{e,E}" (rg's globset reads classes as bytes,
+// and braces as whole alternatives).
+func foldGlob(g string, braces bool) string {
+	var b strings.Builder
+	for _, r := range g {
+		orbit := []rune{r}
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			orbit = append(orbit, f)
+		}
+		if len(orbit) == 1 {
+			b.WriteRune(r)
+			continue
+		}
+		if braces {
+			b.WriteByte('{')
+		} else {
+			b.WriteByte('[')
+		}
+		for i, f := range orbit {
+			if i > 0 && braces {
+				b.WriteByte(',')
+			}
+			b.WriteRune(f)
+		}
+		if braces {
+			b.WriteByte('}')
+		} else {
+			b.WriteByte(']')
+		}
+	}
+	return b.String()
 }
 
 func (s globSet) match(rel string, isDir bool) bool {

@@ -538,7 +538,12 @@ func ugrepSpan(off, length uint64, pb *parseBuf) []span {
 // relative to the line. It is false when the data does not fit the
 // records (the file changed since ugrep read it: a line number that no
 // longer holds the offset, or an offset past the end).
-func resolveLines(data []byte, f *fileRecs) bool {
+func resolveLines(data []byte, f *fileRecs) bool { return resolveLinesCut(data, f, 0) }
+
+// resolveLinesCut is resolveLines keeping, of a line longer than maxLine
+// (when > 0), only a window around its first match (linecut.go); spans
+// stay offsets in the whole line.
+func resolveLinesCut(data []byte, f *fileRecs, maxLine int) bool {
 	spans := f.spans
 	f.text = f.text[:0]
 	line := uint64(1) // the line that starts at start
@@ -567,8 +572,9 @@ func resolveLines(data []byte, f *fileRecs) bool {
 			end = start + nl
 		}
 		text := trimEOL(data[start:end])
-		r.text0 = len(f.text)
-		f.text = append(f.text, text...)
+		window, cut := cutLine(text, off-start, maxLine)
+		r.text0, r.cut = len(f.text), cut
+		f.text = append(f.text, window...)
 		r.text1 = len(f.text)
 		kept := r.span0
 		for _, sp := range spans[r.span0:r.span1] {

@@ -191,6 +191,7 @@ type effective struct {
 	maxPerFile  int // 0 = unlimited
 	maxFiles    int64
 	maxSize     int64
+	maxLine     int // [tools.search] max_line_bytes (linecut.go)
 	timeoutMS   int64
 	fuzzy       int
 }
@@ -205,7 +206,7 @@ func boolOr(p *bool, d bool) bool {
 // validateFields checks everything that needs no filesystem or backend.
 func validateFields(req Request, opts Options) (effective, error) {
 	cfg := opts.Search
-	e := effective{pattern: req.Pattern}
+	e := effective{pattern: req.Pattern, maxLine: maxLineOf(cfg)}
 	if !cfg.Enabled {
 		return e, execFailed("the search tool is disabled ([tools.search] enabled = false)")
 	}

@@ -149,7 +149,10 @@ func (p *prepared) rgWalkSelection() (flags []string, root string) {
 	if !p.e.recursive {
 		a = append(a, "--max-depth", "1")
 	}
-	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
+	for _, g := range p.denyGlobs {
+		a = append(a, "-g", "!"+foldGlob(g, true)) // deny globs ignore case (compileDeny)
+	}
+	for _, g := range p.e.exclude {
 		a = append(a, "-g", "!"+g)
 	}
 	return a, p.walkRoot()
@@ -764,7 +767,7 @@ func appendWalkEvents(out []Event, rel string, f *fileRecs) []Event {
 	all := unsafe.String(unsafe.SliceData(f.text), len(f.text))
 	spans := unsafe.Slice((*Span)(unsafe.Pointer(unsafe.SliceData(f.spans))), len(f.spans))
 	for _, r := range f.lines {
-		out = append(out, matchEvent(rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1]))
+		out = append(out, matchEvent(rel, r.line, all[r.text0:r.text1], spans[r.span0:r.span1:r.span1], r.cut))
 	}
 	return out
 }
@@ -772,8 +775,19 @@ func appendWalkEvents(out []Event, rel string, f *fileRecs) []Event {
 // matchEvent is the event of one matching line: raw is its text (lossy
 // UTF-8 for the screen), spans its matches; column and match_text describe
 // the first.
-func matchEvent(rel string, line uint64, raw string, spans []Span) Event {
+func matchEvent(rel string, line uint64, raw string, spans []Span, cut lineCut) Event {
 	ev := Event{Type: "match", Path: rel, LineNumber: line, Line: raw, Column: 1}
+	if cut.full > 0 {
+		// raw is a window of the line (linecut.go); spans are offsets in
+		// the whole line, which the column keeps.
+		ev.TextOffset, ev.LineBytes = cut.off, cut.full
+		if len(spans) > 0 {
+			ev.Column = uint64(spans[0].Start) + 1
+		}
+		var dropped bool
+		spans, dropped, ev.MatchTextTruncated = windowSpans(spans, cut.off, len(raw))
+		ev.SubmatchesTruncated = dropped
+	}
 	if len(spans) > maxSubmatches { // see capSpans
 		spans, ev.SubmatchesTruncated = spans[:maxSubmatches:maxSubmatches], true
 	}
@@ -782,7 +796,9 @@ func matchEvent(rel string, line uint64, raw string, spans []Span) Event {
 	}
 	if len(spans) > 0 {
 		s := spans[0]
-		ev.Column = uint64(s.Start) + 1
+		if cut.full == 0 {
+			ev.Column = uint64(s.Start) + 1
+		}
 		ev.MatchText = lossy(raw[s.Start:s.End])
 		ev.Submatches = spans
 	}
@@ -871,7 +887,7 @@ func (p *prepared) keepLines(f *walkFile, data []byte, texts *[]byte) {
 	}
 	slab := *texts
 	f.recs.text = slab[len(slab):]
-	if !resolveLines(data, &f.recs) {
+	if !resolveLinesCut(data, &f.recs, p.e.maxLine) {
 		f.recs = fileRecs{}
 		f.err = &FileError{Path: f.display, Error: "file changed while it was searched"}
 		return

@@ -32,7 +32,20 @@ type Event struct {
 	MatchText           string
 	Submatches          []Span
 	SubmatchesTruncated bool
+	// A line longer than [tools.search] max_line_bytes is cut (linecut.go):
+	// LineBytes is then the whole line's length and TextOffset where Line
+	// starts in it (both 0 for a line shown whole). Column stays the first
+	// match's column in the whole line; Submatches are offsets into Line,
+	// only the matches that start within it (SubmatchesTruncated says some
+	// were left out), and MatchText is the part of the first match within
+	// it (MatchTextTruncated says it went on).
+	TextOffset         int
+	LineBytes          int
+	MatchTextTruncated bool
 }
+
+// Cut reports whether Line is a window of a longer line.
+func (ev *Event) Cut() bool { return ev.LineBytes > 0 }
 
 // FileError is one per-file failure (FR-LS-ERR-06).
 type FileError struct {
@@ -108,7 +121,7 @@ func prepareUnchecked(req Request, opts Options) (*prepared, error) {
 	for i, g := range opts.Deny {
 		nfcDeny[i] = norm.NFC.String(g) // names are also matched in NFC
 	}
-	if p.deny, err = compileSet(nfcDeny); err != nil {
+	if p.deny, err = compileDeny(nfcDeny); err != nil {
 		return nil, execFailed("sandbox.deny: %v", err)
 	}
 	p.include, _ = compileSet(e.include)

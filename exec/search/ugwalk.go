@@ -148,7 +148,11 @@ func (p *prepared) ugrepWalkSelection() (flags []string, root string) {
 	// A glob without a trailing slash prunes directories as well as files
 	// (gitignore's rule, and the walker's); --exclude alone would skip
 	// only files.
-	for _, g := range slices.Concat(p.denyGlobs, p.e.exclude) {
+	deny := make([]string, len(p.denyGlobs))
+	for i, g := range p.denyGlobs {
+		deny[i] = foldGlob(g, false) // deny globs ignore case (compileDeny)
+	}
+	for _, g := range slices.Concat(deny, p.e.exclude) {
 		if dir, ok := strings.CutSuffix(g, "/"); ok {
 			a = append(a, "--exclude-dir="+strings.TrimRight(dir, "/"))
 		} else {
