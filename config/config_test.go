@@ -16,7 +16,8 @@ func TestDefaultsWithoutFile(t *testing.T) {
 	}
 	s := cfg.Tools.Search
 	if !s.Enabled || s.Binary != "ugrep" || s.FallbackBinary != "rg" || s.DefaultTimeoutMS != 20000 ||
-		s.DefaultMaxResults != 200 || s.MaxMatchesPerFile != 50 || s.MaxFiles != 10000 || s.MaxFileSizeBytes != 2000000 {
+		s.DefaultMaxResults != 200 || s.MaxMatchesPerFile != 50 || s.MaxFiles != 10000 || s.MaxFileSizeBytes != 2000000 ||
+		s.MaxLineBytes != 4096 {
 		t.Fatalf("seed 001 §5 defaults wrong: %+v", s)
 	}
 	if cfg.Sandbox.Root != "/work/here" {
@@ -49,6 +50,8 @@ func TestStrictErrors(t *testing.T) {
 		{"unknown section", "theme = \"dark\"\n\n[nope]\nx = 1\n", 3, "nope", "unknown key"},
 		{"wrong type", "[tools.search]\nmax_files = \"many\"\n", 2, "tools.search.max_files", ""},
 		{"zero cap", "[tools.search]\n\nmax_files = 0\n", 3, "tools.search.max_files", "must be a positive integer, got 0"},
+		{"zero line cap", "[tools.search]\nbinary = \"rg\"\nmax_line_bytes = 0\n", 3, "tools.search.max_line_bytes", "must be at least 64"},
+		{"tiny line cap", "[tools.search]\nmax_line_bytes = 63\n", 2, "tools.search.max_line_bytes", "must be at least 64"},
 		{"negative timeout", "[tools.search]\ndefault_timeout_ms = -5\n", 2, "tools.search.default_timeout_ms", "must be a positive integer, got -5"},
 		{"huge default max_results", "[tools.search]\ndefault_max_results = 9223372036854775807\n", 2, "tools.search.default_max_results", "must be <= 10000000"},
 		{"bad duration", "[approvals]\ntimeout = \"soon\"\n", 2, "approvals.timeout", ""},
