@@ -58,6 +58,11 @@ func (s *session) wait(marker string) {
 		teatest.WithDuration(10*time.Second))
 }
 
+func (s *session) waitFn(ok func([]byte) bool) {
+	s.t.Helper()
+	teatest.WaitFor(s.t, s.tm.Output(), ok, teatest.WithDuration(10*time.Second))
+}
+
 func (s *session) key(k string) {
 	switch k {
 	case "enter":
