@@ -14,6 +14,7 @@ import (
 	"github.com/sahilm/fuzzy"
 
 	"github.com/vigil-dev/vigil/exec/memory"
+	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/themes"
 )
@@ -118,7 +119,8 @@ type Pane struct {
 	searched bool
 	out      memory.Outcome
 
-	previews []string // seed previews of out.Hits, the fuzzy haystack
+	texts    []safetext.Text // seed previews of out.Hits made safe to show
+	previews []string        // their shown text, the fuzzy haystack
 	filter   panes.TextField
 	shown    []int         // indexes into out.Hits, rank order
 	marks    map[int][]int // hit index → matched byte offsets in its preview
@@ -433,14 +435,32 @@ func (p *Pane) applyResult(out memory.Outcome) {
 	p.Close()
 	p.running, p.searched = false, true
 	p.out = out
+	p.texts = make([]safetext.Text, len(out.Hits))
 	p.previews = make([]string, len(out.Hits))
 	for i, h := range out.Hits {
-		p.previews[i] = clean(memory.Preview(h.Text), false)
+		p.texts[i] = oneLine(memory.Preview(h.Text))
+		p.previews[i] = p.texts[i].String()
 	}
 	// a filter typed for the old hits means nothing for the new ones
 	p.filter.SetValue("")
 	p.sel, p.top = 0, 0
 	p.refilter()
+}
+
+// oneLine lays a preview out on one line as Vigil chooses: each of its own
+// lines made safe (safetext) and joined with a space, as before, so a
+// multi-line memory reads as prose in the list; the detail view shows the
+// lines as lines. Tabs become spaces; everything else hidden is marked.
+func oneLine(s string) safetext.Text {
+	var out safetext.Text
+	for i, l := range safetext.InspectLines(s, safetext.Options{TabWidth: 1}) {
+		if i > 0 {
+			out.Spans = append(out.Spans, safetext.Span{Text: " "})
+		}
+		out.Spans = append(out.Spans, l.Spans...)
+		out.Hidden += l.Hidden
+	}
+	return out
 }
 
 // refilter narrows the hits to those whose preview fuzzy-matches the filter,

@@ -8,7 +8,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"charm.land/lipgloss/v2"
+
 	"github.com/vigil-dev/vigil/exec/memory"
+	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/panes"
 )
 
@@ -35,7 +38,7 @@ func (p *Pane) View(w, h int) string {
 	s := p.styles
 	lines := p.formLines(w)
 	if p.o.OpenErr != nil {
-		lines = append(lines, panes.Wrap(s.Err.Render("memory store unavailable: "+p.o.OpenErr.Error()), w)...)
+		lines = append(lines, panes.Wrap(s.Err.Render("memory store unavailable: ")+p.safe(p.o.OpenErr.Error(), s.Err), w)...)
 	}
 	lines = append(lines, s.Subtle.Render(strings.Repeat("─", w)))
 	lines = append(lines, p.statusLines(w)...)
@@ -64,7 +67,8 @@ func (p *Pane) renderField(i, width int) string {
 	case f.Value() == "":
 		val = s.Subtle.Render(panes.Truncate(placeholder[i], width))
 	default:
-		val = s.Input.Render(panes.Truncate(f.Value(), width))
+		// a pasted value may hold what the person cannot see: marked, cut after escaping
+		val = p.render(safetext.Inspect(f.Value()).Truncate(width), s.Input)
 	}
 	if len(p.invalid[i]) > 0 && !focused {
 		label = s.Err.Render(fieldNames[i] + " ")
@@ -112,7 +116,7 @@ func (p *Pane) formLines(w int) []string {
 	}
 	flush()
 	for _, e := range p.general {
-		out = append(out, panes.Wrap(s.Err.Render("✗ "+e.String()), w)...)
+		out = append(out, panes.Wrap(s.Err.Render("✗ ")+p.safe(e.String(), s.Err), w)...)
 	}
 	return out
 }
@@ -121,13 +125,13 @@ func (p *Pane) formLines(w int) []string {
 func (p *Pane) errorLines(i, col, w int) []string {
 	var out []string
 	for _, e := range p.invalid[i] {
-		msg := "✗ " + e.String()
-		c := col + 1 // under the label, past the focus mark
-		if c+utf8.RuneCountInString(msg) > w {
+		msg := safetext.Inspect(e.String()) // the engine's words may quote the input
+		c := col + 1                        // under the label, past the focus mark
+		if c+2+msg.Width() > w {
 			c = 0
 		}
-		for _, l := range panes.Wrap(msg, w-c) {
-			out = append(out, strings.Repeat(" ", c)+p.styles.Err.Render(l))
+		for _, l := range panes.Wrap(p.styles.Err.Render("✗ ")+p.render(msg, p.styles.Err), w-c) {
+			out = append(out, strings.Repeat(" ", c)+l)
 		}
 	}
 	return out
@@ -147,12 +151,12 @@ func (p *Pane) statusLines(w int) []string {
 	case !p.searched:
 		out = append(out, s.Muted.Render("type a query and press enter to search memory"))
 	case p.out.Result.IsError:
-		out = append(out, panes.Wrap(s.Err.Render(clean(text, true)), w)...)
+		out = append(out, panes.Wrap(p.safeLines(text, s.Err), w)...)
 	case len(p.out.Hits) == 0:
-		out = append(out, panes.Wrap(s.Text.Render(clean(text, true)), w)...)
+		out = append(out, panes.Wrap(p.safeLines(text, s.Text), w)...)
 	default:
 		first, _, _ := strings.Cut(text, "\n")
-		out = append(out, s.Heading.Render(first)+s.Muted.Render("  “"+clean(p.out.Request.Query, false)+"”"))
+		out = append(out, p.safe(first, s.Heading)+s.Muted.Render("  “")+p.safe(p.out.Request.Query, s.Muted)+s.Muted.Render("”"))
 	}
 	if p.mode == modeFilter || (p.filter.Value() != "" && len(p.out.Hits) > 0) {
 		count := s.Muted.Render(fmt.Sprintf("  %d of %d match", len(p.shown), len(p.out.Hits)))
@@ -161,7 +165,7 @@ func (p *Pane) statusLines(w int) []string {
 			before, at, after := p.filter.Window(max(w-24, 1))
 			val = s.InputFocused.Render(before) + s.Cursor.Reverse(true).Render(at) + s.InputFocused.Render(after)
 		} else {
-			val = s.Input.Render(p.filter.Value())
+			val = p.safe(p.filter.Value(), s.Input)
 		}
 		out = append(out, s.Cursor.Render("/ ")+val+count)
 	}
@@ -179,7 +183,7 @@ func (p *Pane) itemLines(idx int, selected bool, w int) []string {
 	}
 	head := cursor + s.Muted.Render(fmt.Sprintf("%3d", idx+1)) + " " + p.bar(h.Score) + " " +
 		s.Text.Render(strconv.FormatFloat(h.Score, 'f', 2, 64)) + "  " +
-		s.Muted.Render(h.CreatedAt.UTC().Format("2006-01-02")) + "  " + s.Label.Render(clean(h.Source, false))
+		s.Muted.Render(h.CreatedAt.UTC().Format("2006-01-02")) + "  " + p.safe(h.Source, s.Label)
 	if chips := p.chips(h.Tags); chips != "" {
 		head += "  " + chips
 	}
@@ -187,7 +191,7 @@ func (p *Pane) itemLines(idx int, selected bool, w int) []string {
 		head = s.Selected.Render(panes.Fit(head, w))
 	}
 	out := []string{head}
-	body := p.highlight(p.previews[idx], p.marks[idx])
+	body := p.highlight(p.texts[idx], p.marks[idx])
 	pad := strings.Repeat(" ", min(indent, max(w-1, 0)))
 	for _, l := range panes.Wrap(body, max(w-len(pad), 1)) {
 		out = append(out, pad+l)
@@ -203,51 +207,84 @@ func (p *Pane) bar(score float64) string {
 func (p *Pane) chips(tags []string) string {
 	parts := make([]string, len(tags))
 	for i, t := range tags {
-		parts[i] = p.styles.Badge.Render("#" + clean(t, false))
+		parts[i] = p.styles.Badge.Render("#") + p.safe(t, p.styles.Badge)
 	}
 	return strings.Join(parts, " ")
 }
 
-// clean makes stored text safe to draw: control characters (escape
-// sequences included) become U+FFFD so a memory cannot drive the terminal.
-// Newlines and tabs survive when keepLines is set, else become spaces.
-func clean(s string, keepLines bool) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			if keepLines {
-				return r
-			}
-			return ' '
-		case r < 0x20 || (r >= 0x7f && r < 0xa0):
-			return '\uFFFD'
+// render draws text made safe by safetext: its own parts in base, each
+// escape (a control or invisible character of the data) in the warning style,
+// so it cannot pass for text the data really shows.
+func (p *Pane) render(t safetext.Text, base lipgloss.Style) string {
+	var b strings.Builder
+	for _, sp := range t.Spans {
+		if sp.Escaped {
+			b.WriteString(p.styles.Warning.Render(sp.Text))
+		} else {
+			b.WriteString(base.Render(sp.Text))
 		}
-		return r
-	}, s)
+	}
+	return b.String()
 }
 
-// highlight styles the matched bytes of text (fuzzy's byte offsets, each the
-// start of a rune) with MatchChar and the rest as plain text.
-func (p *Pane) highlight(text string, marks []int) string {
+// safe draws untrusted text (memory sources, tags, queries, messages that
+// quote them) on one line: line ends, controls and invisible characters are
+// marked escapes, never passed to the terminal.
+func (p *Pane) safe(s string, base lipgloss.Style) string {
+	return p.render(safetext.Inspect(s), base)
+}
+
+// safeLines lays out a multi-line text line by line, each line made safe on
+// its own: the data's line ends become Vigil's, nothing else does.
+func (p *Pane) safeLines(s string, base lipgloss.Style) string {
+	lines := safetext.InspectLines(s, safetext.Options{TabWidth: tabWidth})
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = p.render(l, base)
+	}
+	return strings.Join(out, "\n")
+}
+
+// tabWidth lays out tabs in memory texts, where they are indentation.
+const tabWidth = 4
+
+// highlight draws a preview (made safe) with the matched bytes of its shown
+// text (fuzzy's byte offsets, each the start of a rune) in MatchChar, its
+// escapes in the warning style and the rest as plain text.
+func (p *Pane) highlight(t safetext.Text, marks []int) string {
 	s := p.styles
 	if len(marks) == 0 {
-		return s.Text.Render(text)
+		return p.render(t, s.Text)
 	}
 	var b strings.Builder
-	run := 0 // start of the pending unmatched run
-	for _, m := range marks {
-		if m < run || m >= len(text) {
+	off, mi := 0, 0 // byte offset of the span in the shown text; next mark
+	for _, sp := range t.Spans {
+		end := off + len(sp.Text)
+		if sp.Escaped {
+			b.WriteString(s.Warning.Render(sp.Text)) // an escape stays a warning even when matched
+			for mi < len(marks) && marks[mi] < end {
+				mi++
+			}
+			off = end
 			continue
 		}
-		_, size := utf8.DecodeRuneInString(text[m:])
-		if m > run {
-			b.WriteString(s.Text.Render(text[run:m]))
+		run := off // start of the pending unmatched run
+		for ; mi < len(marks) && marks[mi] < end; mi++ {
+			m := marks[mi]
+			if m < run {
+				continue
+			}
+			_, size := utf8.DecodeRuneInString(sp.Text[m-off:])
+			if m > run {
+				b.WriteString(s.Text.Render(sp.Text[run-off : m-off]))
+			}
+			b.WriteString(s.MatchChar.Render(sp.Text[m-off : m-off+size]))
+			run = m + size
 		}
-		b.WriteString(s.MatchChar.Render(text[m : m+size]))
-		run = m + size
-	}
-	if run < len(text) {
-		b.WriteString(s.Text.Render(text[run:]))
+		if run < end {
+			b.WriteString(s.Text.Render(sp.Text[run-off:]))
+		}
+		off = end
 	}
 	return b.String()
 }
@@ -306,7 +343,7 @@ func (p *Pane) detailLines(w, h int) []string {
 	m := d.mem
 	head := []string{s.Heading.Render(fmt.Sprintf("Memory #%d", m.ID)) + s.Muted.Render(fmt.Sprintf("  · hit %d of %d", d.rank, len(p.out.Hits)))}
 	meta := fmt.Sprintf("score %s %s · source %s · created %s", p.bar(d.hit.Score),
-		strconv.FormatFloat(d.hit.Score, 'f', 2, 64), clean(m.Source, false), m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+		strconv.FormatFloat(d.hit.Score, 'f', 2, 64), p.safe(m.Source, s.Text), m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
 	if ago := age(p.o.Now().Sub(m.CreatedAt)); ago != "" {
 		meta += " (" + ago + ")"
 	}
@@ -314,13 +351,17 @@ func (p *Pane) detailLines(w, h int) []string {
 	if chips := p.chips(m.Tags); chips != "" {
 		head = append(head, panes.Wrap("tags "+chips, w)...)
 	}
+	if note := safetext.HiddenNote(hiddenIn(m)); note != "" {
+		head = append(head, panes.Wrap(s.Warning.Render("⚠ "+note), w)...)
+	}
 	// While the reload runs the search's copy is shown: it is the same memory,
 	// so the screen does not flicker; a failed reload says so.
 	if d.err != nil {
-		head = append(head, panes.Wrap(s.Err.Render("could not reload this memory: "+d.err.Error()+" (showing the search's copy)"), w)...)
+		head = append(head, panes.Wrap(s.Err.Render("could not reload this memory: ")+p.safe(d.err.Error(), s.Err)+
+			s.Err.Render(" (showing the search's copy)"), w)...)
 	}
 	head = append(head, s.Subtle.Render(strings.Repeat("─", w)))
-	body := panes.Wrap(s.Text.Render(clean(m.Text, true)), w)
+	body := panes.Wrap(p.safeLines(m.Text, s.Text), w)
 	d.bodyH = max(h-len(head), 0)
 	d.scroll = min(d.scroll, max(len(body)-d.bodyH, 0))
 	end := min(d.scroll+d.bodyH, len(body))
@@ -330,6 +371,20 @@ func (p *Pane) detailLines(w, h int) []string {
 		view[len(view)-1] = s.Muted.Render(fmt.Sprintf("↓ %d more lines — j/pgdn to scroll", len(body)-end+1))
 	}
 	return append(head, view...)
+}
+
+// hiddenIn counts the characters of a memory shown as escapes: in its text
+// (laid out line by line, so its line ends and tabs are not hidden) and in
+// its source and tags.
+func hiddenIn(m memory.Memory) int {
+	n := safetext.Hidden(m.Source)
+	for _, t := range m.Tags {
+		n += safetext.Hidden(t)
+	}
+	for _, l := range safetext.InspectLines(m.Text, safetext.Options{TabWidth: tabWidth}) {
+		n += l.Hidden
+	}
+	return n
 }
 
 func age(d time.Duration) string {
