@@ -41,19 +41,21 @@ func (g *shapeGen) of(set string, n int) string {
 	return string(b)
 }
 
-// sample is one generated secret: the text to place, and the parts of it that must never be shown.
+// sample is one generated secret: the text to place, the parts of it that must never be shown, and what
+// MaskString turns the secret alone into (for URL shapes, MaskURL).
 type sample struct {
 	secret string
 	hidden []string
+	mask   string
 }
 
 // keyed is a prefixed key masked as prefix...last4: everything of the body but its last four is hidden.
 func keyed(prefix, body string) sample {
-	return sample{prefix + body, []string{body[:len(body)-4]}}
+	return sample{prefix + body, []string{body[:len(body)-4]}, apiKeyShape(prefix, body)}
 }
 
-// whole is a secret masked whole: all of it is hidden, and so are both halves, so that a mask that
-// covered only part of it is caught too.
+// whole is a secret masked whole: all of it is hidden, and so are both halves of its random core, so that
+// a mask that covered only part of it is caught too.
 func whole(secret string, core string) sample {
 	h := []string{secret}
 	if len(core) >= 16 {
@@ -61,8 +63,11 @@ func whole(secret string, core string) sample {
 	} else if core != "" {
 		h = append(h, core)
 	}
-	return sample{secret, h}
+	return sample{secret, h, Fixed}
 }
+
+// masked sets the expected mask of a sample whose mask is neither prefix...last4 nor the fixed mask.
+func (s sample) masked(m string) sample { s.mask = m; return s }
 
 type secretShape struct {
 	name string
@@ -90,8 +95,8 @@ var secretShapes = []secretShape{
 	{"replicate", key("r8_", csAlnum, 37)},
 	{"perplexity", key("pplx-", csAlnum, 48)},
 	// Payment
-	{"stripe-secret", func(g *shapeGen) sample { return keyed(cat("sk_", "live_"), g.of(csAlnum, 24+g.r.IntN(76))) }},
-	{"stripe-restricted", func(g *shapeGen) sample { return keyed(cat("rk_", "test_"), g.of(csAlnum, 24)) }},
+	{"stripe-secret", func(g *shapeGen) sample { return keyed("sk_", cat("live_", g.of(csAlnum, 24+g.r.IntN(76)))) }},
+	{"stripe-restricted", func(g *shapeGen) sample { return keyed("rk_", cat("test_", g.of(csAlnum, 24))) }},
 	{"stripe-webhook", key("whsec_", csAlnum, 32)},
 	{"square-access", key(cat("sq0", "atp-"), csWordDash, 22)},
 	{"square-secret", key(cat("sq0", "csp-"), csWordDash, 43)},
@@ -106,8 +111,8 @@ var secretShapes = []secretShape{
 	{"aws-access-key-id", key("AKIA", csBase32, 16)},
 	{"aws-temporary-key-id", key("ASIA", csBase32, 16)},
 	{"aws-key-pair", func(g *shapeGen) sample {
-		secret := g.of(csB64, 38) + "Ab" // mixed case, as every real one is
-		return sample{cat("AKIA", g.of(csBase32, 16), ":", secret), []string{secret[:20], secret[20:]}}
+		id, secret := g.of(csBase32, 16), g.of(csB64, 38)+"Ab" // mixed case, as every real one is
+		return sample{cat("AKIA", id, ":", secret), []string{secret[:20], secret[20:]}, cat("AKIA...", id[12:], ":", Fixed)}
 	}},
 	{"gcp-api-key", key("AIza", csWordDash, 35)},
 	{"google-oauth-access", func(g *shapeGen) sample { return keyed("ya29.", cat("a0", g.of(csWordDash, 150))) }},
@@ -144,6 +149,9 @@ var secretShapes = []secretShape{
 		return keyed(cat("github", "_pat_"), cat("11", g.of(csUpper, 20), "_", g.of(csAlnum, 59)))
 	}},
 	{"gitlab-pat", key(cat("gl", "pat-"), csWordDash, 20)},
+	{"gitlab-pat-routable", func(g *shapeGen) sample {
+		return keyed(cat("gl", "pat-"), cat(g.of(csWordDash, 27), ".01", g.of(csLower, 7)))
+	}},
 	{"gitlab-deploy", key(cat("gl", "dt-"), csWordDash, 20)},
 	{"gitlab-runner", key(cat("gl", "rt-"), csWordDash, 20)},
 	{"gitlab-trigger", key(cat("gl", "ptt-"), csHex, 40)},
@@ -210,8 +218,9 @@ var secretShapes = []secretShape{
 	}},
 	{"pem", func(g *shapeGen) sample {
 		body := g.of(csB64, 64)
-		s := cat("-----BEGIN RSA ", "PRIVATE KEY-----\n", body, "\n", g.of(csB64, 40), "\n-----END RSA ", "PRIVATE KEY-----")
-		return sample{s, []string{body}}
+		head, tail := cat("-----BEGIN RSA ", "PRIVATE KEY-----"), cat("-----END RSA ", "PRIVATE KEY-----")
+		s := cat(head, "\n", body, "\n", g.of(csB64, 40), "\n", tail)
+		return sample{s, []string{body}, head + Fixed + tail}
 	}},
 	// Base64 of a known shape: a Basic credential and a bare token.
 	{"base64-basic", func(g *shapeGen) sample {
@@ -229,16 +238,19 @@ var secretShapes = []secretShape{
 var webhookShapes = []secretShape{
 	{"slack-webhook", func(g *shapeGen) sample {
 		tok := g.of(csAlnum, 24)
-		return whole(cat("https://hooks.", "slack.com/services/T", g.of(csUpper, 8), "/B", g.of(csUpper, 10), "/", tok), tok)
+		return whole(cat("https://hooks.", "slack.com/services/T", g.of(csUpper, 8), "/B", g.of(csUpper, 10), "/", tok), tok).
+			masked("https://hooks.slack.com/services/" + Fixed + "/" + Fixed + "/" + Fixed)
 	}},
 	{"slack-workflow", func(g *shapeGen) sample {
 		tok := g.of(csAlnum, 24)
-		return whole(cat("https://hooks.", "slack.com/workflows/T", g.of(csUpper, 8), "/A", g.of(csUpper, 10), "/", g.of(csDigits, 18), "/", tok), tok)
+		return whole(cat("https://hooks.", "slack.com/workflows/T", g.of(csUpper, 8), "/A", g.of(csUpper, 10), "/", g.of(csDigits, 18), "/", tok), tok).
+			masked("https://hooks.slack.com/workflows/" + strings.Repeat(Fixed+"/", 3) + Fixed)
 	}},
 	{"discord-webhook", func(g *shapeGen) sample {
 		tok := g.of(csWordDash, 68)
 		host := []string{"discord.com", "discordapp.com", "ptb.discord.com"}[g.r.IntN(3)]
-		return whole(cat("https://", host, "/api/webhooks/", g.of(csDigits, 18), "/", tok), tok)
+		id := g.of(csDigits, 18)
+		return whole(cat("https://", host, "/api/webhooks/", id, "/", tok), tok).masked("https://" + host + "/api/webhooks/" + id + "/" + Fixed)
 	}},
 	{"teams-webhook", func(g *shapeGen) sample {
 		guid := func() string {
@@ -246,60 +258,65 @@ var webhookShapes = []secretShape{
 		}
 		a, b, c, d := guid(), guid(), g.of(csHex, 32), guid()
 		u := cat("https://contoso.", "webhook.office.com/webhookb2/", a, "@", b, "/IncomingWebhook/", c, "/", d)
-		return sample{u, []string{a, b, c, d}}
+		return sample{u, []string{a, b, c, d}, "https://contoso.webhook.office.com/webhookb2/" + Fixed + "/IncomingWebhook/" + Fixed + "/" + Fixed}
 	}},
 	{"telegram-bot-path", func(g *shapeGen) sample {
 		tok := cat(g.of(csDigits, 10), ":", "AA", g.of(csWordDash, 33))
-		return whole(cat("https://api.", "telegram.org/bot", tok, "/sendMessage?chat_id=", g.of(csDigits, 9)), tok)
+		chat := g.of(csDigits, 9)
+		return whole(cat("https://api.", "telegram.org/bot", tok, "/sendMessage?chat_id=", chat), tok).
+			masked("https://api.telegram.org/bot" + Fixed + "/sendMessage?chat_id=" + chat)
 	}},
 	{"zapier-hook", func(g *shapeGen) sample {
 		k := g.of(csLower, 6) + g.of(csDigits, 1)
-		return whole(cat("https://hooks.", "zapier.com/hooks/catch/", g.of(csDigits, 7), "/", k, "/"), k)
+		n := g.of(csDigits, 7)
+		return whole(cat("https://hooks.", "zapier.com/hooks/catch/", n, "/", k, "/"), k).masked("https://hooks.zapier.com/hooks/catch/" + n + "/" + Fixed + "/")
 	}},
 	{"ifttt-key", func(g *shapeGen) sample {
 		k := g.of(csWordDash, 22)
-		return whole(cat("https://maker.", "ifttt.com/trigger/lights_on/with/key/", k), k)
+		return whole(cat("https://maker.", "ifttt.com/trigger/lights_on/with/key/", k), k).masked("https://maker.ifttt.com/trigger/lights_on/with/key/" + Fixed)
 	}},
 	{"home-assistant-webhook", func(g *shapeGen) sample {
 		id := g.of(csHex, 64)
-		return whole(cat("http://homeassistant.local:8123/api/webhook/", id), id)
+		return whole(cat("http://homeassistant.local:8123/api/webhook/", id), id).masked("http://homeassistant.local:8123/api/webhook/" + Fixed)
 	}},
 	{"mattermost-hook", func(g *shapeGen) sample {
 		id := g.of(csLower, 24) + "1a"
-		return whole(cat("https://chat.example.org/hooks/", id), id)
+		return whole(cat("https://chat.example.org/hooks/", id), id).masked("https://chat.example.org/hooks/" + Fixed)
 	}},
 	{"azure-sas", func(g *shapeGen) sample {
 		sig := g.of(csB64, 43) + "="
 		u := cat("https://acct.blob.core.windows.net/media/clip.mp4?sv=2022-11-02&ss=b&srt=o&sp=r",
 			"&se=2026-12-01T00:00:00Z&st=2026-11-01T00:00:00Z&spr=https&sig=", strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D").Replace(sig))
-		return sample{u, []string{sig, sig[:20]}}
+		return sample{u, []string{sig, sig[:20]}, u[:strings.Index(u, "&sig=")] + "&sig=" + Fixed}
 	}},
 	{"s3-presigned", func(g *shapeGen) sample {
 		id, sig, tok := cat("ASIA", g.of(csBase32, 16)), g.of(csHex, 64), g.of(csAlnum, 120)
 		u := cat("https://bucket.s3.amazonaws.com/media/clip.mp4?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=", id,
 			"%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261126T000000Z&X-Amz-Expires=3600",
 			"&X-Amz-Security-Token=", tok, "&X-Amz-SignedHeaders=host&X-Amz-Signature=", sig)
-		return sample{u, []string{id[4:], sig, tok[:60], tok[60:]}}
+		m := strings.NewReplacer(id+"%2F20261126%2Fus-east-1%2Fs3%2Faws4_request", Fixed, tok, Fixed, sig, Fixed).Replace(u)
+		return sample{u, []string{id[4:], sig, tok[:60], tok[60:]}, m}
 	}},
 	{"gcs-signed", func(g *shapeGen) sample {
 		sig := g.of(csHex, 512)
 		u := cat("https://storage.googleapis.com/bucket/clip.mp4?X-Goog-Algorithm=GOOG4-RSA-SHA256",
 			"&X-Goog-Credential=svc%40proj.iam.gserviceaccount.com%2F20261126%2Fauto%2Fstorage%2Fgoog4_request",
 			"&X-Goog-Date=20261126T000000Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature=", sig)
-		return sample{u, []string{sig[:64], sig[64:200]}}
+		m := strings.NewReplacer("svc%40proj.iam.gserviceaccount.com%2F20261126%2Fauto%2Fstorage%2Fgoog4_request", Fixed, sig, Fixed).Replace(u)
+		return sample{u, []string{sig[:64], sig[64:200]}, m}
 	}},
 	{"cloudfront-signed", func(g *shapeGen) sample {
 		sig := g.of(csAlnum+"-_~", 172)
 		u := cat("https://d111111abcdef8.cloudfront.net/clip.mp4?Expires=1795000000&Signature=", sig, "&Key-Pair-Id=K2JCJMDEHXQW5F")
-		return sample{u, []string{sig[:86], sig[86:]}}
+		return sample{u, []string{sig[:86], sig[86:]}, strings.Replace(u, sig, Fixed, 1)}
 	}},
 	{"jsessionid-path", func(g *shapeGen) sample {
 		id := g.of("0123456789ABCDEF", 32)
-		return whole(cat("https://shop.example.com/cart;jsessionid=", id, "?step=2"), id)
+		return whole(cat("https://shop.example.com/cart;jsessionid=", id, "?step=2"), id).masked("https://shop.example.com/cart;jsessionid=" + Fixed + "?step=2")
 	}},
 	{"phpsessid-path", func(g *shapeGen) sample {
 		id := g.of(csLower, 26)
-		return whole(cat("https://forum.example.com/index.php;PHPSESSID=", id), id)
+		return whole(cat("https://forum.example.com/index.php;PHPSESSID=", id), id).masked("https://forum.example.com/index.php;PHPSESSID=" + Fixed)
 	}},
 }
 

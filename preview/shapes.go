@@ -111,7 +111,7 @@ var vendors = []vendor{
 	{pre("github_pat_"), alnumUnder, 40, 0}, // fine-grained: 22 + "_" + 59 in practice
 	{withEach("gh", "pousr", "_"), isAlnum, 36, 0},
 	{pre("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-", "glsoat-", "glft-", "glimt-", "glagent-", "glffct-"),
-		alnumUnderDash, 20, 0},
+		wordDashDot, 20, 0}, // routable tokens end in ".<version><crc>"
 	{pre("GR1348941"), alnumUnderDash, 20, 0},         // GitLab runner registration
 	{pre("ATATT3", "ATCTT3"), alnumUnderDash, 100, 0}, // Atlassian / Bitbucket API and access tokens
 	{pre("ATBB"), isAlnum, 28, 0},                     // Bitbucket app passwords
