@@ -194,3 +194,8 @@ func TestNoKeyActsOnWhatIsNotShown(t *testing.T) {
 		t.Fatalf("state %s", r.State)
 	}
 }
+
+func keyMsg(k string) tea.KeyPressMsg {
+	r := []rune(k)[0]
+	return tea.KeyPressMsg{Code: r, Text: k}
+}
