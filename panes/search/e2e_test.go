@@ -65,12 +65,14 @@ func TestRenderLineKeepsMatchVisible(t *testing.T) {
 		{"cut at end", "needle " + strings.Repeat("x", 30), []search.Span{{Start: 0, End: 6}}, 12, "needle xxxx…"},
 		{"slides to the match", long, []search.Span{{Start: 200, End: 206}}, 30, "…aaaaaaaaaaNEEDLEbbbbbbbbbbbb…"},
 		{"tab expands", "\tx", nil, 10, "    x"},
-		{"control char", "a\x01b", nil, 10, "a·b"},
+		{"control char", "a\x01b", nil, 10, `a\x01b`},
+		{"escape not cut in two", "abcdefg\x1bxyz", nil, 10, "abcdefg…"},
+		{"tab stop after a match", "ab\tc", []search.Span{{Start: 0, End: 1}}, 10, "ab  c"},
 		{"wide runes", "日本語needle", []search.Span{{Start: 9, End: 15}}, 8, "…needle"},
 		{"width 1", "needle", []search.Span{{Start: 0, End: 6}}, 1, "…"},
 	}
 	for _, c := range cases {
-		got := ansi.Strip(renderLine(c.line, c.spans, c.width, s.Text, s.Match))
+		got := ansi.Strip(renderLine(c.line, c.spans, c.width, rowOpts{tabs: tabWidth, base: s.Text, hl: s.Match, warn: s.Warning}))
 		if got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}

@@ -206,6 +206,7 @@ type Pane struct {
 	docErr      error
 	docLoading  bool
 	docScroll   int
+	docBody     docCache // the document's lines laid out, for the width they were laid out at
 	notice      string
 
 	keysSeen int

@@ -5,12 +5,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 
+	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/panes"
 )
@@ -142,7 +142,7 @@ func (p *Pane) composerLines(w, h int) []string {
 			dir, names := p.completions()
 			if len(names) > 0 {
 				for i := range names {
-					names[i] = dir + names[i] + "/"
+					names[i] = safetext.Line(dir + names[i] + "/")
 				}
 				lines = append(lines, s.Muted.Render(panes.Truncate("  dirs: "+strings.Join(names, "  "), w)))
 			}
@@ -177,7 +177,7 @@ func containsChipRow(rows []chipLine, f int) bool {
 
 func (p *Pane) errLines(w int) []string {
 	var out []string
-	for _, l := range panes.Wrap("✗ "+p.errText, max(w-2, 1)) {
+	for _, l := range panes.Wrap("✗ "+safetext.Line(p.errText), max(w-2, 1)) {
 		out = append(out, "  "+p.styles.Err.Render(l))
 	}
 	return out
@@ -330,7 +330,7 @@ func (p *Pane) contentRow(i, w, nw int) string {
 	g := p.res.groups[r.group]
 	if r.ev < 0 {
 		count := fmt.Sprintf(" (%d)", g.matches)
-		return s.Heading.Render(panes.Truncate(g.path, max(w-len(count), 1))) + s.Muted.Render(count)
+		return p.safeField(g.path, max(w-len(count), 1), s.Heading) + s.Muted.Render(count)
 	}
 	ev := &p.res.events[r.ev]
 	mark := " "
@@ -345,12 +345,25 @@ func (p *Pane) contentRow(i, w, nw int) string {
 	}
 	num := fmt.Sprintf("%*d%s ", nw, ev.LineNumber, sepc)
 	avail := w - 1 - len(num)
-	text := renderLine(ev.Line, eventSpans(ev), avail, base, s.Match)
+	text := renderLine(ev.Line, eventSpans(ev), avail, p.lineOpts(ev, base))
 	line := mark + s.Muted.Render(num) + text
 	if i == p.sel {
 		return s.Selected.Render(panes.Fit(line, w))
 	}
 	return line
+}
+
+// lineOpts is how an event's line is drawn: a file's text (tabs expand),
+// marked as cut where the engine cut it.
+func (p *Pane) lineOpts(ev *search.Event, base lipgloss.Style) rowOpts {
+	o := rowOpts{tabs: tabWidth, base: base, hl: p.styles.Match, warn: p.styles.Warning}
+	if ev.Cut() {
+		o.cutBefore = ev.TextOffset > 0
+		// Line is lossy UTF-8 of the window's bytes: when it is not
+		// shorter, the window ends where the line does only if it reaches it.
+		o.cutAfter = ev.TextOffset+len(ev.Line) < ev.LineBytes
+	}
+	return o
 }
 
 // eventSpans is where a line's matches are: every submatch, or else the
@@ -376,136 +389,16 @@ func (p *Pane) scopedRow(i, w int) string {
 	if i == p.sel {
 		mark = s.Cursor.Render("›")
 	}
-	id := panes.Truncate(h.ID, max(w*2/5, 8))
-	head := mark + s.Heading.Render(id) + " " + s.Label.Render(h.Field+": ")
+	head := mark + p.safeField(h.ID, max(w*2/5, 8), s.Heading) + " " + p.safeField(h.Field, max(w/4, 6), s.Label) + s.Label.Render(": ")
 	avail := w - lipgloss.Width(head)
-	// newlines in a snippet become spaces: same byte length, so the match
-	// offsets still hold
-	snip := strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		return r
-	}, h.Snippet)
-	line := head + renderLine(snip, []search.Span{{Start: h.MatchStart, End: h.MatchEnd}}, avail, s.Text, s.Match)
+	// A snippet's line ends and controls show as escapes (safetext), not
+	// as spaces or as themselves.
+	line := head + renderLine(h.Snippet, []search.Span{{Start: h.MatchStart, End: h.MatchEnd}}, avail,
+		rowOpts{tabs: tabWidth, base: s.Text, hl: s.Match, warn: s.Warning})
 	if i == p.sel {
 		return s.Selected.Render(panes.Fit(line, w))
 	}
 	return line
-}
-
-type cell struct {
-	s  string
-	w  int
-	hl bool
-}
-
-// renderLine draws line in at most width cells with the spans (byte
-// offsets) highlighted. A line too long is cut with an ellipsis, and when
-// the first match would fall off the end the window slides so it shows.
-func renderLine(line string, spans []search.Span, width int, base, hl lipgloss.Style) string {
-	if width <= 0 {
-		return ""
-	}
-	cells := make([]cell, 0, min(len(line), 4*width+16))
-	total, firstHL, firstEnd := 0, -1, -1
-	for i := 0; i < len(line); {
-		r, n := utf8.DecodeRuneInString(line[i:])
-		in := false
-		for _, sp := range spans {
-			if i >= sp.Start && i < sp.End {
-				in = true
-				break
-			}
-		}
-		var c cell
-		switch {
-		case r == '\t':
-			c = cell{"    ", 4, in}
-		case r < 0x20 || r == 0x7f:
-			c = cell{"·", 1, in}
-		default:
-			c = cell{string(r), ansi.StringWidth(string(r)), in}
-		}
-		if in && firstHL < 0 {
-			firstHL = total
-		}
-		total += c.w
-		cells = append(cells, c)
-		i += n
-		if total > 1<<16 && firstHL >= 0 {
-			break // a megabyte-long minified line: enough to find the window
-		}
-	}
-	// the first match's end (stop at the first gap)
-	if firstHL >= 0 {
-		pos := 0
-		firstEnd = firstHL
-		started := false
-		for _, c := range cells {
-			if pos >= firstHL && c.hl {
-				started = true
-				firstEnd = pos + c.w
-			} else if started {
-				break
-			}
-			pos += c.w
-		}
-	}
-	start := 0
-	lead := ""
-	if total > width && firstHL >= 0 && firstEnd > width-1 {
-		// slide: show some context before the match, and the match itself
-		start = max(0, firstHL-width/3)
-		if firstEnd-start > width-2 {
-			start = firstEnd - (width - 2) // a match wider than the window: show its end
-		}
-		lead = "…"
-	}
-	var b strings.Builder
-	used := lipgloss.Width(lead)
-	if lead != "" {
-		b.WriteString(base.Render(lead))
-	}
-	pos := 0
-	var run strings.Builder
-	runHL := false
-	flush := func() {
-		if run.Len() == 0 {
-			return
-		}
-		if runHL {
-			b.WriteString(hl.Render(run.String()))
-		} else {
-			b.WriteString(base.Render(run.String()))
-		}
-		run.Reset()
-	}
-	cut := false
-	for _, c := range cells {
-		before := pos
-		pos += c.w
-		if before < start {
-			continue
-		}
-		// everything left fits: no ellipsis needed; otherwise keep a cell
-		// for it
-		if total-before > width-used && used+c.w > width-1 {
-			cut = true
-			break
-		}
-		if c.hl != runHL {
-			flush()
-			runHL = c.hl
-		}
-		run.WriteString(c.s)
-		used += c.w
-	}
-	flush()
-	if cut {
-		b.WriteString(base.Render("…"))
-	}
-	return b.String()
 }
 
 func (p *Pane) previewBlock(w, h int) string {
@@ -514,13 +407,14 @@ func (p *Pane) previewBlock(w, h int) string {
 	if !ok {
 		return panes.Block([]string{s.Muted.Render("preview: select a match")}, w, h)
 	}
-	head := s.Heading.Render(panes.Truncate(fmt.Sprintf("%s:%d", ev.Path, ev.LineNumber), w))
+	num := ":" + strconv.FormatUint(ev.LineNumber, 10)
+	head := p.safeField(ev.Path, max(w-len(num), 1), s.Heading) + s.Heading.Render(num)
 	lines := []string{head}
 	switch {
 	case p.prevLoading || p.prevPath != ev.Path:
 		lines = append(lines, s.Muted.Render("loading…"))
 	case p.prevErr != nil:
-		lines = append(lines, s.Err.Render(panes.Truncate(p.prevErr.Error(), w)))
+		lines = append(lines, p.safeField(p.prevErr.Error(), w, s.Err))
 	default:
 		bodyH := h - 1
 		n := len(p.prevLines)
@@ -531,16 +425,19 @@ func (p *Pane) previewBlock(w, h int) string {
 		nw := len(strconv.Itoa(min(first+bodyH, n)))
 		for i := first; i < n && i < first+bodyH; i++ {
 			mark, sepc := " ", "│"
+			text := p.prevLines[i]
 			var spans []search.Span
-			base := s.Text
+			o := rowOpts{tabs: tabWidth, base: s.Muted, hl: s.Match, warn: s.Warning}
 			if i == sel {
 				mark = s.Cursor.Render("›")
+				o = p.lineOpts(ev, s.Text)
 				spans = eventSpans(ev)
-			} else {
-				base = s.Muted
+				if ev.Cut() {
+					text = ev.Line // the spans are offsets in the engine's window of the line
+				}
 			}
 			num := fmt.Sprintf("%*d%s", nw, i+1, sepc)
-			lines = append(lines, mark+s.Muted.Render(num)+renderLine(p.prevLines[i], spans, w-1-len([]rune(num)), base, s.Match))
+			lines = append(lines, mark+s.Muted.Render(num)+renderLine(text, spans, w-1-len([]rune(num)), o))
 		}
 	}
 	return panes.Block(lines, w, h)
@@ -550,7 +447,7 @@ func (p *Pane) errorLines(w, h int) []string {
 	s := p.styles
 	lines := []string{s.Heading.Render(fmt.Sprintf("File errors (%d)", len(p.fileErrs))) + s.Muted.Render(" · e/esc close · ↑/↓ scroll")}
 	for _, e := range p.fileErrs[min(p.errScroll, len(p.fileErrs)):] {
-		for _, l := range panes.Wrap(e.Path+": "+e.Error, max(w-2, 1)) {
+		for _, l := range panes.Wrap(safetext.Line(e.Path)+": "+safetext.Line(e.Error), max(w-2, 1)) {
 			lines = append(lines, "  "+s.Err.Render(l))
 		}
 		if len(lines) >= h {
@@ -565,7 +462,7 @@ func (p *Pane) statusLine(w int) string {
 	sep := s.Subtle.Render(" · ")
 	var parts []string
 	if p.notice != "" {
-		return panes.Fit(s.Warning.Render(p.notice), w)
+		return panes.Fit(s.Warning.Render(safetext.Line(p.notice)), w)
 	}
 	be := "detecting backend…"
 	if p.backendKnown {
@@ -611,10 +508,10 @@ func (p *Pane) statusLine(w int) string {
 		parts = append(parts, s.Err.Render(fmt.Sprintf("%d file %s (e)", len(p.fileErrs), plural(len(p.fileErrs), "error", "errors"))))
 	}
 	if p.runErr != "" {
-		parts = append(parts, s.Err.Render(p.runErr))
+		parts = append(parts, s.Err.Render(safetext.Line(p.runErr)))
 	}
 	if p.final != nil && p.final.Stderr != "" {
-		parts = append(parts, s.Err.Render(strings.ReplaceAll(p.final.Stderr, "\n", " ")))
+		parts = append(parts, s.Err.Render(strings.Join(safetext.Lines(p.final.Stderr), " ")))
 	}
 	return panes.Fit(strings.Join(parts, sep), w)
 }
@@ -644,52 +541,139 @@ func (p *Pane) docLines(w, h int) []string {
 		return []string{s.Err.Render(panes.Truncate("cannot open: "+p.docErr.Error(), w)), s.Muted.Render("esc: back")}
 	}
 	d := p.doc
-	head := s.Title.Render(panes.Truncate(d.Title, max(w-20, 10))) + s.Muted.Render("  "+d.Scope+" · esc back")
+	head := p.safeField(d.Title, max(w-20, 10), s.Title) + s.Muted.Render("  "+d.Scope+" · esc back")
+	body := p.docLayout(w)
+	p.docScroll = min(p.docScroll, max(len(body)-(h-1), 0))
+	end := min(len(body), p.docScroll+max(h-1, 0))
+	return append([]string{head}, body[p.docScroll:end]...)
+}
+
+// docCache is a document laid out for one width: escaping and wrapping
+// up to 4 MiB of text is done once, not on every frame.
+type docCache struct {
+	doc   *scope.Document
+	width int
+	query string
+	lines []string
+}
+
+// docLayout is the document's fields and body, made safe (safetext:
+// escapes marked, tabs expanded in the body), wrapped to w and
+// highlighted.
+func (p *Pane) docLayout(w int) []string {
+	if p.docBody.doc == p.doc && p.docBody.width == w && p.docBody.query == p.scopedText {
+		return p.docBody.lines
+	}
+	s := p.styles
+	d := p.doc
+	q := safetext.Line(p.scopedText)
+	mark := func(line string, base lipgloss.Style) string { return highlightAll(line, q, base, s.Match, s.Warning) }
 	var body []string
-	q := p.scopedText
 	for _, f := range d.Fields {
-		wrapped := panes.Wrap(f.Value, max(w-2-len(f.Name), 1))
+		name := safetext.Line(f.Name)
+		wrapped := panes.Wrap(safetext.Line(f.Value), max(w-2-len(name), 1))
 		if len(wrapped) == 0 {
 			wrapped = []string{""}
 		}
-		body = append(body, s.Label.Render(f.Name+": ")+highlightAll(wrapped[0], q, s.Text, s.Match))
+		body = append(body, s.Label.Render(name+": ")+mark(wrapped[0], s.Text))
 		for _, more := range wrapped[1:] {
-			body = append(body, strings.Repeat(" ", len(f.Name)+2)+highlightAll(more, q, s.Text, s.Match))
+			body = append(body, strings.Repeat(" ", len(name)+2)+mark(more, s.Text))
 		}
 	}
 	if d.Text != "" {
 		if len(body) > 0 {
 			body = append(body, "")
 		}
-		for _, l := range panes.Wrap(strings.ReplaceAll(d.Text, "\r", ""), max(w, 1)) {
-			body = append(body, highlightAll(l, q, s.Text, s.Match))
+		for _, raw := range strings.Split(d.Text, "\n") {
+			line := safetext.InspectWith(strings.TrimSuffix(raw, "\r"), safetext.Options{TabWidth: tabWidth}).String()
+			for _, l := range panes.Wrap(line, max(w, 1)) {
+				body = append(body, mark(l, s.Text))
+			}
 		}
 	}
 	if d.Truncated {
 		body = append(body, s.Warning.Render("… cut at 4 MiB"))
 	}
-	p.docScroll = min(p.docScroll, max(len(body)-(h-1), 0))
-	return append([]string{head}, body[p.docScroll:]...)
+	p.docBody = docCache{doc: d, width: w, query: p.scopedText, lines: body}
+	return body
 }
 
 // highlightAll styles every occurrence of q (case-sensitive, like the
-// scoped search itself) in line.
-func highlightAll(line, q string, base, hl lipgloss.Style) string {
-	if q == "" || !strings.Contains(line, q) {
-		return base.Render(line)
-	}
+// scoped search itself) in line, which safetext has already escaped; the
+// escapes in it (a backslash and what follows: \x1b, \u202e, \U000e0001,
+// \n, \t) are marked with warn.
+func highlightAll(line, q string, base, hl, warn lipgloss.Style) string {
 	var b strings.Builder
-	for {
-		i := strings.Index(line, q)
+	for line != "" {
+		i := -1
+		if q != "" {
+			i = strings.Index(line, q)
+		}
 		if i < 0 {
+			b.WriteString(markEscapes(line, base, warn))
 			break
 		}
-		b.WriteString(base.Render(line[:i]))
+		b.WriteString(markEscapes(line[:i], base, warn))
 		b.WriteString(hl.Render(q))
 		line = line[i+len(q):]
 	}
-	b.WriteString(base.Render(line))
 	return b.String()
+}
+
+// markEscapes styles text that safetext escaped: its escapes with warn,
+// the rest with base. A backslash from the data itself is shown as it is
+// and may be marked with what follows it; the marking is a help, the
+// escaping is what keeps the terminal safe.
+func markEscapes(text string, base, warn lipgloss.Style) string {
+	if !strings.Contains(text, `\`) {
+		return base.Render(text)
+	}
+	var b strings.Builder
+	for text != "" {
+		i := strings.IndexByte(text, '\\')
+		if i < 0 || i+1 >= len(text) {
+			b.WriteString(base.Render(text))
+			break
+		}
+		n := escapeLen(text[i:])
+		if n == 0 {
+			b.WriteString(base.Render(text[:i+1]))
+			text = text[i+1:]
+			continue
+		}
+		if i > 0 {
+			b.WriteString(base.Render(text[:i]))
+		}
+		b.WriteString(warn.Render(text[i : i+n]))
+		text = text[i+n:]
+	}
+	return b.String()
+}
+
+// escapeLen is the length of the safetext escape text starts with, or 0.
+func escapeLen(text string) int {
+	hex := func(s string, n int) bool {
+		if len(s) < n {
+			return false
+		}
+		for i := range n {
+			if !strings.ContainsRune("0123456789abcdef", rune(s[i])) {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case len(text) >= 2 && strings.IndexByte("nrt", text[1]) >= 0:
+		return 2
+	case strings.HasPrefix(text, `\x`) && hex(text[2:], 2):
+		return 4
+	case strings.HasPrefix(text, `\u`) && hex(text[2:], 4):
+		return 6
+	case strings.HasPrefix(text, `\U`) && hex(text[2:], 8):
+		return 10
+	}
+	return 0
 }
 
 // ShortHelp is the status bar's keys for the current mode.
