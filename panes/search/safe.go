@@ -24,11 +24,11 @@ const tabWidth = 4
 
 // rowOpts say how a row is drawn.
 type rowOpts struct {
-	tabs       int  // tab stop for contents; 0 shows a tab as \t (names, fields)
-	cutBefore  bool // the text is a window that starts inside a longer line
-	cutAfter   bool // ...or stops before its end
-	base, hl   lipgloss.Style
-	warn       lipgloss.Style
+	tabs      int  // tab stop for contents; 0 shows a tab as \t (names, fields)
+	cutBefore bool // the text is a window that starts inside a longer line
+	cutAfter  bool // ...or stops before its end
+	base, hl  lipgloss.Style
+	warn      lipgloss.Style
 }
 
 type cell struct {

@@ -1,0 +1,175 @@
+package searchpane
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vigil-dev/vigil/exec/search"
+)
+
+// sgr is the styling the pane itself writes; anything else that could
+// steer a terminal must not reach it from the data.
+var sgr = regexp.MustCompile("\x1b\\[[0-9;:]*m")
+
+// checkNoRawControls fails when out (a raw frame, styles included) holds a
+// control, format or bidi character other than the pane's own SGR styling
+// and its line ends.
+func checkNoRawControls(t *testing.T, out string) {
+	t.Helper()
+	for _, r := range sgr.ReplaceAllString(out, "") {
+		if r == '\n' {
+			continue
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 {
+			t.Fatalf("raw %U reached the screen:\n%q", r, out)
+		}
+	}
+}
+
+// The issue's hostile file: its name and a line hold a screen clear
+// (ESC[2J), an OSC 52 clipboard write, a right-to-left override and a
+// zero-width space. On screen they are escapes; nothing raw gets through,
+// in the results, the preview and the file heading.
+func TestHostileNameAndLineAreShownEscaped(t *testing.T) {
+	needBackend(t, "ugrep")
+	root := t.TempDir()
+	name := "evil\x1b[2J\u202egnp.\u200bexe.txt"
+	line := "x := 1 // needle \x1b[2J\x1b]52;c;aGFja2Vk\x07 \u202eRLO\u200bZWSP\ttab"
+	write(t, root, name, "first\n"+line+"\nlast \x1b[31mred\n")
+	for _, be := range []string{"ugrep", "rg"} {
+		t.Run(be, func(t *testing.T) {
+			needBackend(t, be)
+			o := baseOptions(root, be)
+			o.Search.Search.MaxLineBytes = 4096
+			p := New(o, styles())
+			defer p.Close()
+			for _, r := range "needle" {
+				press(p, string(r))
+			}
+			p.inputs[fContext].SetValue("1")
+			drain(t, p, press(p, "enter"))
+			if p.final == nil || p.res.matches != 1 {
+				t.Fatalf("search: final %v, matches %d, err %q %q", p.final != nil, p.res.matches, p.errText, p.runErr)
+			}
+			drain(t, p, press(p, "esc"))
+			p.move(1)
+			drain(t, p, press(p, "p")) // the preview
+			out := p.View(160, 20)
+			checkNoRawControls(t, out)
+			plain := ansi.Strip(out)
+			for _, want := range []string{
+				`evil\x1b[2J\u202egnp.\u200bexe.txt`,   // the heading and the preview's title
+				`needle \x1b[2J\x1b]52;c;aGFja2Vk\x07`, // the match line
+				`\u202eRLO\u200bZWSP`,
+				`last \x1b[31mred`, // a context line
+			} {
+				if !strings.Contains(plain, want) {
+					t.Errorf("screen lacks %q:\n%s", want, plain)
+				}
+			}
+			// The preview shows the same line escaped, once more.
+			if n := strings.Count(plain, `\u202eRLO`); n < 2 {
+				t.Errorf("the line shows %d times, want the list and the preview:\n%s", n, plain)
+			}
+		})
+	}
+}
+
+// A scoped hit's ID, field and snippet, and a document's fields and body,
+// are untrusted too.
+func TestHostileScopedTextIsShownEscaped(t *testing.T) {
+	for _, w := range []int{1, 7, 40, 120} {
+		got := renderLine("a\x1b]52;c;x\x07b\u202ec\u200bd\r\ne", nil, w, rowOpts{tabs: tabWidth, base: styles().Text, hl: styles().Match, warn: styles().Warning})
+		checkNoRawControls(t, got)
+		if ansi.StringWidth(got) > w {
+			t.Errorf("width %d: %d cells", w, ansi.StringWidth(got))
+		}
+	}
+	out := highlightAll(`x \x1b[2J needle \u202e`, "needle", styles().Text, styles().Match, styles().Warning)
+	checkNoRawControls(t, out)
+	if ansi.Strip(out) != `x \x1b[2J needle \u202e` {
+		t.Errorf("highlightAll changed the text: %q", ansi.Strip(out))
+	}
+}
+
+// hostileResults is the issue's case as the pane receives it, and worse: a
+// thousand matches on 2 MB lines (as an engine without the line cap would
+// send them), one string shared so the test holds 2 MB.
+func hostileResults() []search.Event {
+	long := strings.Repeat("a", 2_000_000)
+	evs := make([]search.Event, 0, 1000)
+	for i := range 1000 {
+		spans := make([]search.Span, 0, 1000)
+		for k := range 1000 {
+			spans = append(spans, search.Span{Start: 4 * k, End: 4*k + 4})
+		}
+		evs = append(evs, search.Event{Type: "match", Path: "f" + strings.Repeat("x", i%31) + ".txt", LineNumber: uint64(i + 1),
+			Column: 1, Line: long, MatchText: "aaaa", Submatches: spans, SubmatchesTruncated: true})
+	}
+	return evs
+}
+
+func hostilePane(t testing.TB) *Pane {
+	p := New(baseOptions(t.TempDir(), "ugrep"), styles())
+	p.backendKnown = true
+	p.inputs[fPattern].SetValue("aaaa")
+	p.gen, p.shownGen = 1, 1
+	p.res.add(hostileResults())
+	p.focus = focusResults
+	p.preview = true
+	p.prevPath = p.res.events[0].Path
+	p.prevLines = []string{p.res.events[0].Line, p.res.events[0].Line}
+	p.View(200, 60)
+	return p
+}
+
+// A key press on the hostile results set is handled, and the frame drawn,
+// well within 100 ms. Measured as the median of 21 presses, so that a
+// loaded machine's pauses do not fail it; BenchmarkHostileKeyPress gives
+// the number.
+func TestHostileResultsKeepKeysFast(t *testing.T) {
+	p := hostilePane(t)
+	defer p.Close()
+	var took []time.Duration
+	for i := range 21 {
+		k := "j"
+		if i%4 == 3 {
+			k = "k"
+		}
+		t0 := time.Now()
+		p.Update(kp(k))
+		out := p.View(200, 60)
+		took = append(took, time.Since(t0))
+		if len(out) > 200*60*40 {
+			t.Fatalf("a frame of %d bytes", len(out))
+		}
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	if took[10] > 100*time.Millisecond {
+		t.Errorf("median key press and frame took %v (all: %v)", took[10], took)
+	}
+	t.Logf("key press + frame on 1000 matches of 2 MB lines: median %v, max %v", took[10], took[20])
+}
+
+// BenchmarkHostileKeyPress is one key press and one 200×60 frame over the
+// hostile results set, preview open.
+func BenchmarkHostileKeyPress(b *testing.B) {
+	p := hostilePane(b)
+	defer p.Close()
+	i := 0
+	for b.Loop() {
+		k := "j"
+		if i%40 >= 20 {
+			k = "k"
+		}
+		i++
+		p.Update(kp(k))
+		p.View(200, 60)
+	}
+}
