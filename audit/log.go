@@ -32,13 +32,19 @@ type Log struct {
 
 // Open prepares the log at path. A torn last line (a crash mid-write) is moved
 // aside to audit.log.torn-<time> and recorded as an entry of its own, so it is
-// never built upon and never silently dropped.
+// never built upon and never silently dropped. On a damaged log (see
+// DamagedError) that record is refused: Open returns the error and the Log
+// anyway, so that Seal can be called.
 func Open(path string, now func() time.Time) (*Log, error) {
 	l := &Log{path: path, now: now, KeyFile: filepath.Join(filepath.Dir(path), "keys", "operator.key.pem")}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
 	if err := l.repairTorn(); err != nil {
+		var de *DamagedError
+		if errors.As(err, &de) {
+			return l, err // the log, for Seal: its torn tail is aside, its record refused
+		}
 		return nil, err
 	}
 	return l, nil

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // auditFilter is the selection shared by `audit show` and `audit tail`.
@@ -32,9 +36,11 @@ func newAuditCmd(app *App) *cobra.Command {
 		Use:   "audit",
 		Short: "Read and check the tamper-evident audit log",
 		Long: "The audit log is a hash chain in JSON Lines (audit.log under the home). " +
-			"`show` and `tail` read it; `verify` recomputes the chain.",
+			"`show` and `tail` read it; `verify` recomputes the chain (and checks it extends checkpoints kept elsewhere); " +
+			"`checkpoint` prints a signed checkpoint of it; `seal` is the one way past a cut or altered end.",
 	}
-	cmd.AddCommand(newAuditShowCmd(app), newAuditTailCmd(app), newAuditVerifyCmd(app))
+	cmd.AddCommand(newAuditShowCmd(app), newAuditTailCmd(app), newAuditVerifyCmd(app),
+		newAuditCheckpointCmd(app), newAuditSealCmd(app))
 	return cmd
 }
 
@@ -147,13 +153,9 @@ func tableRow(e audit.Entry) string {
 		if s == "" {
 			return "-"
 		}
-		// a tab or newline inside a value would break the table's columns
-		return strings.Map(func(r rune) rune {
-			if r < 0x20 || r == 0x7f {
-				return ' '
-			}
-			return r
-		}, s)
+		// controls (a tab or newline would break the columns, an escape
+		// would steer the terminal) and invisible characters show as escapes
+		return safetext.Line(s)
 	}
 	return strings.Join([]string{fmt.Sprint(e.Seq), cell(e.Time), cell(e.Actor), cell(e.Event),
 		cell(e.TaskID), cell(e.Target), e.Outcome()}, "\t")
@@ -321,33 +323,228 @@ func endOfCompleteLines(path string) (int64, error) {
 }
 
 func newAuditVerifyCmd(app *App) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON      bool
+		checkpoints []string
+		keyFile     string
+	)
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Recompute the hash chain; exit 1 naming the first bad entry",
 		Long: "Recomputes every entry's hash and link. Prints \"chain verified · N entries\", or\n" +
 			"\"BROKEN at #I: REASON (DETAIL)\" and exits 1, where I is the 0-based line of the first bad\n" +
-			"entry and REASON one of edited, deleted, duplicated, reordered, truncated, garbage.\n" +
-			"--json prints {\"ok\",\"entries\"} or {\"ok\":false,\"entries\",\"index\",\"reason\",\"detail\"}.",
+			"entry and REASON one of edited, deleted, duplicated, reordered, truncated, garbage, replaced,\n" +
+			"bad-signature. Breaks recorded by `vigil audit seal` verify, and are listed on lines of their own\n" +
+			"(\"sealed gap at #I: …\").\n" +
+			"--checkpoint FILE (repeatable) also checks that the log extends each signed checkpoint in FILE\n" +
+			"(one printed by `vigil audit checkpoint`, or a copy of audit.checkpoints): a log cut below it\n" +
+			"(truncated), replaced by another chain (replaced) or rewritten before it (edited), or a checkpoint\n" +
+			"not signed by the operator key (bad-signature), exits 1. Checkpoints and seals are checked with\n" +
+			"keys/operator.pub.pem, or --key FILE: a copy of the public key kept elsewhere.\n" +
+			"--json prints {\"ok\",\"entries\"} or {\"ok\":false,\"entries\",\"index\",\"reason\",\"detail\"}, plus\n" +
+			"\"checkpoint\" (the file that failed), \"checkpoints\" (how many were checked) and \"sealed\"\n" +
+			"([{index, expected_entries, found_entries, reason, signature}]) when they apply.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var o audit.VerifyOptions
+			pub, err := operatorPublicKey(app, keyFile)
+			if err != nil {
+				return err
+			}
+			o.Key = pub
+			for _, name := range checkpoints {
+				if pub == nil {
+					return Failf(ExitBadInput, "--checkpoint: checking a checkpoint needs the operator's public key: "+
+						"--key FILE, or %s", filepath.Join(app.Paths.Keys, "operator.pub.pem"))
+				}
+				data, err := os.ReadFile(name)
+				if err != nil {
+					return Fail(ExitBadInput, fmt.Errorf("--checkpoint: %w", err))
+				}
+				cps, err := audit.ParseCheckpoints(name, data, pub)
+				var ce *audit.CheckpointError
+				if errors.As(err, &ce) {
+					return printVerify(app, asJSON, audit.Report{Index: -1, Reason: ce.Reason, Detail: ce.Error(), Checkpoint: ce.Source})
+				}
+				if err != nil {
+					return Fail(ExitBadInput, fmt.Errorf("--checkpoint: %w", err))
+				}
+				o.Checkpoints = append(o.Checkpoints, cps...)
+			}
+			rep, err := audit.VerifyWith(app.Paths.Audit, o)
+			if err != nil {
+				return Fail(ExitExecution, fmt.Errorf("audit log %s: %w", app.Paths.Audit, err))
+			}
+			return printVerify(app, asJSON, rep)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	fl.StringArrayVar(&checkpoints, "checkpoint", nil, "also check that the log extends the signed checkpoint(s) in `FILE` (repeatable)")
+	fl.StringVar(&keyFile, "key", "", "the operator's public key `FILE` (PEM) to check checkpoints and seals with (default keys/operator.pub.pem)")
+	return cmd
+}
+
+// operatorPublicKey is --key, or the home's operator public key when there
+// is one (nil without either).
+func operatorPublicKey(app *App, keyFile string) (ed25519.PublicKey, error) {
+	explicit := keyFile != ""
+	if !explicit {
+		keyFile = filepath.Join(app.Paths.Keys, "operator.pub.pem")
+	}
+	pub, err := audit.LoadPublicKey(keyFile)
+	switch {
+	case err == nil:
+		return pub, nil
+	case !explicit && errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	default:
+		return nil, Fail(ExitBadInput, fmt.Errorf("--key: %w", err))
+	}
+}
+
+// printVerify prints a report (text goes through safetext: seal reasons and
+// file names come from outside) and exits 1 when it is not OK.
+func printVerify(app *App, asJSON bool, rep audit.Report) error {
+	if asJSON {
+		if err := app.PrintJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		var b strings.Builder
+		if !rep.OK && rep.Index < 0 {
+			fmt.Fprintf(&b, "BROKEN: %s (%s)\n", rep.Reason, safetext.Line(rep.Detail))
+		} else {
+			for _, l := range strings.Split(rep.String(), "\n") {
+				b.WriteString(safetext.Line(l) + "\n")
+			}
+		}
+		if _, err := io.WriteString(app.Out, b.String()); err != nil {
+			return Fail(ExitExecution, err)
+		}
+	}
+	if !rep.OK {
+		return Quiet(ExitCheck)
+	}
+	return nil
+}
+
+func newAuditCheckpointCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "checkpoint",
+		Short: "Print a signed checkpoint of the log (C2SP signed note) to keep elsewhere",
+		Long: "Verifies the whole chain, then prints a checkpoint of it signed with the operator key\n" +
+			"(keys/operator.key.pem) as a C2SP signed note, the format of Go's checksum database:\n\n" +
+			"  vigil-audit/<first 16 hex digits of entry #0's hash>   which log\n" +
+			"  <size>                                                  how many entries\n" +
+			"  <base64 of entry #size-1's hash>                        the chain's end\n" +
+			"  (blank line)\n" +
+			"  — vigil-audit/… <signature>\n\n" +
+			"Keep it outside the home (another disk, a git repo, a message to yourself); later,\n" +
+			"`vigil audit verify --checkpoint FILE` fails if the log no longer extends it. A broken chain\n" +
+			"is not checkpointed (exit 1). --json prints {\"origin\",\"size\",\"hash\",\"note\"}.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			keyPath := filepath.Join(app.Paths.Keys, "operator.key.pem")
+			key, err := audit.LoadKey(keyPath)
+			if err != nil {
+				return Failf(ExitExecution, "operator key: %v (run `vigil keys init` first)", err)
+			}
 			rep, err := audit.Verify(app.Paths.Audit)
 			if err != nil {
 				return Fail(ExitExecution, fmt.Errorf("audit log %s: %w", app.Paths.Audit, err))
 			}
-			if asJSON {
-				if err := app.PrintJSON(rep); err != nil {
-					return err
-				}
-			} else if _, err := fmt.Fprintln(app.Out, rep.String()); err != nil {
+			if !rep.OK {
+				return Failf(ExitCheck, "no checkpoint of a broken log: %s", safetext.Line(rep.String()))
+			}
+			if rep.Entries == 0 {
+				return Failf(ExitCheck, "no checkpoint of an empty log: %s has no entries yet", app.Paths.Audit)
+			}
+			cp := audit.Checkpoint{Origin: audit.Origin(rep.First), Size: rep.Entries, Hash: rep.Last}
+			msg, err := audit.SignCheckpoint(cp, key)
+			if err != nil {
 				return Fail(ExitExecution, err)
 			}
-			if !rep.OK {
-				return Quiet(ExitCheck)
+			if asJSON {
+				return app.PrintJSON(map[string]any{"origin": cp.Origin, "size": cp.Size, "hash": cp.Hash, "note": string(msg)})
+			}
+			if _, err := app.Out.Write(msg); err != nil {
+				return Fail(ExitExecution, err)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {origin, size, hash, note} as JSON")
 	return cmd
+}
+
+func newAuditSealCmd(app *App) *cobra.Command {
+	var (
+		asJSON bool
+		reason string
+	)
+	cmd := &cobra.Command{
+		Use:   "seal --reason R",
+		Short: "Record a cut or altered log in a signed entry so it can grow again",
+		Long: "When the log's end is not the one audit.log.head recorded (entries cut, replaced or edited),\n" +
+			"Vigil appends nothing and every decision fails (exit 3). Seal is the one way on: it keeps the\n" +
+			"longest prefix whose chain verifies, moves any damaged lines after it to\n" +
+			"audit.log.sealed-<time> (never deleted), and appends a \"sealed\" entry signed with the operator\n" +
+			"key that records the end expected, the end found and the reason (masked). The gap is listed by\n" +
+			"every `vigil audit verify` from then on. A seal can hide a deletion from the log itself, which\n" +
+			"is why checkpoints kept elsewhere matter: a checkpoint taken before the cut still fails.\n" +
+			"Exit 2 when the log is intact (nothing to seal). --json prints the sealed entry as stored.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if strings.TrimSpace(reason) == "" {
+				return Failf(ExitBadInput, "--reason: say why the log is sealed (it is kept in the log for ever)")
+			}
+			if err := app.EnsureState(); err != nil {
+				return err
+			}
+			key, err := audit.LoadKey(filepath.Join(app.Paths.Keys, "operator.key.pem"))
+			if err != nil {
+				return Failf(ExitExecution, "operator key: %v (run `vigil keys init` first)", err)
+			}
+			l, err := audit.Open(app.Paths.Audit, app.Now)
+			if err != nil && !isDamaged(err) {
+				return Fail(ExitExecution, err)
+			}
+			e, err := l.Seal(app.Operator(), preview.MaskString(reason), key)
+			switch {
+			case errors.Is(err, audit.ErrNothingToSeal):
+				return Fail(ExitBadInput, err)
+			case err != nil:
+				return Fail(ExitExecution, err)
+			}
+			if asJSON {
+				return writeEntryJSON(app, audit.Line{Entry: e})
+			}
+			var d audit.SealDetails
+			_ = json.Unmarshal(e.Details, &d)
+			exp := "no head"
+			if d.Expected != nil {
+				exp = fmt.Sprintf("the head expected %d entries", d.Expected.Seq+1)
+			}
+			found := int64(0)
+			if d.Found != nil {
+				found = d.Found.Seq + 1
+			}
+			fmt.Fprintf(app.Out, "sealed at #%d: %s, %d kept\n", e.Seq, exp, found)
+			if d.MovedTo != "" {
+				fmt.Fprintf(app.Out, "damaged lines (%d bytes) moved to %s\n", d.Bytes, filepath.Join(filepath.Dir(app.Paths.Audit), d.MovedTo))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sealed entry as one JSON line")
+	cmd.Flags().StringVar(&reason, "reason", "", "why the log is sealed (`R`, recorded masked)")
+	return cmd
+}
+
+// isDamaged: Open repairs a torn tail by appending, which a damaged log refuses.
+func isDamaged(err error) bool {
+	var de *audit.DamagedError
+	return errors.As(err, &de)
 }
