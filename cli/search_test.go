@@ -88,3 +88,73 @@ func requireTool(t *testing.T, name string) {
 		t.Skipf("%s not installed", name)
 	}
 }
+
+// TestSearchCommandHostileFiles: a long line is cut to [tools.search]
+// max_line_bytes around its first match, in lines.text and in content,
+// with text_truncated saying where; deny globs ignore case.
+func TestSearchCommandHostileFiles(t *testing.T) {
+	for _, backend := range []string{"ugrep", "rg"} {
+		t.Run(backend, func(t *testing.T) {
+			requireTool(t, backend)
+			home := searchHome(t)
+			files := filepath.Join(home, "files")
+			os.WriteFile(filepath.Join(files, "min.js"), []byte(strings.Repeat("a", 300_000)+"parser"+strings.Repeat("b", 300_000)+"\n"), 0o644)
+			for _, n := range []string{".ENV", "KEY.PEM", "Id_rsa"} {
+				os.WriteFile(filepath.Join(files, n), []byte("parser\n"), 0o644)
+			}
+			os.WriteFile(filepath.Join(home, "config.toml"), []byte("[sandbox]\nroot = \"files\"\n[tools.search]\nmax_line_bytes = 1000\n"), 0o600)
+			for _, stream := range []bool{false, true} {
+				args := []string{"search", "--backend", backend, "--hidden", "parser"}
+				if stream {
+					args = append(args, "--stream")
+				}
+				out, errs, code := run(t, home, args...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errs)
+				}
+				lines := strings.Split(strings.TrimSpace(out), "\n")
+				var resp struct {
+					Matches []struct {
+						Data struct {
+							Path  struct{ Text string }
+							Lines struct{ Text string }
+							Cut   *struct {
+								Offset    int `json:"offset"`
+								LineBytes int `json:"line_bytes"`
+							} `json:"text_truncated"`
+							Column int `json:"column"`
+						}
+					}
+					Content string
+				}
+				if err := json.Unmarshal([]byte(lines[len(lines)-1]), &resp); err != nil {
+					t.Fatal(err)
+				}
+				if len(out) > 20_000 {
+					t.Errorf("stream=%v: %d bytes of output", stream, len(out))
+				}
+				found := false
+				for _, m := range resp.Matches {
+					switch p := m.Data.Path.Text; p {
+					case ".ENV", "KEY.PEM", "Id_rsa":
+						t.Errorf("stream=%v: denied %s was searched", stream, p)
+					case "min.js":
+						found = true
+						c := m.Data.Cut
+						if c == nil || c.LineBytes != 600_006 || c.Offset != 300_000-250 || m.Data.Column != 300_001 || len(m.Data.Lines.Text) != 1000 {
+							t.Errorf("stream=%v: min.js cut %+v column %d text %d bytes", stream, c, m.Data.Column, len(m.Data.Lines.Text))
+						}
+					default:
+						if m.Data.Cut != nil {
+							t.Errorf("stream=%v: %s marked cut", stream, p)
+						}
+					}
+				}
+				if !found || !strings.Contains(resp.Content, "min.js:1:300001:"+strings.Repeat("a", 250)+"parser") ||
+					!strings.Contains(resp.Content, "[cut: line of 600006 bytes, shown from byte 299750]\n") {
+					t.Errorf("stream=%v: content %q", stream, resp.Content)
+				}
+			}
+		})
+	}
+}
