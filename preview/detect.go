@@ -58,7 +58,10 @@ var textDetectors, partDetectors []detector
 
 func init() {
 	head := []detector{{"pem", func(s string) bool { return strings.Contains(s, "PRIVATE KEY") }, findPEM}}
-	url := detector{"url", func(s string) bool { return strings.Contains(s, "://") }, findURLs}
+	url := []detector{
+		{"url", func(s string) bool { return strings.Contains(s, "://") }, findURLs},
+		{"bare-url", func(s string) bool { return strings.Contains(s, "/") && strings.Contains(s, ".") }, findBareURLs},
+	}
 	tail := []detector{
 		// Percent-encoded runs first: decoded, they are masked by every detector at once, while a vendor
 		// key claimed in the raw run would leave its encoded neighbour ("AKIA…%3AwJalr…") to nobody.
@@ -76,7 +79,7 @@ func init() {
 	)
 	tail = append(tail, encodedShapes...)
 	tail = append(tail, detector{"email", func(s string) bool { return strings.IndexByte(s, '@') > 0 }, findEmails})
-	textDetectors = append(append(append([]detector{}, head...), url), tail...)
+	textDetectors = append(append(append([]detector{}, head...), url...), tail...)
 	partDetectors = append(append([]detector{}, head...), tail...)
 }
 
@@ -175,6 +178,29 @@ func findURLs(m *masker, s string) []span {
 		raw := s[loc[0]:end]
 		if masked := m.url(raw); masked != raw {
 			out = append(out, span{loc[0], end, masked, ""})
+		}
+	}
+	return out
+}
+
+// bareURLRE finds "host.tld/path" written without a scheme, as webhook URLs often are in chat and notes.
+var bareURLRE = regexp.MustCompile(`[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+(?::[0-9]{1,5})?/[^\s<>"'\x60]*`)
+
+// findBareURLs masks scheme-less URLs through MaskURL's rules, so "hooks.slack.com/services/…" is masked
+// like its https form. A match glued to a scheme, an e-mail address or a longer name is not a bare URL.
+func findBareURLs(m *masker, s string) []span {
+	var out []span
+	for _, loc := range bareURLRE.FindAllStringIndex(s, -1) {
+		if loc[0] > 0 && strings.IndexByte("/:@._-", s[loc[0]-1]) >= 0 || loc[0] > 0 && isAlnum(s[loc[0]-1]) {
+			continue
+		}
+		end := loc[1]
+		for end > loc[0] && strings.IndexByte(".,;:!?)]'\"", s[end-1]) >= 0 {
+			end--
+		}
+		raw := s[loc[0]:end]
+		if masked := m.url("https://" + raw); masked != "https://"+raw {
+			out = append(out, span{loc[0], end, strings.TrimPrefix(masked, "https://"), ""})
 		}
 	}
 	return out

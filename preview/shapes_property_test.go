@@ -44,6 +44,8 @@ func valuePlacements(s string) []placed {
 		{"json-base64", Request{Method: "POST", URL: base, ContentType: "application/json", Body: jsonBody(map[string]any{
 			"blob": base64.StdEncoding.EncodeToString([]byte(s)),
 		})}, "now"},
+		{"url-path-base64", Request{Method: "POST", URL: base + base64.RawURLEncoding.EncodeToString([]byte(s)) + "/x"}, "now"},
+		{"header-base64", Request{Method: "POST", URL: base, Headers: map[string]string{"X-Blob": base64.StdEncoding.EncodeToString([]byte(s))}}, "now"},
 		{"form", Request{Method: "POST", URL: base, ContentType: "application/x-www-form-urlencoded", Body: []byte("user=bob&note=" + q)}, "now"},
 		{"text", Request{Method: "POST", URL: base, ContentType: "text/plain", Body: []byte("log: " + s + "\n")}, "now"},
 		{"effect", Request{Method: "POST", URL: base}, "now: plays " + s + " on media_player.tv"},
@@ -63,6 +65,7 @@ func urlPlacements(u string) []placed {
 		{"form", Request{Method: "POST", URL: base, ContentType: "application/x-www-form-urlencoded", Body: []byte("target=" + url.QueryEscape(u))}, "now"},
 		{"url-param", Request{Method: "POST", URL: base + "subscribe?callback=" + url.QueryEscape(u)}, "now"},
 		{"effect", Request{Method: "POST", URL: base}, "now: posts to " + u + "."},
+		{"effect-no-scheme", Request{Method: "POST", URL: base}, "now: posts to " + strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://")},
 	}
 }
 

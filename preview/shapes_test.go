@@ -99,6 +99,9 @@ func shapeRules() []ruleCase {
 				"https://b.s3.amazonaws.com/k?X-Amz-Date=20261126T000000Z&X-Amz-SignedHeaders=host&X-Amz-Signature=ab": "https://b.s3.amazonaws.com/k?X-Amz-Date=20261126T000000Z&X-Amz-SignedHeaders=host&X-Amz-Signature=" + Fixed,
 				"https://b.oss-cn-hangzhou.aliyuncs.com/k?x-oss-signature=a&x-oss-credential=b&x-oss-date=1":           "https://b.oss-cn-hangzhou.aliyuncs.com/k?x-oss-signature=" + Fixed + "&x-oss-credential=" + Fixed + "&x-oss-date=1",
 				"https://cdn.example/v.m3u8?hdnts=exp=1~acl=/*~hmac=ab12":                                              "https://cdn.example/v.m3u8?hdnts=" + Fixed,
+				// Without a scheme, as webhook URLs are often pasted.
+				"see hooks.slack.com/services/T0/B0/" + rep("X", 24) + ".": "see hooks.slack.com/services/" + Fixed + "/" + Fixed + "/" + Fixed + ".",
+				"ha.local:8123/api/webhook/" + rep("0a", 32):               "ha.local:8123/api/webhook/" + Fixed,
 			},
 			keep: []string{
 				"https://api.github.com/repos/o/r/hooks/123456789", // a REST hook id is not a secret
@@ -106,6 +109,7 @@ func shapeRules() []ruleCase {
 				"https://bucket.s3.amazonaws.com/media/clip.mp4", "https://www.youtube.com/watch?v=dQw4w9WgXcQ",
 				"https://cdn.example.com/media/2f1c9a7e4b5d6c8e0a1b2c3d4e5f6071.mp4",
 				"https://h/a;type=audio/b;v=2", "https://h/api/services/media_player/play_media",
+				"see example.com/docs/webhooks and media_player.tv/state", "a.b/c.d",
 			},
 		},
 		{
