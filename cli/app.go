@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,8 +12,11 @@ import (
 	"os"
 	"os/user"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/vigil-dev/vigil/config"
+	"github.com/vigil-dev/vigil/exec/safetext"
 )
 
 // Exit codes of CLI.md.
@@ -120,14 +124,58 @@ func (a *App) EnsureState() error {
 }
 
 // PrintJSON writes v as indented JSON and a newline to stdout.
+//
+// The JSON stays exact — it decodes to the same values — but is safe to land
+// on a terminal: encoding/json escapes only C0 controls (and U+2028/U+2029),
+// so DEL, C1 controls, bidi and other format characters and invisible
+// spaces from the data are written as \uXXXX escapes too (issue 18).
 func (a *App) PrintJSON(v any) error {
-	enc := json.NewEncoder(a.Out)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return Fail(ExitExecution, err)
 	}
+	if _, err := a.Out.Write(terminalSafeJSON(buf.Bytes())); err != nil {
+		return Fail(ExitExecution, err)
+	}
 	return nil
+}
+
+// terminalSafeJSON rewrites every character safetext would not show as
+// itself as a JSON \u escape (a surrogate pair above U+FFFF). Outside strings
+// JSON is plain ASCII, so such characters can only be inside strings, where
+// the escape means the same character.
+func terminalSafeJSON(b []byte) []byte {
+	clean := true
+	for _, c := range b {
+		if c >= 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return b
+	}
+	out := make([]byte, 0, len(b)+32)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, `\ufffd`...) // not UTF-8, so not JSON text: what a decoder makes of it
+		} else if _, esc := safetext.Escape(r); esc && r >= 0x7f {
+			if r > 0xffff {
+				r1, r2 := utf16.EncodeRune(r)
+				out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+			} else {
+				out = fmt.Appendf(out, `\u%04x`, r)
+			}
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
 }
 
 // Operator is the audit actor for decisions made by the person at this machine.
