@@ -1,0 +1,267 @@
+package ui_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The end-to-end checks below run the real vigil binary in a real terminal
+// (tmux), because only a terminal shows what a control sequence that slipped
+// through would do: retitle the window, write the clipboard (OSC 52), clear
+// the screen. CI installs tmux; there a missing tmux fails the test.
+
+type tmuxTerm struct {
+	t      *testing.T
+	socket string
+	home   string
+}
+
+func needTmux(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("tmux is required in CI (scripts/deps.sh installs it)")
+		}
+		t.Skip("tmux not installed")
+	}
+	return path
+}
+
+// buildVigil builds the binary under test into a temp folder.
+func buildVigil(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "vigil")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/vigil-dev/vigil")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// hostileAgent is an agent name carrying every kind of sequence that acts
+// on a terminal: window titles (OSC 0, OSC 2), a clipboard write (OSC 52),
+// a hyperlink (OSC 8), a screen clear (CSI), a DCS query, a C1 CSI, a
+// carriage return, a backspace, NEL and a right-to-left override.
+const hostileAgent = "agent:\x1b]0;PWNED-TITLE\x07\x1b]2;PWNED-TITLE2\x1b\\\x1b]52;c;UFdORUQtQ0xJUA==\x07" +
+	"\x1b]8;;https://evil.example/\x1b\\link\x1b]8;;\x1b\\\x1b[2J\x1bP+q544e\x1b\\\u009b2J\rX\bY\u0085\u202eevil\x1bkPWNED-NAME\x1b\\"
+
+// demoHome builds a demo home with pending tasks and writes the hostile
+// agent name into one task's record, as a record from an older version or
+// an edit on disk would hold it (submit refuses such names today).
+func demoHome(t *testing.T, bin string) (home, hostileID string) {
+	t.Helper()
+	home = filepath.Join(t.TempDir(), "home")
+	if out, err := exec.Command(bin, "demo", "--dir", home, "--no-open").CombinedOutput(); err != nil {
+		t.Fatalf("vigil demo: %v\n%s", err, out)
+	}
+	hostileID = "demo-play-movie"
+	p := filepath.Join(home, "tasks", hostileID, "record.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	r["agent"] = hostileAgent
+	r["token_jti"] = "jti\x1b]52;c;UFdORUQtSlRJ\x07"
+	b, _ = json.MarshalIndent(r, "", "  ")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home, hostileID
+}
+
+func startTmux(t *testing.T, bin, home string, w, h int) *tmuxTerm {
+	t.Helper()
+	needTmux(t)
+	tt := &tmuxTerm{t: t, socket: fmt.Sprintf("vigil-test-%d-%d", os.Getpid(), time.Now().UnixNano()), home: home}
+	conf := filepath.Join(t.TempDir(), "tmux.conf")
+	// the clipboard is on, so an OSC 52 that got through would fill a buffer
+	os.WriteFile(conf, []byte("set -g set-clipboard on\nset -g set-titles on\nset -g default-terminal xterm-256color\n"), 0o600)
+	args := []string{"-L", tt.socket, "-f", conf, "new-session", "-d", "-s", "v", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h),
+		"env", "VIGIL_HOME=" + home, "TERM=xterm-256color", bin}
+	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "-L", tt.socket, "kill-server").Run() })
+	// window options, set on the window (tmux 3.3 refuses them globally in a
+	// config read before the first session): renames allowed, so an escape
+	// that renamed the window would show; the pane stays after an exit, so a
+	// crash is seen rather than a missing session
+	tt.run("set-option", "-w", "-t", "v", "allow-rename", "on")
+	tt.run("set-option", "-w", "-t", "v", "remain-on-exit", "on")
+	return tt
+}
+
+func (tt *tmuxTerm) run(args ...string) string {
+	tt.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", tt.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		tt.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (tt *tmuxTerm) keys(keys ...string) {
+	tt.t.Helper()
+	for _, k := range keys {
+		tt.run("send-keys", "-t", "v", k)
+	}
+}
+
+// approvals leaves the Search composer (focused first, it takes digits as
+// text) and goes to the Approvals pane.
+func (tt *tmuxTerm) approvals() string {
+	tt.t.Helper()
+	tt.waitFor("Search")
+	for i := 0; i < 50; i++ {
+		tt.keys("Escape")
+		time.Sleep(100 * time.Millisecond)
+		tt.keys("3")
+		time.Sleep(200 * time.Millisecond)
+		if s := tt.screen(); strings.Contains(s, "Pending approvals") {
+			return s
+		}
+	}
+	return tt.waitFor("Pending approvals")
+}
+
+func (tt *tmuxTerm) literal(s string) { tt.run("send-keys", "-t", "v", "-l", s) }
+
+func (tt *tmuxTerm) screen() string { return tt.run("capture-pane", "-p", "-t", "v") }
+
+func (tt *tmuxTerm) resize(w, h int) {
+	tt.run("resize-window", "-t", "v", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h))
+}
+
+func (tt *tmuxTerm) waitFor(want string) string {
+	tt.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		s := tt.screen()
+		if strings.Contains(s, want) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tt.t.Fatalf("%q never appeared:\n%s", want, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// auditEvents reads the home's audit log events.
+func auditEvents(t *testing.T, home string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(home, "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev []string
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var e struct {
+			Event  string `json:"event"`
+			TaskID string `json:"task_id"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.Event != "" {
+			ev = append(ev, e.Event+":"+e.TaskID)
+		}
+	}
+	return ev
+}
+
+// A hostile pending task on the real screen in a real terminal: the window
+// title and name stay Vigil's, the clipboard gets nothing, and the escapes
+// are on screen as visible marks.
+func TestTmuxHostileTaskChangesNothingInTheTerminal(t *testing.T) {
+	needTmux(t)
+	bin := buildVigil(t)
+	home, id := demoHome(t, bin)
+	tt := startTmux(t, bin, home, 160, 50)
+	tt.approvals()
+	tt.keys("j", "j", "j") // the hostile task is the newest, listed last
+	s := tt.waitFor(`\x1b]0;PWNED-TITLE\x07`)
+	if !strings.Contains(s, id) {
+		t.Fatalf("hostile task not selected:\n%s", s)
+	}
+	tt.keys("v")
+	tt.waitFor("Decided tasks")
+	tt.keys("v")
+	time.Sleep(time.Second) // a few reloads and redraws
+	title := strings.TrimSpace(tt.run("display-message", "-p", "-t", "v", "#{pane_title}"))
+	name := strings.TrimSpace(tt.run("display-message", "-p", "-t", "v", "#{window_name}"))
+	if strings.Contains(title, "PWNED") || strings.Contains(name, "PWNED") {
+		t.Fatalf("the terminal obeyed the agent: title %q, window name %q", title, name)
+	}
+	if title != "Vigil" {
+		t.Errorf("pane title %q, want Vigil's own", title)
+	}
+	if bufs := strings.TrimSpace(tt.run("list-buffers")); bufs != "" {
+		t.Fatalf("the clipboard was written (OSC 52):\n%s", bufs)
+	}
+	s = tt.screen()
+	if !strings.Contains(s, "Pending approvals") {
+		t.Fatalf("the screen was cleared or garbled:\n%s", s)
+	}
+	if !strings.Contains(s, "hidden character") {
+		t.Errorf("no hidden-character note:\n%s", s)
+	}
+}
+
+// At sizes from 1×1 up to just below the minimum (40×10) in either direction,
+// the keys the issue names (3, j, a, y) decide nothing, and text typed while
+// a deny dialog is hidden by a resize goes nowhere.
+func TestTmuxNoDecisionWhileThePaneCannotBeSeen(t *testing.T) {
+	needTmux(t)
+	bin := buildVigil(t)
+	home, _ := demoHome(t, bin)
+	tt := startTmux(t, bin, home, 120, 40)
+	tt.approvals()
+	time.Sleep(1600 * time.Millisecond) // past any grace period
+	for _, sz := range [][2]int{{1, 1}, {2, 2}, {10, 3}, {20, 6}, {39, 9}, {39, 40}, {120, 9}} {
+		tt.resize(sz[0], sz[1])
+		time.Sleep(300 * time.Millisecond)
+		tt.keys("3", "j", "a")
+		time.Sleep(1600 * time.Millisecond) // a grace period would have ended
+		tt.keys("y", "d")
+		time.Sleep(1600 * time.Millisecond)
+		tt.literal("typed into nothing")
+		tt.keys("Enter")
+		time.Sleep(200 * time.Millisecond)
+	}
+	tt.resize(120, 40)
+	time.Sleep(500 * time.Millisecond)
+	s := tt.screen()
+	if strings.Contains(s, "typed into nothing") || strings.Contains(s, "Approve ") || strings.Contains(s, "Deny ") {
+		t.Fatalf("keys from the small sizes acted:\n%s", s)
+	}
+	// a deny dialog opened on a big screen, hidden by a resize: typing goes nowhere
+	tt.keys("d")
+	tt.waitFor("reason:")
+	time.Sleep(1600 * time.Millisecond)
+	tt.resize(20, 6)
+	time.Sleep(300 * time.Millisecond)
+	tt.literal("hidden words")
+	tt.keys("Enter")
+	time.Sleep(300 * time.Millisecond)
+	tt.resize(120, 40)
+	time.Sleep(500 * time.Millisecond)
+	if s := tt.screen(); strings.Contains(s, "hidden words") || !strings.Contains(s, "reason:") {
+		t.Fatalf("text typed while the dialog was hidden reached it:\n%s", s)
+	}
+	tt.keys("Escape")
+	for _, ev := range auditEvents(t, home) {
+		if strings.HasPrefix(ev, "approved:") || strings.HasPrefix(ev, "denied:") || strings.HasPrefix(ev, "executed:") {
+			t.Fatalf("a decision was made: %s (all: %v)", ev, auditEvents(t, home))
+		}
+	}
+}
