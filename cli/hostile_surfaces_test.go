@@ -672,3 +672,57 @@ func TestHostileNoColor(t *testing.T) {
 	}
 	l.report(t)
 }
+
+// TestHostileSearchOutput: file names and matched lines come back in the
+// search tool's JSON exact, with nothing raw a terminal acts on.
+func TestHostileSearchOutput(t *testing.T) {
+	h := newHostileHome(t)
+	dir := filepath.Join(h.dir, "files")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range hostileFamilies {
+		name := fmt.Sprintf("f%d-%s.txt", i, strings.ReplaceAll(c.raw, "/", "_"))
+		body := fmt.Sprintf("context before %s\nsearchmarker %s\n", c.raw, c.raw)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var l leaks
+	for _, args := range [][]string{
+		{"search", "-F", "-C", "1", "searchmarker", "files"},
+		{"search", "--stream", "-F", "-C", "1", "searchmarker", "files"},
+	} {
+		out, errs, code := h.run(nil, args...)
+		name := strings.Join(args[:2], " ")
+		l.check(t, name, "hostile files", out)
+		l.check(t, name+" (errors)", "hostile files", errs)
+		if code != 0 || !strings.Contains(out, "searchmarker") {
+			t.Errorf("%s: exit %d %s %.300s", name, code, errs, out)
+		}
+	}
+	l.report(t)
+}
+
+// TestHostileMCPLogs: `vigil mcp` logs what clients send (query previews) to
+// stderr, a person's terminal as often as not: exact JSON lines, nothing raw.
+func TestHostileMCPLogs(t *testing.T) {
+	h := newHostileHome(t)
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	for i, c := range hostileFamilies {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search_memory","arguments":{"query":%s}}}`+"\n",
+			i+2, mustJSON("q "+c.raw))
+	}
+	out, errs, code := h.run([]byte(in.String()), "mcp")
+	if code != 0 || !strings.Contains(out, `"id":2`) {
+		t.Fatalf("mcp: exit %d, stdout %.300q, stderr %.300q", code, out, errs)
+	}
+	if !strings.Contains(errs, "query_preview") {
+		t.Fatalf("mcp logged no query preview: %.500q", errs)
+	}
+	var l leaks
+	l.check(t, "mcp (log)", "hostile queries", errs)
+	l.report(t)
+}

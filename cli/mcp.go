@@ -20,8 +20,11 @@ func newMcpCmd(app *App) *cobra.Command {
 			"Logs go to stderr; queries appear there cut to their first 50 characters.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// stdout belongs to the protocol: every log line goes to stderr.
-			log := slog.New(slog.NewJSONHandler(app.Err, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			// stdout belongs to the protocol: every log line goes to stderr,
+			// often a person's terminal, and holds what clients sent (query
+			// previews): the lines stay exact JSON with nothing raw a terminal
+			// acts on or a person cannot see.
+			log := slog.New(slog.NewJSONHandler(safeJSONWriter{app.Err}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			var core memory.Searcher
 			s, err := openMemory(app)
 			if err != nil {
@@ -50,3 +53,14 @@ func newMcpCmd(app *App) *cobra.Command {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// safeJSONWriter passes JSON text through terminalSafeJSON: slog's JSON
+// handler escapes C0 controls but not DEL, C1 or format characters.
+type safeJSONWriter struct{ w io.Writer }
+
+func (s safeJSONWriter) Write(p []byte) (int, error) {
+	if _, err := s.w.Write(terminalSafeJSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
