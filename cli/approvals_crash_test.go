@@ -153,8 +153,8 @@ func killed(err error) bool {
 // taskLog is what the audit log says about one task.
 type taskLog struct {
 	submitted, decisions, outcomes int
-	decision                      string // approved | denied | expired | tampered
-	outcome                       string // executed | failed
+	decision                       string // approved | denied | expired | tampered
+	outcome                        string // executed | failed
 }
 
 // checkInvariants reopens nothing itself: call it after a command that
