@@ -1,6 +1,7 @@
 package approvals
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -198,4 +199,58 @@ func TestNoKeyActsOnWhatIsNotShown(t *testing.T) {
 func keyMsg(k string) tea.KeyPressMsg {
 	r := []rune(k)[0]
 	return tea.KeyPressMsg{Code: r, Text: k}
+}
+
+// The same through the real program (teatest): started at sizes from 1×1
+// to just under the minimum, the keys 3, j, a, y and typed text decide
+// nothing; a deny dialog hidden by a resize takes no text.
+func TestTooSmallThroughTheProgram(t *testing.T) {
+	for _, sz := range [][2]int{{1, 1}, {5, 2}, {20, 6}, {39, 9}, {39, 40}, {120, 9}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			env := approvaltest.New(t)
+			env.Submit(env.Play("unseen", "/media/a.mkv"))
+			env.Submit(env.Play("unseen-2", "/media/b.mkv"))
+			s := start(t, env, sz[0], sz[1], "")
+			waitAny(s, "too small", "…") // the notice, cut to the width
+			s.key("3")
+			s.key("j")
+			env.Clock.Advance(GraceMax)
+			s.key("a")
+			env.Clock.Advance(GraceMax)
+			s.key("y")
+			s.key("d")
+			env.Clock.Advance(GraceMax)
+			s.key("typed")
+			s.key("enter")
+			s.tm.Send(tea.WindowSizeMsg{Width: 100, Height: 30})
+			out := s.final()
+			if strings.Contains(out, "Approve") || strings.Contains(out, "Deny unseen") || strings.Contains(out, "typed") {
+				t.Fatalf("keys acted while the pane could not be seen:\n%s", out)
+			}
+			if got := strings.Join(env.Events(), ","); got != "submitted,submitted" {
+				t.Fatalf("audit %s", got)
+			}
+		})
+	}
+	t.Run("deny dialog hidden by a resize", func(t *testing.T) {
+		env := approvaltest.New(t)
+		env.Submit(env.Play("hide", "/media/a.mkv"))
+		s := start(t, env, 100, 30, "effect")
+		env.Clock.Advance(GraceMax)
+		s.key("d")
+		s.wait("Deny hide")
+		env.Clock.Advance(GraceMax)
+		s.tm.Send(tea.WindowSizeMsg{Width: 20, Height: 6})
+		s.wait("too small")
+		s.key("hidden words")
+		s.key("enter")
+		s.tm.Send(tea.WindowSizeMsg{Width: 100, Height: 30})
+		out := s.final()
+		if !strings.Contains(out, "reason:") || strings.Contains(out, "hidden words") {
+			t.Fatalf("text typed while the dialog was hidden reached it:\n%s", out)
+		}
+		if got := strings.Join(env.Events(), ","); got != "submitted" {
+			t.Fatalf("audit %s", got)
+		}
+	})
 }
