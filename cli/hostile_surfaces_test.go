@@ -726,3 +726,50 @@ func TestHostileMCPLogs(t *testing.T) {
 	l.check(t, "mcp (log)", "hostile queries", errs)
 	l.report(t)
 }
+
+// TestHostileScopedSearches: mailbox headers and dataset fields come back
+// from SEARCH_* tasks (run at submission) in the signed result, printed by
+// submit and result exact but with nothing raw, and the audit commands stay
+// clean after them.
+func TestHostileScopedSearches(t *testing.T) {
+	h := newHostileHome(t)
+	var mbox, csv strings.Builder
+	csv.WriteString("id,name,note\n")
+	q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+	for i, c := range hostileFamilies {
+		// header values cannot hold line ends; the rest of each family can
+		hv := strings.NewReplacer("\r", "", "\n", "").Replace(c.raw)
+		fmt.Fprintf(&mbox, "From a@example.org Mon Jan  1 09:00:00 2024\nFrom: Agent %s <a@example.org>\nSubject: scopemarker %s\n"+
+			"Date: Mon, 01 Jan 2024 09:00:00 +0000\nMessage-ID: <m%d@example.org>\n\nscopemarker body %s\n\n", hv, hv, i, c.raw)
+		fmt.Fprintf(&csv, "%d,%s,%s\n", i+1, q("name "+c.raw), q("scopemarker "+c.raw))
+	}
+	if err := os.WriteFile(filepath.Join(h.dir, "mail.mbox"), []byte(mbox.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.dir, "people.csv"), []byte(csv.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := hostileConfig + "\n[[scopes]]\nname = \"mail\"\nkind = \"emails\"\npath = \"mail.mbox\"\n" +
+		"\n[[scopes]]\nname = \"people\"\nkind = \"dataset\"\npath = \"people.csv\"\nprimary_key = \"id\"\n"
+	if err := os.WriteFile(filepath.Join(h.dir, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var l leaks
+	for _, s := range []struct{ id, capID, scope string }{{"s-mail", "SEARCH_EMAILS", "mail"}, {"s-people", "SEARCH_DATASETS", "people"}} {
+		in, _ := json.Marshal(map[string]any{"query": "scopemarker", "target_scope": s.scope, "max_results": 100})
+		m, _ := json.Marshal(map[string]any{"task_id": s.id, "capability_id": s.capID, "inputs": json.RawMessage(in),
+			"lease": h.lease("agent:planner", "jti-"+s.id, s.id, s.capID)})
+		out, errs, code := h.run(m, "submit", "-")
+		l.check(t, "submit "+s.capID, s.scope, out)
+		l.check(t, "submit "+s.capID+" (errors)", s.scope, errs)
+		if code != 0 || !strings.Contains(out, "scopemarker") {
+			t.Errorf("%s: exit %d %s %.400s", s.capID, code, errs, out)
+		}
+
+		out, errs, _ = h.run(nil, "result", s.id)
+		l.check(t, "result "+s.capID, s.scope, out)
+		l.check(t, "result "+s.capID+" (errors)", s.scope, errs)
+	}
+	h.checkAuditSurfaces(&l, "after scoped searches")
+	l.report(t)
+}
