@@ -280,8 +280,10 @@ func shortHash(h string) string {
 // logApproved appends the approved entry; recovering, it first looks for
 // one a crash left unrecorded in the record.
 func (q *Queue) logApproved(r *Record, recovering bool) error {
-	if recovering && r.LogFrom != nil {
-		if _, _, ok, err := q.findLogged(r.TaskID, *r.LogFrom, audit.EventApproved); err != nil || ok {
+	if recovering {
+		// from log_from, or — for a record from before log_from, whose
+		// version logged the approval first — from the submitted entry on
+		if _, _, ok, err := q.findLogged(r.TaskID, q.scanFrom(r), audit.EventApproved); err != nil || ok {
 			return err
 		}
 	}
