@@ -113,6 +113,7 @@ type Chain struct {
 	bad    *Report
 	key    ed25519.PublicKey // checks seals' signatures when set
 	sealed []SealedGap
+	recent [4]string // hashes of the last entries, by seq modulo 4
 }
 
 // Sealed lists the sealed entries seen so far.
@@ -188,6 +189,7 @@ func (c *Chain) feed(line []byte, e Entry, err error) (Entry, bool) {
 		}
 		c.sealed = append(c.sealed, g)
 	}
+	c.recent[idx%int64(len(c.recent))] = e.Hash
 	c.next++
 	c.prev = e.Hash
 	return e, true
@@ -469,4 +471,48 @@ func seqsAndHashes(path string) ([]seqHash, error) {
 		out = append(out, seqHash{e.Seq, e.Hash})
 	}
 	return out, sc.Err()
+}
+
+// Anchor is the head as read before a viewer scans the log (read it first:
+// appends move the head after the log, so it is never ahead of what follows).
+type Anchor struct {
+	h  head
+	ok bool
+}
+
+// ReadAnchor reads audit.log.head beside the log at path.
+func ReadAnchor(path string) Anchor {
+	h, ok := readHead(path)
+	return Anchor{h, ok}
+}
+
+// CheckAnchor compares a chain fed with the whole log against its head, as
+// Verify does: nil when they agree (or the chain is already broken, or the
+// head names an entry too far back to check).
+func (c *Chain) CheckAnchor(a Anchor) *Report {
+	if !a.ok || c.bad != nil {
+		return nil
+	}
+	h := a.h
+	switch {
+	case h.Seq >= c.next:
+		return &Report{Entries: c.next, Index: c.next, Reason: ReasonDeleted,
+			Detail: fmt.Sprintf("the log ends at %d entries but its head says %d", c.next, h.Seq+1)}
+	case h.Seq >= 0:
+		if got, ok := c.recentHash(h.Seq); ok && got != h.Hash {
+			return &Report{Entries: c.next, Index: h.Seq, Reason: ReasonEdited,
+				Detail: "entry's hash differs from the one its head anchor recorded"}
+		}
+	}
+	return nil
+}
+
+// recentHash is the hash of entry seq if it is among the last few fed (a
+// head lags the log by one append at most, after a power cut).
+func (c *Chain) recentHash(seq int64) (string, bool) {
+	back := c.next - 1 - seq
+	if back < 0 || back >= int64(len(c.recent)) || back >= c.next {
+		return "", false
+	}
+	return c.recent[(c.next-1-back)%int64(len(c.recent))], true
 }

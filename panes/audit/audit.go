@@ -4,10 +4,13 @@ package auditpane
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
@@ -15,6 +18,7 @@ import (
 	"github.com/sahilm/fuzzy"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/themes"
 )
@@ -38,8 +42,9 @@ type row struct {
 
 func newRow(l audit.Line) row {
 	e := l.Entry
-	r := row{off: l.Offset, seq: e.Seq, time: e.Time, actor: e.Actor, event: e.Event,
-		task: e.TaskID, target: e.Target, outcome: e.Outcome(), bad: l.Err != nil}
+	// fields come from the file: controls and invisible characters show as escapes
+	r := row{off: l.Offset, seq: e.Seq, time: safetext.Line(e.Time), actor: safetext.Line(e.Actor), event: safetext.Line(e.Event),
+		task: safetext.Line(e.TaskID), target: safetext.Line(e.Target), outcome: safetext.Line(e.Outcome()), bad: l.Err != nil}
 	if r.bad {
 		r.event, r.outcome = "(damaged)", "damaged"
 	}
@@ -53,17 +58,26 @@ type (
 		rows []row
 	}
 	fullMsg struct {
-		rows  []row
-		end   int64
-		chain *audit.Chain
-		err   error
+		gen     int
+		confirm bool // a second look at a head that disagreed
+		rows    []row
+		end     int64
+		chain   *audit.Chain
+		anchor  *audit.Report // the head disagrees with the chain
+		mark    fileMark
+		err     error
 	}
 	changedMsg struct{}
+	confirmMsg struct{ gen int }
 	moreMsg    struct {
-		from  int64 // where the read began: only a read from p.end is applied
-		lines []audit.Line
-		end   int64
-		err   error
+		gen    int   // the full load the read extends
+		from   int64 // where the read began: only a read from p.end is applied
+		lines  []audit.Line
+		end    int64
+		anchor audit.Anchor
+		mark   fileMark
+		reload bool // not a pure append: read the whole log again
+		err    error
 	}
 	detailMsg struct {
 		off   int64
@@ -105,7 +119,11 @@ type Pane struct {
 	full    bool  // rows hold the whole file (not just the tail)
 	end     int64 // file offset after the last row read
 	chain   *audit.Chain
-	pending bool // a change arrived while the full load ran
+	anchor  *audit.Report // the head disagrees with the chain
+	mark    fileMark      // which file the rows came from, and its last line
+	gen     int           // generation of the latest full load
+	loading bool          // a full load is in flight
+	pending bool          // a change arrived while the full load ran
 	loadErr error
 
 	filter     textinput.Model
@@ -124,11 +142,13 @@ type Pane struct {
 	height   int
 
 	detail       *audit.Entry
+	detailRow    int // index in rows of the entry shown
 	detailErr    error
 	detailScroll int
 	wantDetail   int64 // offset of the entry the detail view waits for; -1 for none
 
-	watcher *panes.Watcher
+	watcher  *panes.Watcher
+	smallLog int64 // smallLog when the pane was made
 }
 
 // New builds the pane over the log at path.
@@ -136,7 +156,7 @@ func New(path string, styles *themes.Styles) *Pane {
 	ti := textinput.New()
 	ti.Prompt = "/"
 	ti.Placeholder = "fuzzy filter"
-	return &Pane{path: path, styles: styles, keys: defaultKeys(), filter: ti, follow: true, wantDetail: -1}
+	return &Pane{path: path, styles: styles, keys: defaultKeys(), filter: ti, follow: true, wantDetail: -1, smallLog: smallLog}
 }
 
 func (p *Pane) ID() string                 { return "audit" }
@@ -166,30 +186,120 @@ func (p *Pane) Init() tea.Cmd {
 	return tea.Batch(tail, p.loadAll(), p.watcher.Wait(changedMsg{}))
 }
 
+// smallLog is the size up to which every change re-reads and re-verifies the
+// whole log (a few milliseconds): an edit in place anywhere is caught. Above
+// it, a change that is not a pure append (the file replaced, shrunk, or its
+// last known line changed) triggers the full re-read, and appends are checked
+// incrementally.
+var smallLog int64 = 8 << 20
+
+// fileMark is what a change is compared with: the file the rows were read
+// from and a hash of its last line, taken from what was parsed (never re-read
+// later, so an edit racing the read still shows as a change).
+type fileMark struct {
+	info    os.FileInfo
+	lastOff int64 // -1: no line
+	last    [32]byte
+}
+
+// confirmDelay is how long a head that disagrees with the log is given to
+// catch up before the badge says so: an append moves the head just after the
+// log, so a read between the two (and a seal or a cut log's repair) sees an
+// old head for a moment.
+const confirmDelay = 150 * time.Millisecond
+
 // loadAll reads the whole log off the UI goroutine, verifying as it goes.
-func (p *Pane) loadAll() tea.Cmd {
-	path := p.path
+func (p *Pane) loadAll() tea.Cmd { return p.load(false) }
+
+func (p *Pane) load(confirm bool) tea.Cmd {
+	p.gen++
+	p.loading = true
+	path, gen := p.path, p.gen
 	return func() tea.Msg {
+		anchor := audit.ReadAnchor(path) // before the log: appends move the head last
+		info, _ := os.Stat(path)
 		chain := audit.NewChain()
 		var rows []row
+		mark := fileMark{info: info, lastOff: -1}
 		end, err := audit.Scan(path, 0, func(l audit.Line) bool {
 			chain.FeedParsed(l.Entry, l.Err)
 			rows = append(rows, newRow(l))
+			mark.note(l)
 			return true
 		})
-		return fullMsg{rows: rows, end: end, chain: chain, err: err}
+		return fullMsg{gen: gen, confirm: confirm, rows: rows, end: end, chain: chain, anchor: chain.CheckAnchor(anchor), mark: mark, err: err}
 	}
 }
 
+func (m *fileMark) note(l audit.Line) {
+	m.lastOff = l.Offset
+	if l.Err != nil {
+		m.last = [32]byte{} // the chain is broken: every change reloads anyway
+		return
+	}
+	b, _ := l.Entry.Line() // a valid line is its entry's canonical bytes
+	m.last = sha256.Sum256(b)
+}
+
+// appendedOnly says whether the file at path is still the one mark describes
+// with bytes only added after from.
+func (m fileMark) appendedOnly(path string, from int64) bool {
+	st, err := os.Stat(path)
+	if err != nil || m.info == nil || !os.SameFile(st, m.info) || st.Size() < from {
+		return false
+	}
+	if m.lastOff < 0 {
+		return from == 0
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, from-m.lastOff)
+	if _, err := f.ReadAt(b, m.lastOff); err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
+		return false
+	}
+	return sha256.Sum256(b[:len(b)-1]) == m.last
+}
+
 func (p *Pane) readMore() tea.Cmd {
-	path, from := p.path, p.end
+	path, from, gen, mark, small := p.path, p.end, p.gen, p.mark, p.smallLog
+	broken := p.broken() != nil
 	return func() tea.Msg {
+		if broken || !mark.appendedOnly(path, from) {
+			return moreMsg{gen: gen, from: from, reload: true}
+		}
+		if st, err := os.Stat(path); err == nil && st.Size() <= small {
+			return moreMsg{gen: gen, from: from, reload: true}
+		}
+		anchor := audit.ReadAnchor(path)
 		var lines []audit.Line
 		end, err := audit.Scan(path, from, func(l audit.Line) bool {
 			lines = append(lines, l)
+			mark.note(l)
 			return true
 		})
-		return moreMsg{from: from, lines: lines, end: end, err: err}
+		return moreMsg{gen: gen, from: from, lines: lines, end: end, anchor: anchor, mark: mark, err: err}
+	}
+}
+
+// confirmLater asks for a second full read after confirmDelay, unless
+// another read happens first.
+func (p *Pane) confirmLater() tea.Cmd {
+	gen := p.gen
+	return tea.Tick(confirmDelay, func(time.Time) tea.Msg { return confirmMsg{gen: gen} })
+}
+
+// broken is the first thing wrong with the log, or nil.
+func (p *Pane) broken() *audit.Report {
+	switch {
+	case p.chain == nil:
+		return nil
+	case p.chain.Bad() != nil:
+		return p.chain.Bad()
+	default:
+		return p.anchor
 	}
 }
 
@@ -203,11 +313,20 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			return p.refilter()
 		}
 	case fullMsg:
+		if msg.gen != p.gen {
+			return nil // a newer full load is coming
+		}
+		p.loading = false
 		p.loadErr = msg.err
 		p.rows, p.end, p.chain, p.full = msg.rows, msg.end, msg.chain, true
+		p.anchor, p.mark = msg.anchor, msg.mark
+		var confirm tea.Cmd
+		if p.anchor != nil && !msg.confirm {
+			p.anchor, confirm = nil, p.confirmLater()
+		}
 		p.events, p.seenEvent = nil, nil
 		p.noteEvents(0)
-		cmd := p.refilter()
+		cmd := tea.Batch(p.refilter(), confirm)
 		if p.pending {
 			p.pending = false
 			return tea.Batch(cmd, p.readMore())
@@ -215,14 +334,24 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		return cmd
 	case filteredMsg:
 		p.applyFilter(msg)
+	case confirmMsg:
+		if msg.gen == p.gen && !p.loading {
+			return p.load(true)
+		}
 	case changedMsg:
 		next := p.watcher.Wait(changedMsg{})
-		if !p.full {
+		if !p.full || p.loading {
 			p.pending = true
 			return next
 		}
 		return tea.Batch(next, p.readMore())
 	case moreMsg:
+		if msg.gen != p.gen || p.loading {
+			return nil // a full load since (or in flight) covers it
+		}
+		if msg.reload {
+			return p.loadAll()
+		}
 		if msg.from != p.end {
 			// an overlapping read (two change signals in a burst): drop it,
 			// and read again if it saw further than what was applied
@@ -237,7 +366,10 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 				p.chain.FeedParsed(l.Entry, l.Err)
 				p.rows = append(p.rows, newRow(l))
 			}
-			p.end = msg.end
+			p.end, p.mark = msg.end, msg.mark
+			if p.chain.CheckAnchor(msg.anchor) != nil {
+				return p.confirmLater()
+			}
 			p.noteEvents(from)
 			if !p.filterBusy {
 				p.extendView(from) // only the new rows: appends cost what they add
@@ -321,6 +453,7 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return p.refilter()
 	case key.Matches(msg, k.Open):
 		if p.sel < len(p.view) {
+			p.detailRow = p.view[p.sel]
 			return p.openDetail(p.rows[p.view[p.sel]].off)
 		}
 	}
@@ -488,11 +621,15 @@ func (p *Pane) Report() string {
 		return "cannot read log: " + p.loadErr.Error()
 	case p.chain == nil:
 		return "verifying…"
-	case p.chain.Bad() != nil:
-		b := p.chain.Bad()
+	case p.broken() != nil:
+		b := p.broken()
 		return fmt.Sprintf("BROKEN at #%d: %s", b.Index, b.Detail)
 	default:
-		return fmt.Sprintf("chain verified · %d entries", p.chain.Len())
+		s := fmt.Sprintf("chain verified · %d entries", p.chain.Len())
+		if n := len(p.chain.Sealed()); n > 0 {
+			s += fmt.Sprintf(" · %d sealed gap(s)", n)
+		}
+		return s
 	}
 }
 
@@ -505,7 +642,7 @@ func (p *Pane) View(w, h int) string {
 	badge := p.Report()
 	var badgeStyled string
 	switch {
-	case p.chain != nil && p.chain.Bad() != nil, p.loadErr != nil:
+	case p.broken() != nil, p.loadErr != nil:
 		badgeStyled = s.Err.Render("✗ " + badge)
 	case p.chain == nil:
 		badgeStyled = s.Muted.Render(badge)
@@ -550,11 +687,18 @@ func (p *Pane) View(w, h int) string {
 		return panes.Block(lines, w, h)
 	}
 	p.top = panes.Scroll(p.top, p.sel, tableH, len(p.view))
+	badRow := int64(-1)
+	if b := p.broken(); b != nil && p.full {
+		badRow = b.Index
+	}
 	for i := p.top; i < len(p.view) && i < p.top+tableH; i++ {
 		ri := p.view[i]
 		r := p.rows[ri]
 		line := cols.format(r.time, r.actor, r.event, r.task, r.target, r.outcome)
-		if hits, ok := p.hits[ri]; ok {
+		if int64(ri) == badRow {
+			// the entry where the chain breaks: marked, whatever the filter
+			line = s.Err.Render(cols.format(r.time, r.actor, r.event, r.task, r.target, "✗ "+p.broken().Reason))
+		} else if hits, ok := p.hits[ri]; ok {
 			line = highlight(line, r, cols, hits, s)
 		} else if r.outcome != "ok" {
 			line = s.Warning.Render(line)
@@ -569,8 +713,14 @@ func (p *Pane) View(w, h int) string {
 
 func (p *Pane) detailLines(w int) []string {
 	s := p.styles
+	var why []string
+	if b := p.broken(); b != nil && p.full && int64(p.detailRow) == b.Index {
+		for _, l := range panes.Wrap(fmt.Sprintf("✗ the chain breaks here: %s — %s", b.Reason, b.Detail), max(w, 1)) {
+			why = append(why, s.Err.Render(l))
+		}
+	}
 	if p.detailErr != nil {
-		return []string{s.Err.Render("this line is damaged: " + p.detailErr.Error()), s.Muted.Render("esc: back")}
+		return append(why, s.Err.Render("this line is damaged: "+p.detailErr.Error()), s.Muted.Render("esc: back"))
 	}
 	e := *p.detail
 	var details bytes.Buffer
@@ -585,9 +735,10 @@ func (p *Pane) detailLines(w int) []string {
 		{"prev", e.Prev}, {"hash", e.Hash},
 	}
 	out := []string{s.Title.Render(fmt.Sprintf("Entry #%d", e.Seq)) + s.Muted.Render("  (esc: back, ↑/↓ scroll)")}
+	out = append(out, why...)
 	for _, f := range fields {
 		label := s.Label.Render(fmt.Sprintf("%-20s", f[0]))
-		wrapped := panes.Wrap(f[1], max(w-21, 1))
+		wrapped := panes.Wrap(safetext.Line(f[1]), max(w-21, 1))
 		if len(wrapped) == 0 {
 			wrapped = []string{""}
 		}
@@ -597,7 +748,9 @@ func (p *Pane) detailLines(w int) []string {
 		}
 	}
 	out = append(out, s.Label.Render("details"))
-	out = append(out, panes.Wrap(details.String(), max(w-2, 1))...)
+	for _, l := range strings.Split(details.String(), "\n") {
+		out = append(out, panes.Wrap(safetext.Line(l), max(w-2, 1))...)
+	}
 	return out
 }
 

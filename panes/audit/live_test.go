@@ -1,0 +1,226 @@
+package auditpane
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/themes"
+)
+
+// host runs the pane as a program of its own and keeps the last frame where
+// the test can read it without racing the program (the byte stream holds
+// only the cells that changed, so it cannot be searched for a whole line).
+type host struct {
+	p     *Pane
+	w, h  int
+	mu    sync.Mutex
+	frame string
+}
+
+func (m *host) Init() tea.Cmd { return m.p.Init() }
+
+func (m *host) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if ws, ok := msg.(tea.WindowSizeMsg); ok {
+		m.w, m.h = ws.Width, ws.Height
+	}
+	return m, m.p.Update(msg)
+}
+
+func (m *host) View() tea.View {
+	f := m.p.View(m.w, m.h)
+	m.mu.Lock()
+	m.frame = f
+	m.mu.Unlock()
+	return tea.NewView(f)
+}
+
+func (m *host) screen() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.frame
+}
+
+// waitScreen polls the frame until cond holds, for at most d.
+func (m *host) waitScreen(t *testing.T, what string, d time.Duration, cond func(string) bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond(m.screen()) {
+		if time.Since(start) > d {
+			t.Fatalf("after %v, waiting for %s; screen:\n%s", d, what, m.screen())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+func liveLog(t *testing.T, n int) (string, *audit.Log) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	i := 0
+	l, err := audit.Open(path, func() time.Time { i++; return t0.Add(time.Duration(i) * time.Second) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if _, err := l.Append(audit.Entry{Actor: "agent", Event: audit.EventSearched, TaskID: "t", Target: "tv", Success: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path, l
+}
+
+func startHost(t *testing.T, path string) (*host, *teatest.TestModel) {
+	t.Helper()
+	pal, _ := themes.Palettes("dark")
+	m := &host{p: New(path, themes.New(pal))}
+	t.Cleanup(m.p.Close)
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	t.Cleanup(func() { tm.Quit() })
+	m.waitScreen(t, "the first verification", 10*time.Second, func(s string) bool { return strings.Contains(s, "chain verified") })
+	return m, tm
+}
+
+// liveBudget is the issue's "within a second".
+const liveBudget = time.Second
+
+// editInPlace rewrites one byte of entry #i without replacing the file
+// (same inode, same size), as an editor writing in place would.
+func editInPlace(t *testing.T, path string, i int) {
+	t.Helper()
+	raw, _ := os.ReadFile(path)
+	off := 0
+	for j := 0; j < i; j++ {
+		off += bytes.IndexByte(raw[off:], '\n') + 1
+	}
+	at := off + bytes.Index(raw[off:], []byte(`"target":"tv"`)) + len(`"target":"`)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte("T"), int64(at))
+	f.Close()
+}
+
+// TestLiveBadgeInPlaceEdit: the issue's case — an entry edited in place with
+// the screen open. The badge turns to BROKEN at #13 within a second, the row
+// is marked, the detail view says what is wrong, and new entries arriving
+// afterwards do not turn it green.
+func TestLiveBadgeInPlaceEdit(t *testing.T) {
+	path, l := liveLog(t, 20)
+	m, tm := startHost(t, path)
+	editInPlace(t, path, 13)
+	took := m.waitScreen(t, "BROKEN at #13", 5*time.Second, func(s string) bool { return strings.Contains(s, "✗ BROKEN at #13: hash mismatch") })
+	if took > liveBudget {
+		t.Errorf("the badge took %v to turn", took)
+	}
+	if s := m.screen(); !strings.Contains(s, "✗ edited") {
+		t.Fatalf("the broken row is not marked:\n%s", s)
+	}
+	// new entries arrive (the end still matches the head, so appends go on)
+	for i := 0; i < 2; i++ {
+		if _, err := l.Append(audit.Entry{Actor: "agent", Event: audit.EventSubmitted, TaskID: "late", Success: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.waitScreen(t, "the new entries", 5*time.Second, func(s string) bool { return strings.Contains(s, "submitted") })
+	if s := m.screen(); !strings.Contains(s, "✗ BROKEN at #13") {
+		t.Fatalf("the badge forgot the break after appends:\n%s", s)
+	}
+	// the detail view of the marked row says what is wrong
+	tm.Send(tea.KeyPressMsg{Code: 'g', Text: "g"})
+	for i := 0; i < 13; i++ {
+		tm.Send(tea.KeyPressMsg{Code: 'j', Text: "j"})
+	}
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	m.waitScreen(t, "the detail view", 5*time.Second, func(s string) bool {
+		return strings.Contains(s, "Entry #13") && strings.Contains(s, "the chain breaks here: edited — hash mismatch")
+	})
+}
+
+// TestLiveBadgeTruncateAndReplace: truncation (the log alone still chains;
+// the head says more) and replacement by rename (as `sed -i` does) both turn
+// the badge within a second, on small logs and on the path large logs take.
+func TestLiveBadgeTruncateAndReplace(t *testing.T) {
+	for _, large := range []bool{false, true} {
+		name := "small"
+		if large {
+			name = "large"
+		}
+		t.Run(name+"/truncate", func(t *testing.T) {
+			if large {
+				defer func(n int64) { smallLog = n }(smallLog)
+				smallLog = 0
+			}
+			path, _ := liveLog(t, 20)
+			m, _ := startHost(t, path)
+			raw, _ := os.ReadFile(path)
+			lines := bytes.SplitAfter(raw, []byte("\n"))
+			if err := os.WriteFile(path, bytes.Join(lines[:18], nil), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			took := m.waitScreen(t, "BROKEN at #18", 5*time.Second, func(s string) bool {
+				return strings.Contains(s, "✗ BROKEN at #18: the log ends at 18 entries but its head says 20")
+			})
+			if took > liveBudget {
+				t.Errorf("the badge took %v to turn", took)
+			}
+		})
+		t.Run(name+"/replace", func(t *testing.T) {
+			if large {
+				defer func(n int64) { smallLog = n }(smallLog)
+				smallLog = 0
+			}
+			path, _ := liveLog(t, 20)
+			m, _ := startHost(t, path)
+			raw, _ := os.ReadFile(path)
+			lines := bytes.SplitAfter(raw, []byte("\n"))
+			lines[4] = bytes.Replace(lines[4], []byte(`"target":"tv"`), []byte(`"target":"TV"`), 1)
+			tmp := filepath.Join(filepath.Dir(path), "sedXYZ")
+			os.WriteFile(tmp, bytes.Join(lines, nil), 0o600)
+			if err := os.Rename(tmp, path); err != nil {
+				t.Fatal(err)
+			}
+			took := m.waitScreen(t, "BROKEN at #4", 5*time.Second, func(s string) bool { return strings.Contains(s, "✗ BROKEN at #4: hash mismatch") })
+			if took > liveBudget {
+				t.Errorf("the badge took %v to turn", took)
+			}
+		})
+	}
+}
+
+// TestLiveBadgeTurnsGreenAfterSeal: a cut log sealed by the operator turns
+// the badge back, naming the sealed gap.
+func TestLiveBadgeTurnsGreenAfterSeal(t *testing.T) {
+	path, _ := liveLog(t, 10)
+	m, _ := startHost(t, path)
+	raw, _ := os.ReadFile(path)
+	lines := bytes.SplitAfter(raw, []byte("\n"))
+	os.WriteFile(path, bytes.Join(lines[:7], nil), 0o600)
+	m.waitScreen(t, "BROKEN", 5*time.Second, func(s string) bool { return strings.Contains(s, "✗ BROKEN at #7") })
+	l, _ := audit.Open(path, time.Now)
+	if _, err := l.Seal("operator:test", "test cut", testKey()); err != nil {
+		t.Fatal(err)
+	}
+	m.waitScreen(t, "green again", 5*time.Second, func(s string) bool {
+		return strings.Contains(s, "✓ chain verified · 8 entries · 1 sealed gap(s)")
+	})
+}
+
+func testKey() ed25519.PrivateKey {
+	_, k, _ := ed25519.GenerateKey(rand.Reader)
+	return k
+}
