@@ -60,7 +60,7 @@ func init() {
 	head := []detector{{"pem", func(s string) bool { return strings.Contains(s, "PRIVATE KEY") }, findPEM}}
 	url := []detector{
 		{"url", func(s string) bool { return strings.Contains(s, "://") }, findURLs},
-		{"bare-url", func(s string) bool { return strings.Contains(s, "/") && strings.Contains(s, ".") }, findBareURLs},
+		{"bare-url", mayHaveBareURL, findBareURLs},
 	}
 	tail := []detector{
 		// Percent-encoded runs first: decoded, they are masked by every detector at once, while a vendor
@@ -183,25 +183,42 @@ func findURLs(m *masker, s string) []span {
 	return out
 }
 
-// bareURLRE finds "host.tld/path" written without a scheme, as webhook URLs often are in chat and notes.
-var bareURLRE = regexp.MustCompile(`[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+(?::[0-9]{1,5})?/[^\s<>"'\x60]*`)
+// mayHaveBareURL is the cheap test: a host's dot must come before some '/' ("/media/track.mp3" has none).
+func mayHaveBareURL(s string) bool {
+	dot := strings.IndexByte(s, '.')
+	return dot >= 0 && dot < strings.LastIndexByte(s, '/')
+}
 
-// findBareURLs masks scheme-less URLs through MaskURL's rules, so "hooks.slack.com/services/…" is masked
-// like its https form. A match glued to a scheme, an e-mail address or a longer name is not a bare URL.
+func hostChar(c byte) bool { return isAlnum(c) || c == '.' || c == '-' || c == ':' }
+
+func urlChar(c byte) bool { return c > ' ' && c != '<' && c != '>' && c != '"' && c != '\'' && c != '`' && c != 0x7f }
+
+// findBareURLs masks "host.tld/path" written without a scheme, as webhook URLs often are in chat and notes,
+// through MaskURL's rules, so "hooks.slack.com/services/…" is masked like its https form. A host glued
+// to a scheme ("https://"), an e-mail address or a longer name is not a bare URL.
 func findBareURLs(m *masker, s string) []span {
 	var out []span
-	for _, loc := range bareURLRE.FindAllStringIndex(s, -1) {
-		if loc[0] > 0 && strings.IndexByte("/:@._-", s[loc[0]-1]) >= 0 || loc[0] > 0 && isAlnum(s[loc[0]-1]) {
+	for i := 0; i < len(s); i++ {
+		slash := strings.IndexByte(s[i:], '/')
+		if slash < 0 {
+			break
+		}
+		i += slash
+		start := i - runBack(s, i, hostChar)
+		host := s[start:i]
+		if host == "" || !isAlnum(host[0]) || !strings.Contains(strings.Trim(host, "."), ".") ||
+			start > 0 && strings.IndexByte("/@_", s[start-1]) >= 0 {
 			continue
 		}
-		end := loc[1]
-		for end > loc[0] && strings.IndexByte(".,;:!?)]'\"", s[end-1]) >= 0 {
+		end := i + runFwd(s, i, urlChar)
+		for end > i && strings.IndexByte(".,;:!?)]", s[end-1]) >= 0 {
 			end--
 		}
-		raw := s[loc[0]:end]
+		raw := s[start:end]
 		if masked := m.url("https://" + raw); masked != "https://"+raw {
-			out = append(out, span{loc[0], end, strings.TrimPrefix(masked, "https://"), ""})
+			out = append(out, span{start, end, strings.TrimPrefix(masked, "https://"), ""})
 		}
+		i = end
 	}
 	return out
 }
