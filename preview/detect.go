@@ -191,7 +191,9 @@ func mayHaveBareURL(s string) bool {
 
 func hostChar(c byte) bool { return isAlnum(c) || c == '.' || c == '-' || c == ':' }
 
-func urlChar(c byte) bool { return c > ' ' && c != '<' && c != '>' && c != '"' && c != '\'' && c != '`' && c != 0x7f }
+func urlChar(c byte) bool {
+	return c > ' ' && c != '<' && c != '>' && c != '"' && c != '\'' && c != '`' && c != 0x7f
+}
 
 // findBareURLs masks "host.tld/path" written without a scheme, as webhook URLs often are in chat and notes,
 // through MaskURL's rules, so "hooks.slack.com/services/…" is masked like its https form. A host glued
