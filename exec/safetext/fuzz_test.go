@@ -111,6 +111,23 @@ func FuzzLine(f *testing.F) {
 				}
 			}
 		}
+		for _, w := range []int{1, 7, 10, 33} {
+			var joined strings.Builder
+			for _, l := range txt.Wrap(w) {
+				if l.Width() > w && w >= 2 { // a wide grapheme alone on a line of 1
+					t.Fatalf("Wrap(%d) of %q: a line of %d cells", w, out, l.Width())
+				}
+				for _, sp := range l.Spans {
+					if sp.Escaped && w >= 10 && !isWholeEscape(sp.Text) {
+						t.Fatalf("Wrap(%d) of %q split an escape: %q", w, out, sp.Text)
+					}
+				}
+				joined.WriteString(l.String())
+			}
+			if strings.ReplaceAll(joined.String(), " ", "") != strings.ReplaceAll(out, " ", "") {
+				t.Fatalf("Wrap(%d) of %q changed the text: %q", w, out, joined.String())
+			}
+		}
 		for _, l := range Lines(s) {
 			for _, r := range l {
 				if unsafeRune(r) {
@@ -119,4 +136,14 @@ func FuzzLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+func isWholeEscape(s string) bool {
+	switch {
+	case s == `\n`, s == `\r`, s == `\t`:
+		return true
+	case len(s) == 4 && strings.HasPrefix(s, `\x`), len(s) == 6 && strings.HasPrefix(s, `\u`), len(s) == 10 && strings.HasPrefix(s, `\U`):
+		return hexShape(s[1:])
+	}
+	return false
 }

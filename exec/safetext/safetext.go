@@ -15,8 +15,9 @@
 // characters". Invalid UTF-8 bytes show as `\xff`.
 //
 // Escapes are plain ASCII, so an escape is as wide as it is long: callers
-// cut and pad after escaping, never before (Text.Truncate cuts by display
-// cells and never splits an escape), and columns stay aligned. Spans tell
+// cut, wrap and pad after escaping, never before (Text.Truncate and
+// Text.Wrap count display cells and never split an escape), and columns stay
+// aligned. Spans tell
 // which parts are escapes so a screen can style them as a warning.
 //
 // Under NO_COLOR there is no style to tell an escape from text that merely

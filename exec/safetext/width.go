@@ -89,3 +89,112 @@ func InspectLines(s string, o Options) []Text {
 	}
 	return out
 }
+
+// Wrap lays the shown text out in lines of at most width cells, breaking at
+// spaces, and hard-breaking a word wider than a line at grapheme boundaries.
+// It never breaks inside an escape (which would leave `\u20` on one line and
+// `2e` on the next) unless the escape alone is wider than a line. The spaces
+// a line is broken at are dropped; a line's leading spaces (indentation) are
+// kept. Hidden is carried on the first line. An empty text is one empty line.
+func (t Text) Wrap(width int) []Text {
+	if width <= 0 {
+		return nil
+	}
+	atoms := t.atoms()
+	var lines []Text
+	var cur Text
+	curW := 0
+	newLine := func() {
+		lines = append(lines, cur)
+		cur, curW = Text{}, 0
+	}
+	add := func(a atom) {
+		cur.appendSpan(a.span)
+		curW += a.w
+	}
+	atStart := true // leading spaces are indentation, kept as far as they fit
+	for i := 0; i < len(atoms); {
+		j := i // atoms[i:j] are spaces, atoms[j:k] the word after them
+		spaceW := 0
+		for j < len(atoms) && atoms[j].space {
+			spaceW += atoms[j].w
+			j++
+		}
+		k := j
+		wordW := 0
+		for k < len(atoms) && !atoms[k].space {
+			wordW += atoms[k].w
+			k++
+		}
+		switch {
+		case atStart:
+			for _, a := range atoms[i:j] {
+				if curW+a.w <= width {
+					add(a)
+				}
+			}
+			if curW > 0 && curW+wordW > width && wordW <= width {
+				newLine()
+			}
+		case curW+spaceW+wordW <= width:
+			for _, a := range atoms[i:j] {
+				add(a)
+			}
+		case curW > 0:
+			newLine() // break at these spaces, which are dropped
+		}
+		atStart = false
+		for _, a := range atoms[j:k] {
+			if curW > 0 && curW+a.w > width {
+				newLine()
+			}
+			for a.w > width { // an escape wider than a whole line
+				add(atom{span: Span{Text: a.span.Text[:width], Escaped: true}, w: width})
+				newLine()
+				a = atom{span: Span{Text: a.span.Text[width:], Escaped: true}, w: a.w - width}
+			}
+			add(a)
+		}
+		i = k
+	}
+	lines = append(lines, cur)
+	lines[0].Hidden = t.Hidden
+	return lines
+}
+
+type atom struct {
+	span  Span
+	w     int
+	space bool
+}
+
+// atoms splits the shown text into what Wrap never breaks: whole escapes,
+// and graphemes of plain text.
+func (t Text) atoms() []atom {
+	var out []atom
+	for _, sp := range t.Spans {
+		if sp.Escaped {
+			out = append(out, atom{span: sp, w: len(sp.Text)})
+			continue
+		}
+		for s := sp.Text; s != ""; {
+			g, w := ansi.FirstGraphemeCluster(s, ansi.GraphemeWidth)
+			if g == "" {
+				break
+			}
+			out = append(out, atom{span: Span{Text: g}, w: w, space: g == " "})
+			s = s[len(g):]
+		}
+	}
+	return out
+}
+
+// appendSpan adds sp, merging plain text into a plain last span; each escape
+// stays a span of its own.
+func (t *Text) appendSpan(sp Span) {
+	if n := len(t.Spans); n > 0 && !sp.Escaped && !t.Spans[n-1].Escaped {
+		t.Spans[n-1].Text += sp.Text
+		return
+	}
+	t.Spans = append(t.Spans, sp)
+}

@@ -93,3 +93,54 @@ func TestBackslashesCannotForgeAnEscape(t *testing.T) {
 		t.Errorf("a typed \\u202e counted as %d hidden characters", n)
 	}
 }
+
+func TestWrapKeepsEscapesWhole(t *testing.T) {
+	txt := Inspect("send to paypa\u200bl.com now please")
+	for w := 1; w <= 40; w++ {
+		lines := txt.Wrap(w)
+		var all []string
+		for _, l := range lines {
+			if l.Width() > w {
+				t.Fatalf("width %d: line %q is %d wide", w, l.String(), l.Width())
+			}
+			all = append(all, l.String())
+			for _, sp := range l.Spans {
+				if sp.Escaped && sp.Text != `\u200b` && w >= 6 {
+					t.Fatalf("width %d: escape split: %q", w, all)
+				}
+			}
+		}
+		joined := strings.Join(all, "")
+		if strings.ReplaceAll(joined, " ", "") != strings.ReplaceAll(txt.String(), " ", "") {
+			t.Fatalf("width %d: text lost or changed: %q", w, all)
+		}
+	}
+	got := func(w int) string {
+		var out []string
+		for _, l := range txt.Wrap(w) {
+			out = append(out, l.String())
+		}
+		return strings.Join(out, "|")
+	}
+	if g := got(16); g != `send to|paypa\u200bl.com|now please` {
+		t.Fatalf("Wrap(16) = %q", g)
+	}
+	if g := got(8); g != `send to|paypa|\u200bl.|com now|please` {
+		t.Fatalf("Wrap(8) = %q", g)
+	}
+	if g := got(100); g != `send to paypa\u200bl.com now please` {
+		t.Fatalf("Wrap(100) = %q", g)
+	}
+	if g := Inspect("  indented text").Wrap(10); len(g) != 2 || g[0].String() != "  indented" || g[1].String() != "text" {
+		t.Fatalf("indentation: %+v", g)
+	}
+	if g := Inspect("").Wrap(5); len(g) != 1 || g[0].String() != "" {
+		t.Fatalf("empty: %+v", g)
+	}
+	if g := Inspect("日本語テキスト").Wrap(5); len(g) != 4 || g[0].String() != "日本" || g[3].String() != "ト" {
+		t.Fatalf("wide: %q", g)
+	}
+	if txt.Wrap(8)[0].Hidden != 1 {
+		t.Fatal("Hidden not carried on the first line")
+	}
+}
