@@ -225,6 +225,17 @@ func findBareURLs(m *masker, s string) []span {
 	return out
 }
 
+// errorWords start the rest of an error message after "name: "; no secret is one of them.
+var errorWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`illegal invalid no not none nil null missing empty expired revoked required
+		unknown unexpected expected malformed bad cannot can't could couldn't failed unable permission
+		connect connection dial lookup read write open is was does did must too unsupported undefined unset`) {
+		errorWords[w] = true
+	}
+}
+
 func isNameChar(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c == '-' }
 
 // authSchemes may precede a credential in "Authorization: Bearer xyz"; the credential is masked with it.
@@ -301,7 +312,13 @@ func findKV(m *masker, s string) []span {
 				ve = e
 			}
 		}
-		if val := s[vs:ve]; strings.TrimSpace(val) != "" {
+		val := s[vs:ve]
+		if prose := s[i] == ':' && k > i+1 && vs == k; prose && errorWords[strings.ToLower(strings.TrimRight(val, ".!"))] {
+			// "failed to decode key: illegal base64 data", "secret: not found": an error message goes on
+			// after the colon, and its next word is no credential.
+			continue
+		}
+		if strings.TrimSpace(val) != "" {
 			out = append(out, span{vs, ve, m.field(kvName(name), val), ""})
 		}
 		next = ve

@@ -56,8 +56,9 @@ func scrub(r *strings.Replacer, s string) string {
 }
 
 // MaskString masks every secret the value detectors recognise in free text: PEM private keys, JWTs, vendor
-// API keys, URL userinfo and secret query parameters, secret-named "name=value" pairs, Luhn-valid card
-// numbers, valid-looking SSNs and email addresses.
+// API keys (shapes.go) and prefixless tokens (special.go), URLs with and without a scheme (userinfo, secret
+// query parameters, webhook paths), secret-named "name=value" pairs, Luhn-valid card numbers, valid-looking
+// SSNs, email addresses, and any of these wrapped in base64 or percent-encoding (encoded.go).
 func MaskString(s string) string {
 	m := newMasker()
 	out := m.text(s, true)
@@ -71,7 +72,8 @@ func MaskField(name, value string) string {
 	return scrub(m.scrubber(), out)
 }
 
-// MaskURL masks userinfo, secret-named query and fragment parameters, and secrets in path segments and
+// MaskURL masks userinfo, secret-named query and fragment parameters, path parameters (";jsessionid=…"),
+// the path segments of webhook URLs that carry their key (paths.go), and secrets in path segments and
 // parameter values. A path that merely contains a word like "token" (/media/token_ring.mp3) is left alone.
 func MaskURL(raw string) string {
 	m := newMasker()

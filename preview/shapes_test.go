@@ -139,6 +139,8 @@ func shapeRules() []ruleCase {
 				"lookup token.example.com: no such host",
 				`Get "https://ha.local:8123/api/states": dial tcp 10.0.0.1:8123: connect: connection refused`,
 				"token has invalid claims: token is expired",
+				"failed to decode key: illegal base64 data at input byte 4",
+				"secret: not found", "api_key: missing", "token: expired.",
 				"token signature is invalid: signature is invalid",
 				"x509: certificate signed by unknown authority",
 				"context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
