@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// needTmux: under CI a missing tmux is a failure, not a skip (CI installs it).
+func needTmux(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("tmux missing under CI: %v", err)
+		}
+		t.Skip("tmux not installed")
+	}
+	return p
+}
+
+// auditBuildVigil builds the real binary into a temp dir.
+func auditBuildVigil(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "vigil")
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/vigil-dev/vigil")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestAuditBadgeTmuxSedInPlace: the issue's report, end to end. The real
+// binary runs in a detached tmux session on a demo home with the Audit tab
+// open; a real `sed -i` edits an entry (sed writes a new file and renames it
+// over audit.log); the screen shows the BROKEN badge within a couple of
+// seconds, as `vigil audit verify` does.
+func TestAuditBadgeTmuxSedInPlace(t *testing.T) {
+	tmux := needTmux(t)
+	if _, err := exec.LookPath("sed"); err != nil {
+		t.Skip("sed not installed")
+	}
+	bin := auditBuildVigil(t)
+	home := t.TempDir()
+	if out, err := exec.Command(bin, "demo", "--dir", home, "--no-open").CombinedOutput(); err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	sock := fmt.Sprintf("vigil-audit-test-%d", os.Getpid())
+	tm := func(args ...string) (string, error) {
+		out, err := exec.Command(tmux, append([]string{"-L", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := tm("new-session", "-d", "-s", "vigil", "-x", "160", "-y", "40",
+		"env", "TERM=xterm-256color", "NO_COLOR=1", bin, "--home", home); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { tm("kill-server") })
+	screen := func() string {
+		out, _ := tm("capture-pane", "-p", "-t", "vigil")
+		return out
+	}
+	waitFor := func(what string, d time.Duration, cond func(string) bool) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for !cond(screen()) {
+			if time.Since(start) > d {
+				t.Fatalf("after %v, waiting for %s; screen:\n%s", d, what, screen())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+	waitFor("the TUI", 20*time.Second, func(s string) bool { return strings.Contains(s, "Audit") })
+	// the search composer has the keys first: leave it, then the Audit tab is the fourth
+	for _, k := range []string{"Escape", "4"} {
+		if out, err := tm("send-keys", "-t", "vigil", k); err != nil {
+			t.Fatalf("send-keys: %v %s", err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	waitFor("the verified badge", 10*time.Second, func(s string) bool { return strings.Contains(s, "chain verified") })
+
+	// entry #2 (the third line): a different device
+	sed := exec.Command("sed", "-i", `3s/"target":"living-room"/"target":"kitchen"/`, filepath.Join(home, "audit.log"))
+	if out, err := sed.CombinedOutput(); err != nil {
+		t.Fatalf("sed -i: %v\n%s", err, out)
+	}
+	took := waitFor("the BROKEN badge", 5*time.Second, func(s string) bool { return strings.Contains(s, "✗ BROKEN at #2") })
+	if took > 2*time.Second {
+		t.Errorf("the badge took %v to turn", took)
+	}
+	if s := screen(); !strings.Contains(s, "✗ edited") {
+		t.Errorf("the broken row is not marked:\n%s", s)
+	}
+	if out, err := exec.Command(bin, "--home", home, "audit", "verify").CombinedOutput(); err == nil || !strings.Contains(string(out), "BROKEN at #2") {
+		t.Fatalf("audit verify disagrees with the screen: %v %s", err, out)
+	}
+}
