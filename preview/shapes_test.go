@@ -73,13 +73,18 @@ func shapeRules() []ruleCase {
 			rule: "prefixless shapes",
 			mask: map[string]string{
 				// A commit id next to a key id is still a commit id.
-				awsID + " at 9fceb02d0ae598e95dc970b74767f19372d61af8":                                                    "AKIA...MPLE at 9fceb02d0ae598e95dc970b74767f19372d61af8",
-				awsID + " " + awsSecret:                                                                                   "AKIA...MPLE " + Fixed,
-				"id=" + awsID + ",secret=" + awsSecret:                                                                    "id=AKIA...MPLE,secret=" + Fixed,
-				cat("bot 123456789:", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"):                                              "bot " + Fixed,
-				cat("/bot123456789:", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1", "/getMe"):                                    "/bot" + Fixed + "/getMe",
-				cat("mc ", rep("0123456789abcdef", 2), "-us21 ok"):                                                        "mc " + Fixed + " ok",
-				cat("cs=", "abc1Q~", rep("x", 30), "yz12"):                                                                "cs=" + Fixed,
+				awsID + " at 9fceb02d0ae598e95dc970b74767f19372d61af8":                 "AKIA...MPLE at 9fceb02d0ae598e95dc970b74767f19372d61af8",
+				awsID + " " + awsSecret:                                                "AKIA...MPLE " + Fixed,
+				"id=" + awsID + ",secret=" + awsSecret:                                 "id=AKIA...MPLE,secret=" + Fixed,
+				cat("bot 123456789:", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"):           "bot " + Fixed,
+				cat("/bot123456789:", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1", "/getMe"): "/bot" + Fixed + "/getMe",
+				cat("mc ", rep("0123456789abcdef", 2), "-us21 ok"):                     "mc " + Fixed + " ok",
+				// Keys without a shape of their own are masked by the name they travel under.
+				"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + b64(rep("\x01\xfe", 32)) + ";EndpointSuffix=core.windows.net": "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + Fixed + ";EndpointSuffix=core.windows.net",
+				"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=abc123=":                                   "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=" + Fixed,
+				"HEROKU_API_KEY=01234567-89ab-cdef-0123-456789abcdef":                                                                         "HEROKU_API_KEY=" + Fixed,
+				"CO_API_KEY=" + rep("c", 40):               "CO_API_KEY=" + Fixed,
+				cat("cs=", "abc1Q~", rep("x", 30), "yz12"): "cs=" + Fixed,
 				cat(base64.RawURLEncoding.EncodeToString([]byte("123456789012345678")), ".", "GhIjKl", ".", rep("t", 38)): Fixed,
 			},
 			keep: []string{
