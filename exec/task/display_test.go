@@ -26,3 +26,14 @@ func TestCheckDisplay(t *testing.T) {
 		}
 	}
 }
+
+// A manifest's task_id with a control or invisible character is refused
+// naming the field and the rule, without the raw value.
+func TestTaskIDRuleDoesNotEchoTheValue(t *testing.T) {
+	for _, id := range []string{"a\u202eb", "a\x1b]0;x\x07", "a\u200bb", "a\u00a0b", strings.Repeat("a", 300)} {
+		err := ValidateTaskID(id)
+		if err == nil || !strings.Contains(err.Error(), "task_id") || strings.Contains(err.Error(), id) {
+			t.Errorf("%q: %v", id, err)
+		}
+	}
+}

@@ -182,7 +182,8 @@ func ValidateTaskID(id string) error {
 	for i, c := range id {
 		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 		if !alnum && (i == 0 || !strings.ContainsRune("._:-", c)) {
-			return merr("task_id", "%s, got %q", rule, id)
+			// the value is not echoed: it may hold what a terminal acts on
+			return merr("task_id", "%s; found U+%04X at byte %d", rule, c, i)
 		}
 	}
 	return nil
