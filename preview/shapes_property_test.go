@@ -1,8 +1,11 @@
 package preview
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/url"
 	"strings"
 	"testing"
@@ -144,6 +147,27 @@ func TestShapeScannersOnNoise(t *testing.T) {
 		for s := range m.secrets {
 			if strings.Contains(out, s) {
 				t.Fatalf("noted secret %q survived: %q -> %q", s, in, out)
+			}
+		}
+	}
+}
+
+// TestPropertyShapesNeverLogged sends every shape through the masking slog handler: in the message, as an
+// attribute under a neutral name, inside an error, base64-wrapped, and (for URL shapes) as a URL.
+func TestPropertyShapesNeverLogged(t *testing.T) {
+	g := newShapeGen(4242)
+	var buf bytes.Buffer
+	log := slog.New(NewMaskingHandler(slog.NewJSONHandler(&buf, nil)))
+	for _, sh := range append(append([]secretShape{}, secretShapes...), webhookShapes...) {
+		smp := sh.make(g)
+		buf.Reset()
+		log.Info("sending "+smp.secret, "note", smp.secret, "err", errors.New("request failed: "+smp.secret),
+			"blob", base64.StdEncoding.EncodeToString([]byte(smp.secret)))
+		for _, h := range smp.hidden {
+			for _, f := range shownForms(h) {
+				if strings.Contains(buf.String(), f) {
+					t.Errorf("%s: %q shows in the log:\n%s", sh.name, f, buf.String())
+				}
 			}
 		}
 	}
