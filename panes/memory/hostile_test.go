@@ -141,3 +141,35 @@ func TestFilterKeepsEscapesWhole(t *testing.T) {
 		t.Fatalf("escape not drawn whole in the warning style: %q", view)
 	}
 }
+
+// Wrapped at any width, a preview and the detail never split an escape
+// across two lines (a `\u20` at a line's end would read as something else).
+func TestWrapNeverSplitsAnEscape(t *testing.T) {
+	st, err := memory.Open(filepath.Join(t.TempDir(), "m.db"), memory.Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Add(context.Background(), memory.NewMemory{Text: "wrapme the host is paypa\u200bl.com and \u202eright", CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	partial := regexp.MustCompile(`\\u([0-9a-f]{0,3})($|[^0-9a-f])`) // a \u without its four digits
+	for _, detail := range []bool{false, true} {
+		from := 12 // the list indents previews by 6: an escape needs 6 more
+		if detail {
+			from = 6
+		}
+		for w := from; w <= 60; w++ {
+			p := searched(t, st, "wrapme")
+			if detail {
+				press(t, p, "<enter>")
+			}
+			for _, line := range strings.Split(ansi.Strip(p.View(w, 30)), "\n") {
+				line = strings.ReplaceAll(strings.TrimSpace(line), `\uXXXX`, "") // the hidden-characters note
+				if partial.MatchString(line) {
+					t.Fatalf("detail %v, width %d: an escape is split at %q", detail, w, line)
+				}
+			}
+		}
+	}
+}

@@ -191,10 +191,16 @@ func (p *Pane) itemLines(idx int, selected bool, w int) []string {
 		head = s.Selected.Render(panes.Fit(head, w))
 	}
 	out := []string{head}
-	body := p.highlight(p.texts[idx], p.marks[idx])
 	pad := strings.Repeat(" ", min(indent, max(w-1, 0)))
-	for _, l := range panes.Wrap(body, max(w-len(pad), 1)) {
-		out = append(out, pad+l)
+	shown := p.previews[idx]
+	pos := 0 // where the line starts in the shown preview, for the filter's marks
+	for _, l := range p.texts[idx].Wrap(max(w-len(pad), 1)) {
+		ls := l.String()
+		for pos < len(shown) && !strings.HasPrefix(shown[pos:], ls) && shown[pos] == ' ' {
+			pos++ // the spaces a line was broken at
+		}
+		out = append(out, pad+p.highlight(l, pos, p.marks[idx]))
+		pos += len(ls)
 	}
 	return out
 }
@@ -248,16 +254,20 @@ func (p *Pane) safeLines(s string, base lipgloss.Style) string {
 // tabWidth lays out tabs in memory texts, where they are indentation.
 const tabWidth = 4
 
-// highlight draws a preview (made safe) with the matched bytes of its shown
-// text (fuzzy's byte offsets, each the start of a rune) in MatchChar, its
-// escapes in the warning style and the rest as plain text.
-func (p *Pane) highlight(t safetext.Text, marks []int) string {
+// highlight draws a line of a preview (made safe) with the matched bytes of
+// its shown text (fuzzy's byte offsets in the whole preview, each the start
+// of a rune; the line starts at byte start) in MatchChar, its escapes in the
+// warning style and the rest as plain text.
+func (p *Pane) highlight(t safetext.Text, start int, marks []int) string {
 	s := p.styles
 	if len(marks) == 0 {
 		return p.render(t, s.Text)
 	}
 	var b strings.Builder
-	off, mi := 0, 0 // byte offset of the span in the shown text; next mark
+	off, mi := start, 0 // byte offset of the span in the shown preview; next mark
+	for mi < len(marks) && marks[mi] < start {
+		mi++
+	}
 	for _, sp := range t.Spans {
 		end := off + len(sp.Text)
 		if sp.Escaped {
@@ -333,7 +343,7 @@ func (p *Pane) listLines(w, h int) []string {
 }
 
 func (p *Pane) itemHeight(idx, w int) int {
-	return 1 + len(panes.Wrap(p.previews[idx], max(w-min(indent, max(w-1, 0)), 1)))
+	return 1 + len(p.texts[idx].Wrap(max(w-min(indent, max(w-1, 0)), 1)))
 }
 
 // detailLines show one memory in full: its metadata, then its text wrapped
@@ -361,7 +371,12 @@ func (p *Pane) detailLines(w, h int) []string {
 			s.Err.Render(" (showing the search's copy)"), w)...)
 	}
 	head = append(head, s.Subtle.Render(strings.Repeat("─", w)))
-	body := panes.Wrap(p.safeLines(m.Text, s.Text), w)
+	var body []string
+	for _, line := range safetext.InspectLines(m.Text, safetext.Options{TabWidth: tabWidth}) {
+		for _, l := range line.Wrap(w) { // never splitting an escape across lines
+			body = append(body, p.render(l, s.Text))
+		}
+	}
 	d.bodyH = max(h-len(head), 0)
 	d.scroll = min(d.scroll, max(len(body)-d.bodyH, 0))
 	end := min(d.scroll+d.bodyH, len(body))
