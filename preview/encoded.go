@@ -133,6 +133,11 @@ func findPercent(m *masker, s string) []span {
 			continue
 		}
 		run := s[i : i+n]
+		if strings.Contains(run, "://") {
+			// A URL: the URL detector decodes its parts one by one, and claims the run before this one could.
+			i += n
+			continue
+		}
 		// A query string writes spaces as '+'; a path keeps '+' literal (and base64 uses it). Try both,
 		// the query reading first when the run looks like one.
 		order := []bool{false, true}
