@@ -104,12 +104,19 @@ func TestAppendRefusesAlteredEnd(t *testing.T) {
 		os.Remove(HeadPath(path))
 		_, err := openLog(t, path).Append(sampleEntry(3))
 		damaged(t, err, 3)
+		// verify agrees with the refusal
+		if rep := mustVerify(t, path); rep.OK || rep.Index != 3 || rep.Reason != ReasonDeleted || !strings.Contains(rep.Detail, "missing") {
+			t.Fatalf("verify: %s", rep)
+		}
 	})
 	t.Run("head garbage", func(t *testing.T) {
 		path := newLog(t, 5)
 		writeFile(t, HeadPath(path), []byte("{oops"))
 		_, err := openLog(t, path).Append(sampleEntry(5))
 		damaged(t, err, 5)
+		if rep := mustVerify(t, path); rep.OK || rep.Index != 5 {
+			t.Fatalf("verify: %s", rep)
+		}
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // Reasons Verify gives for the first bad entry.
@@ -264,7 +265,8 @@ func (r Report) against(cp Checkpoint) *Report {
 }
 
 func verify(path string, o VerifyOptions) (Report, error) {
-	h, hasHead := readHead(path)
+	h, hs := loadHead(path)
+	hasHead := hs == headOK
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if hasHead {
@@ -318,6 +320,10 @@ func verify(path string, o VerifyOptions) (Report, error) {
 			return Report{Entries: v.c.next, Index: h.Seq, Reason: ReasonEdited, Sealed: v.c.sealed,
 				Detail: "entry's hash differs from the one its head anchor recorded"}, nil
 		}
+	}
+	if bad := headless(path, hs, v.c.next); bad != nil {
+		bad.Sealed = v.c.sealed
+		return *bad, nil
 	}
 	return Report{OK: true, Entries: v.c.next, Sealed: v.c.sealed, First: v.first, Last: v.c.prev, at: v.want}, nil
 }
@@ -392,6 +398,22 @@ func (v *verifier) unterminated(f *os.File, off int64) (Report, error) {
 
 // entryPrefix is how every entry's line begins.
 const entryPrefix = `{"seq":`
+
+// headless is what a log without a usable head means, as Append sees it:
+// only a power cut during the very first append leaves no head, and only a
+// rename a power cut did not persist leaves an empty one (accepted).
+func headless(path string, hs headState, n int64) *Report {
+	name := filepath.Base(HeadPath(path))
+	switch {
+	case hs == headMissing && n > 1:
+		return &Report{Entries: n, Index: n, Reason: ReasonDeleted,
+			Detail: fmt.Sprintf("its head %s is missing, so entries after #%d may have been cut", name, n-1)}
+	case hs == headGarbage && n > 0:
+		return &Report{Entries: n, Index: n, Reason: ReasonDeleted,
+			Detail: fmt.Sprintf("its head %s is not a head, so entries after #%d may have been cut", name, n-1)}
+	}
+	return nil
+}
 
 func readHead(path string) (head, bool) {
 	h, hs := loadHead(path)
@@ -476,22 +498,26 @@ func seqsAndHashes(path string) ([]seqHash, error) {
 // Anchor is the head as read before a viewer scans the log (read it first:
 // appends move the head after the log, so it is never ahead of what follows).
 type Anchor struct {
-	h  head
-	ok bool
+	path string
+	h    head
+	hs   headState
 }
 
 // ReadAnchor reads audit.log.head beside the log at path.
 func ReadAnchor(path string) Anchor {
-	h, ok := readHead(path)
-	return Anchor{h, ok}
+	h, hs := loadHead(path)
+	return Anchor{path, h, hs}
 }
 
 // CheckAnchor compares a chain fed with the whole log against its head, as
 // Verify does: nil when they agree (or the chain is already broken, or the
 // head names an entry too far back to check).
 func (c *Chain) CheckAnchor(a Anchor) *Report {
-	if !a.ok || c.bad != nil {
+	if c.bad != nil {
 		return nil
+	}
+	if a.hs != headOK {
+		return headless(a.path, a.hs, c.next)
 	}
 	h := a.h
 	switch {

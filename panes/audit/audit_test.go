@@ -2,6 +2,7 @@ package auditpane
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,5 +88,23 @@ func TestLargeLogFiltersOffTheUIGoroutine(t *testing.T) {
 	p.Update(cmd())
 	if p.filterBusy || len(p.view) != (n+9)/10+1 || p.view[len(p.view)-1] != n {
 		t.Fatalf("view has %d rows (busy %v)", len(p.view), p.filterBusy)
+	}
+}
+
+// Audit fields come from a file anyone may have written: a terminal escape or
+// an invisible character in them is shown as a marked escape, never sent raw.
+func TestRowsShowHostileTextEscaped(t *testing.T) {
+	r := newRow(audit.Line{Entry: audit.Entry{Actor: "agent\x1b]0;owned\x07", Target: "tv\u202egnp.exe", Event: "submitted", Time: `C:\x41`}})
+	if strings.ContainsAny(r.actor, "\x1b\x07") || !strings.Contains(r.actor, `\x1b`) {
+		t.Fatalf("actor %q", r.actor)
+	}
+	if strings.Contains(r.target, "\u202e") {
+		t.Fatalf("target %q", r.target)
+	}
+	if r.time == `C:\x41` {
+		t.Fatalf("a typed escape reads like a marked one: %q", r.time)
+	}
+	if plain := "agent:planner"; shown(plain) != plain {
+		t.Fatal("plain text changed")
 	}
 }
