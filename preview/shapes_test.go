@@ -134,7 +134,7 @@ func shapeRules() []ruleCase {
 			},
 		},
 		{
-			rule: "ordinary errors and ids",
+			rule: "ordinary errors, ids and media",
 			keep: []string{
 				"dial unix /etc/passwd: connect: connection refused",
 				"open /etc/passwd: no such file or directory",
@@ -151,6 +151,16 @@ func shapeRules() []ruleCase {
 				"context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
 				"task 3f2a1b4c-0d9e-4f8a-b7c6-1e2d3c4b5a69 done at commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
 				"preview sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+				// Media ids and references the previews carry all the time.
+				"https://www.youtube.com/watch?v=dQw4w9WgXcQ&list=PLx0sYbCqOb8TBPRdmBHs5Iftvv9TPboYG",
+				"spotify:track:4uLU6hMCjMI75M1A2tKUQC",
+				"media-source://media_source/local/Movies/Big Buck Bunny (2008).mkv",
+				"https://i.scdn.co/image/ab67616d0000b273e8b066f70c206551210d902b",
+				"magnet:?xt=urn:btih:c12fe1c06bba254a9dc9f519b335aa7c1367a88a&dn=file.mkv",
+				`ETag: "33a64df551425fcc55e4d42a148795d9f25f89d4"`,
+				"x-request-id: 7f3e2b1c-9d4a-4e8b-a6f5-0c1d2e3f4a5b",
+				"https://ha.local:8123/api/media_player_proxy/media_player.tv?cache=1a2b3c4d5e",
+				"docker pull ghcr.io/home-assistant/home-assistant@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 			},
 		},
 	}
