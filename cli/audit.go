@@ -342,7 +342,8 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 			"not signed by the operator key (bad-signature), exits 1. Checkpoints and seals are checked with\n" +
 			"keys/operator.pub.pem, or --key FILE: a copy of the public key kept elsewhere.\n" +
 			"--json prints {\"ok\",\"entries\"} or {\"ok\":false,\"entries\",\"index\",\"reason\",\"detail\"}, plus\n" +
-			"\"checkpoint\" (the file that failed), \"checkpoints\" (how many were checked) and \"sealed\"\n" +
+			"\"checkpoint\" (the file that failed; index is -1 when its own signature failed), \"checkpoints\"\n" +
+			"(how many were checked) and \"sealed\"\n" +
 			"([{index, expected_entries, found_entries, reason, signature}]) when they apply.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
