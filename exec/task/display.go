@@ -12,7 +12,9 @@ const MaxDisplayBytes = 256
 
 // CheckDisplay reports why s is not fit to be shown on one line or used as
 // a key: longer than MaxDisplayBytes, not UTF-8, or holding a control or
-// format character (Unicode Cc, Cf, Zl, Zp) or a space other than U+0020.
+// format character (Unicode Cc, Cf, Zl, Zp), a space other than U+0020, or
+// another character with no visible form (Hangul fillers, variation
+// selectors: Other_Default_Ignorable_Code_Point).
 // The message names the rule and the offending character's code point and
 // position, never the raw value. nil when s is fine (empty is fine here;
 // callers that need a value say so).
@@ -32,6 +34,8 @@ func CheckDisplay(s string) error {
 			kind = "a format (invisible) character"
 		case unicode.Is(unicode.Zl, r), unicode.Is(unicode.Zp, r):
 			kind = "a line or paragraph separator"
+		case unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r), unicode.Is(unicode.Variation_Selector, r):
+			kind = "an invisible character"
 		case r == utf8.RuneError:
 			kind = "a replacement character (the value was not valid UTF-8)"
 		case r != ' ' && unicode.IsSpace(r), unicode.Is(unicode.Zs, r) && r != ' ':

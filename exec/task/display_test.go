@@ -11,6 +11,7 @@ func TestCheckDisplay(t *testing.T) {
 		"tab\tx": "control", "nul\x00": "control", "esc\x1b[2J": "control", "del\x7f": "control", "c1\u0085": "control",
 		"zw\u200bj": "format", "bidi\u202e": "format", "bom\ufeff": "format", "tag\U000E0041": "format",
 		"ls\u2028": "separator", "ps\u2029": "separator",
+		"hangul\u3164filler": "invisible", "vs\ufe0f": "invisible", "cgj\u034f": "invisible",
 		"nbsp\u00a0": "space other", "ideo\u3000": "space other", "thin\u2009": "space other",
 		strings.Repeat("a", 257): "longer than 256", "bad\xff": "UTF-8",
 	}
