@@ -1,5 +1,7 @@
 // Package audit is Vigil's append-only, hash-chained audit log (JSON Lines):
-// append under a file lock with fsync, read from the tail, verify the chain.
+// append under a file lock with fsync (never onto a cut or altered end: see
+// DamagedError and Seal), read from the tail, verify the chain, and sign
+// checkpoints that anchor it outside its folder.
 package audit
 
 import (
