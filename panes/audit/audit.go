@@ -203,7 +203,7 @@ func (p *Pane) Init() tea.Cmd {
 // it, a change that is not a pure append (the file replaced, shrunk, or its
 // last known line changed) triggers the full re-read, and appends are checked
 // incrementally.
-var smallLog int64 = 8 << 20
+var smallLog int64 = 4 << 20
 
 // fileMark is what a change is compared with: the file the rows were read
 // from and a hash of its last line, taken from what was parsed (never re-read
