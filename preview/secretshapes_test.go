@@ -141,6 +141,16 @@ var secretShapes = []secretShape{
 	{"readme", key("rdme_", csLower, 70)},
 	{"linear", key(cat("lin", "_api_"), csAlnum, 40)},
 	{"notion", func(g *shapeGen) sample { return keyed("ntn_", cat(g.of(csDigits, 11), g.of(csAlnum, 35))) }},
+	{"grafana-api-key", func(g *shapeGen) sample { return keyed("eyJrIjoi", g.of(csAlnum, 80)) }},
+	{"cloudflare-origin-ca", func(g *shapeGen) sample { return keyed("v1.0-", cat(g.of(csHex, 24), "-", g.of(csHex, 146))) }},
+	{"1password-secret-key", func(g *shapeGen) sample {
+		return keyed("A3-", cat(g.of(csUpper, 6), "-", g.of(csUpper, 11), "-", g.of(csUpper, 5), "-", g.of(csUpper, 5), "-", g.of(csUpper, 5)))
+	}},
+	{"octopus", key("API-", csUpper, 26)},
+	{"sourcegraph", key("sgp_", csHex, 40)},
+	{"typeform", key("tfp_", csWordDash, 59)},
+	{"dropbox-short-lived", key("sl.", csWordDash, 135)},
+	{"duffel", key(cat("duffel", "_live_"), csWordDash, 43)},
 	// Source hosts
 	{"github-classic", func(g *shapeGen) sample {
 		return keyed(cat("gh", string("pousr"[g.r.IntN(5)]), "_"), g.of(csAlnum, 36))

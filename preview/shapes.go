@@ -25,6 +25,7 @@ func alnumUnderDash(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
 func wordDashDot(c byte) bool    { return alnumUnderDash(c) || c == '.' }
 func base32Upper(c byte) bool    { return c >= 'A' && c <= 'Z' || c >= '2' && c <= '7' }
 func upperAlnum(c byte) bool     { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+func upperAlnumDash(c byte) bool { return upperAlnum(c) || c == '-' }
 func lowerAlnum(c byte) bool     { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 func isHex(c byte) bool          { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 func hexDash(c byte) bool        { return isHex(c) || c == '-' }
@@ -106,6 +107,21 @@ var vendors = []vendor{
 	{pre("lin_api_"), isAlnum, 40, 0},               // Linear
 	{pre("ntn_"), isAlnum, 46, 0},                   // Notion
 	{pre("secret_"), isAlnum, 43, 0},                // Notion (older integrations)
+	{pre("eyJrIjoi"), b64Std, 70, 0},                // Grafana API keys (base64 JSON, not a JWT)
+	{pre("v1.0-"), hexDash, 170, 0},                 // Cloudflare Origin CA keys
+	{pre("cmVmd"), isAlnum, 59, 0},                  // Artifactory reference tokens
+	{pre("p8e-"), isAlnum, 32, 0},                   // Adobe client secrets
+	{pre("A3-"), upperAlnumDash, 30, 0},             // 1Password account secret keys
+	{pre("API-"), upperAlnum, 26, 0},                // Octopus Deploy
+	{pre("s-s4t2ud-", "s-s4t2af-"), isHex, 64, 0},   // 42 Intra
+	{pre("duffel_test_", "duffel_live_"), wordDashDot, 43, 0},
+	{pre("fio-u-"), alnumUnderDash, 64, 0},                 // Frame.io
+	{pre("ico-"), isAlnum, 32, 0},                          // Infracost
+	{pre("sgp_"), alnumUnder, 40, 0},                       // Sourcegraph
+	{pre("tfp_"), wordDashDot, 59, 0},                      // Typeform
+	{pre("dnkey-"), alnumUnderDash, 70, 0},                 // Defined Networking
+	{pre("sm_pat_", "sm_aat_", "sm_sat_"), isAlnum, 16, 0}, // SettleMint
+	{pre("sl."), alnumUnderDash, 130, 0},                   // Dropbox short-lived tokens
 
 	// Source hosts and CI.
 	{pre("github_pat_"), alnumUnder, 40, 0}, // fine-grained: 22 + "_" + 59 in practice

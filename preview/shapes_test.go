@@ -67,7 +67,8 @@ func shapeRules() []ruleCase {
 			},
 			keep: []string{"hf_hub_download", "sk-learn", "key-value store", "npm_config_cache", "SKU-12345",
 				"secret_garden.mkv", "pypi-simple", "dckr_pat_short", "AIzaShort", "SG.example.com", "ratio 1//0",
-				"xoxb-1", "oy2short", "glpat-short", "the ya29 bus", "EAAAAA", "dapi-docs"},
+				"xoxb-1", "oy2short", "glpat-short", "the ya29 bus", "EAAAAA", "dapi-docs", "A3-landscape", "API-docs",
+				"ico-font", "sl.example.com", "v1.0-beta", "sgp_x", "p8e-short"},
 		},
 		{
 			rule: "prefixless shapes",
