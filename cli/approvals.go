@@ -182,6 +182,9 @@ func previewJSON(v approval.View) map[string]any {
 	if v.Problem != "" {
 		out["problem"] = v.Problem
 	}
+	if len(v.Warnings) > 0 {
+		out["warnings"] = v.Warnings
+	}
 	return out
 }
 
@@ -216,6 +219,9 @@ func writePreviewAt(w io.Writer, v approval.View, now time.Time) {
 	fmt.Fprintf(w, "\neffect:  %s\n", safetext.Line(p.EstimatedEffect))
 	for _, warn := range safetext.URLWarnings(p.URL) {
 		fmt.Fprintf(w, "url:     %s\n", warn)
+	}
+	for _, warn := range v.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", safetext.Line(warn))
 	}
 	r := v.Record
 	hidden += safetext.Hidden(r.TaskID) + safetext.Hidden(r.Agent) + safetext.Hidden(r.TokenJTI)
@@ -384,6 +390,9 @@ func newDenyCmd(app *App) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(reason) == "" {
 				return Failf(ExitBadInput, "--reason: must not be empty")
+			}
+			if err := task.CheckText(reason, approval.MaxReasonBytes); err != nil {
+				return Failf(ExitBadInput, "--reason: %v", err)
 			}
 			eng, err := app.Engine(cmd.Context())
 			if err != nil {

@@ -182,3 +182,21 @@ func TestPreviewShowsHiddenCharacters(t *testing.T) {
 		t.Fatalf("preview:\n%q", human)
 	}
 }
+
+// A denial's reason goes back to the agent and into the log: one holding a
+// control or invisible character is refused (exit 2) and nothing is decided.
+func TestDenyReasonMustBePlainText(t *testing.T) {
+	h := newCLIHome(t)
+	h.must(0, "submit", h.manifest("why", "1h"))
+	_, errs, code := runReal(t, h.home, "deny", "why", "--reason", "no\u2067x")
+	if code != 2 || !strings.Contains(errs, "--reason") || strings.Contains(errs, "\u2067") {
+		t.Fatalf("deny with a bidi control: exit %d %q", code, errs)
+	}
+	if list := h.must(0, "pending"); !strings.Contains(list, "why") {
+		t.Fatalf("the task was decided:\n%s", list)
+	}
+	h.must(0, "deny", "why", "--reason", "not now")
+	if _, errs, code := runReal(t, h.home, "result", "why"); code != 1 || !strings.Contains(errs, "denied — decided by operator:") || !strings.Contains(errs, "via cli") {
+		t.Fatalf("result: exit %d %s", code, errs)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/media"
+	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/internal/crashpoint"
 	"github.com/vigil-dev/vigil/preview"
@@ -33,6 +34,10 @@ type View struct {
 	// request no longer hashes to what was submitted (a decision marks it
 	// tampered).
 	Problem string `json:"problem,omitempty"`
+	// Warnings are what a person must be told about the media URI before
+	// trusting how it reads (hidden characters, a non-ASCII host and its
+	// punycode, a look-alike host); already safe to show.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // plan re-plans a task's request from its manifest without a lease check, so
@@ -98,6 +103,14 @@ func (q *Queue) Preview(ctx context.Context, id string) (View, error) {
 	if _, err := q.o.Executor.Prepare(m); err != nil {
 		v.LeaseValid, v.LeaseError = false, preview.MaskString(err.Error())
 	}
+	var in struct {
+		MediaURI string `json:"media_uri"`
+	}
+	if json.Unmarshal(m.Inputs, &in) == nil && in.MediaURI != "" {
+		for _, w := range safetext.URLWarnings(preview.MaskString(in.MediaURI)) {
+			v.Warnings = append(v.Warnings, "media_uri "+w)
+		}
+	}
 	if !r.State.Final() {
 		if _, t, err := q.checkStored(&r); err == nil && t != nil {
 			v.Problem = t.message()
@@ -162,6 +175,14 @@ type Decision struct {
 	Via         string // the surface: "tui", "cli"
 }
 
+// MaxReasonBytes bounds a denial's reason.
+const MaxReasonBytes = 2000
+
+// ErrBadReason refuses a denial whose reason holds control or invisible
+// characters (it goes back to the agent and into the log) or is too long;
+// nothing is decided.
+var ErrBadReason = errors.New("reason")
+
 // ErrPreviewChanged means the request to send is no longer the one shown.
 var ErrPreviewChanged = errors.New("the request changed since the preview was shown; review it again")
 
@@ -220,6 +241,9 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 	}
 	now := q.o.Now().UTC()
 	if !d.Approve {
+		if err := task.CheckText(d.Reason, MaxReasonBytes); err != nil {
+			return r, nil, fmt.Errorf("%w: %v", ErrBadReason, err)
+		}
 		reason := preview.MaskString(d.Reason)
 		r.DecidedAt, r.DecidedBy, r.DecidedVia, r.Reason = &now, d.By, d.Via, reason
 		te := task.Errorf(task.ApprovalDenied, "denied by %s: %s", d.By, reason)

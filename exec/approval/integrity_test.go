@@ -334,3 +334,24 @@ func TestSubmitRefusesInvisibleCharactersInTheDevice(t *testing.T) {
 		t.Fatalf("%+v", out)
 	}
 }
+
+// A denial's reason with a control or invisible character is refused and
+// decides nothing; a look-alike media host is flagged in the view.
+func TestDenyReasonAndURIWarnings(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.Play("lookalike", "https://p\u0430ypal.com/song.mp3"))
+	_, _, err := h.q.Decide(context.Background(), "lookalike", Decision{By: "operator:ada", Reason: "no\x1b[2J"})
+	if !errors.Is(err, ErrBadReason) {
+		t.Fatalf("reason with ESC: %v", err)
+	}
+	if r, _ := h.q.Get("lookalike"); r.State != Pending {
+		t.Fatalf("state %s", r.State)
+	}
+	v, err := h.q.Preview(context.Background(), "lookalike")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(v.Warnings, "; "); !strings.Contains(w, "look-alike") || !strings.Contains(w, "xn--") {
+		t.Fatalf("warnings: %q", w)
+	}
+}

@@ -18,9 +18,13 @@ const MaxDisplayBytes = 256
 // The message names the rule and the offending character's code point and
 // position, never the raw value. nil when s is fine (empty is fine here;
 // callers that need a value say so).
-func CheckDisplay(s string) error {
-	if len(s) > MaxDisplayBytes {
-		return fmt.Errorf("longer than %d bytes (%d)", MaxDisplayBytes, len(s))
+func CheckDisplay(s string) error { return CheckText(s, MaxDisplayBytes) }
+
+// CheckText is CheckDisplay with another length bound (free text such as a
+// denial's reason).
+func CheckText(s string, max int) error {
+	if len(s) > max {
+		return fmt.Errorf("longer than %d bytes (%d)", max, len(s))
 	}
 	if !utf8.ValidString(s) {
 		return fmt.Errorf("not valid UTF-8")
