@@ -361,8 +361,8 @@ func TestApprovalsCrashAtEveryDurableWrite(t *testing.T) {
 		for i, p := range expirePoints {
 			id := fmt.Sprintf("x%02d-%s", i, strings.ReplaceAll(p, ".", "-"))
 			expiring = append(expiring, id)
-			h.dropAll([]string{id}, time.Second)
-			time.Sleep(1100 * time.Millisecond) // the 1 s lease runs out
+			h.dropAll([]string{id}, 2*time.Second) // submitted well before its lease runs out
+			time.Sleep(2100 * time.Millisecond)
 			out, err := h.child(p, "pending").CombinedOutput()
 			if !killed(err) {
 				t.Fatalf("%s: vigil pending was not killed: %v\n%s", p, err, out)
