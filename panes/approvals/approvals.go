@@ -144,6 +144,8 @@ type Pane struct {
 	// areaW×areaH is the area the root last asked about; 0×0 before.
 	areaW, areaH int
 
+	pvCache previewCache
+
 	watchers []*panes.Watcher
 	known    map[string]bool
 }
@@ -161,7 +163,7 @@ func New(o Options, styles *themes.Styles) *Pane {
 
 func (p *Pane) ID() string                 { return "approvals" }
 func (p *Pane) Title() string              { return "Approvals" }
-func (p *Pane) SetStyles(s *themes.Styles) { p.styles = s }
+func (p *Pane) SetStyles(s *themes.Styles) { p.styles, p.pvCache = s, previewCache{} }
 func (p *Pane) Capturing() bool            { return p.confirm != nil || p.deny != nil }
 
 // Badge is the number of pending tasks.

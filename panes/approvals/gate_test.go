@@ -139,8 +139,12 @@ func TestNoKeyActsOnWhatIsNotShown(t *testing.T) {
 		p.Update(view)
 		return p
 	}
-	for w := 1; w <= 72; w++ {
-		for h := 1; h <= 24; h++ {
+	// every size near the edges (the minimum, the pane's needs, 60 columns);
+	// a few in between
+	widths := []int{1, 2, 5, 10, 20, 30, 38, 39, 40, 41, 45, 50, 59, 60, 61, 72}
+	heights := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 20, 24}
+	for _, w := range widths {
+		for _, h := range heights {
 			p := fresh()
 			m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
 			m.Update(tea.WindowSizeMsg{Width: w, Height: h})

@@ -3,7 +3,6 @@ package approvals
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -203,45 +202,41 @@ func TestHostileStringsInEveryShownField(t *testing.T) {
 			p := newPane(env)
 			p.Update(listMsg{list: []approval.Record{rec}})
 			p.Update(viewMsg{id: rec.TaskID, view: v})
+			p.Update(outcomeMsg{id: rec.TaskID, rec: rec, res: res, err: errors.New(h.s)})
+			screens := map[string]string{"queue": p.View(160, 40), "queue at 60": p.View(60, 30)}
+			p.grace = grace{}
+			p.Update(keyMsg("a"))
+			screens["confirm"] = p.View(160, 40)
+			p.confirm = nil
+			p.grace = grace{}
+			p.Update(keyMsg("d"))
+			screens["deny"] = p.View(160, 40)
+			p.deny = nil
 			dec := rec
-			dec.State = approval.Failed
 			for _, st := range []approval.State{approval.Failed, approval.Damaged, approval.Denied} {
 				dec.State = st
 				p.Update(listMsg{list: []approval.Record{rec}, decided: []approval.Record{dec}})
 				p.Update(resultMsg{id: rec.TaskID, res: res})
-				p.Update(outcomeMsg{id: rec.TaskID, rec: dec, res: res, err: errors.New(h.s)})
-				screens := map[string]string{"queue": p.View(160, 60)}
-				p.grace = grace{}
-				p.Update(keyMsg("a"))
-				screens["confirm"] = p.View(160, 60)
-				p.confirm = nil
-				p.grace = grace{}
-				p.Update(keyMsg("d"))
-				screens["deny"] = p.View(160, 60)
-				p.deny = nil
 				p.history = true
-				screens["decided"] = p.View(160, 60)
-				for _, w := range []int{60, 80} {
-					p.history = false
-					screens[fmt.Sprint("queue at ", w)] = p.View(w, 30)
-					p.history = true
-					screens[fmt.Sprint("decided at ", w)] = p.View(w, 30)
-				}
+				screens["decided "+string(st)] = p.View(160, 40)
 				p.history = false
-				for where, screen := range screens {
-					if c := rawControl(screen); c != "" {
-						t.Fatalf("%s/%s (%s, %s): raw %s on screen:\n%s", name, h.name, st, where, c, screen)
-					}
-					for _, line := range strings.Split(screen, "\n") {
-						if lipgloss.Width(line) > 160 {
-							t.Fatalf("%s/%s (%s): a line overflows: widths are measured after escaping", name, h.name, where)
-						}
+			}
+			p.history = true
+			screens["decided at 60"] = p.View(60, 30)
+			p.history = false
+			for where, screen := range screens {
+				if c := rawControl(screen); c != "" {
+					t.Fatalf("%s/%s (%s): raw %s on screen:\n%s", name, h.name, where, c, screen)
+				}
+				for _, line := range strings.Split(screen, "\n") {
+					if lipgloss.Width(line) > 160 {
+						t.Fatalf("%s/%s (%s): a line overflows: widths are measured after escaping", name, h.name, where)
 					}
 				}
 			}
 			// the escaped form is visible where the field is shown
 			if safetext.Hidden(h.s) > 0 {
-				plain := sgr.ReplaceAllString(p.View(160, 60), "")
+				plain := sgr.ReplaceAllString(screens["queue"], "")
 				if name == "agent" || name == "jti" || name == "url" || name == "effect" || name == "body" {
 					if !strings.Contains(plain, "hidden character") {
 						t.Errorf("%s/%s: no hidden-character note:\n%s", name, h.name, plain)

@@ -94,7 +94,7 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	case p.view == nil:
 		detail = []string{s.Muted.Render("loading preview…")}
 	default:
-		detail = p.previewLines(*p.view, w)
+		detail = p.cachedPreview(w)
 	}
 	need := min(previewTop, len(detail))
 	if dlg := p.dialogLines(w); len(dlg) > 0 {
@@ -136,6 +136,25 @@ func window(lines []string, from, n int) []string {
 	}
 	end := min(from+n, len(lines))
 	return lines[from:end]
+}
+
+// previewCache keeps the laid-out preview between frames: the root asks
+// for a render on every key (Legible) and every frame, and the preview only
+// changes with the view, the width, the theme or the second.
+type previewCache struct {
+	view  *approval.View
+	w     int
+	sec   int64
+	lines []string
+}
+
+func (p *Pane) cachedPreview(w int) []string {
+	sec := p.o.Now().Unix()
+	c := &p.pvCache
+	if c.view != p.view || c.w != w || c.sec != sec || c.lines == nil {
+		*c = previewCache{view: p.view, w: w, sec: sec, lines: p.previewLines(*p.view, w)}
+	}
+	return c.lines
 }
 
 // previewLines renders the masked request as HTTP, then the effect, the
