@@ -83,8 +83,13 @@ func TestVeryLongLines(t *testing.T) {
 		if r.Count != 2 || r.TimedOut {
 			t.Fatalf("%s: count %d timed_out %v errors %v stderr %q", be, r.Count, r.TimedOut, r.Errors, r.Stderr)
 		}
-		if r.Matches[0].Line != one || r.Matches[1].Line != twenty {
-			t.Errorf("%s: line text differs (len %d, %d)", be, len(r.Matches[0].Line), len(r.Matches[1].Line))
+		// Each is cut to a window around its match (max_line_bytes).
+		for k, whole := range []string{one, twenty} {
+			m := r.Matches[k]
+			if m.LineBytes != len(whole) || whole[m.TextOffset:m.TextOffset+len(m.Line)] != m.Line ||
+				len(m.Line) > DefaultMaxLineBytes || m.Line[m.Submatches[0].Start:m.Submatches[0].End] != "NEEDLE" {
+				t.Errorf("%s: line %d: window of %d bytes at %d of %d", be, k, len(m.Line), m.TextOffset, m.LineBytes)
+			}
 		}
 		if r.Matches[1].Column != 20<<20+1 {
 			t.Errorf("%s: column %d", be, r.Matches[1].Column)

@@ -140,7 +140,9 @@ func TestUgrepRepeatCountOverLimit(t *testing.T) {
 				t.Errorf("ugrep: want BadArgs naming the count, got %v (%.200s)", err, eventsJSON(r))
 			}
 		default:
-			if err != nil || len(r.Matches) != 1 || len(r.Matches[0].Submatches) != 1 || r.Matches[0].Submatches[0] != (Span{0, 70000}) {
+			// The line is cut to max_line_bytes, and the match with it.
+			if err != nil || len(r.Matches) != 1 || r.Matches[0].LineBytes != 70000 || !r.Matches[0].MatchTextTruncated ||
+				len(r.Matches[0].Submatches) != 1 || r.Matches[0].Submatches[0] != (Span{0, DefaultMaxLineBytes}) {
 				t.Errorf("%s: want one match of all 70000 a's, got %v %.200s", be, err, eventsJSON(r))
 			}
 		}

@@ -257,7 +257,7 @@ func (p *Pane) chip(f, w int) string {
 					val = "-"
 				}
 			}
-			val = panes.Truncate(val, max(w/3, 6))
+			val = panes.Truncate(safetext.Line(val), max(w/3, 6))
 		}
 	}
 	label := s.Label.Render(name + ":")
@@ -277,6 +277,8 @@ func (p *Pane) renderField(f, width int) string {
 	fd := &p.inputs[f]
 	focused := p.focus == focusComposer && p.field == f
 	before, at, after := fd.Window(max(width, 1))
+	// A pasted or recalled value may hold controls: shown as escapes.
+	before, at, after = safetext.Line(before), safetext.Line(at), safetext.Line(after)
 	if !focused {
 		return p.styles.Input.Render(before + strings.TrimRight(at+after, " "))
 	}
@@ -538,7 +540,7 @@ func (p *Pane) docLines(w, h int) []string {
 		return []string{s.Muted.Render("opening…")}
 	}
 	if p.docErr != nil {
-		return []string{s.Err.Render(panes.Truncate("cannot open: "+p.docErr.Error(), w)), s.Muted.Render("esc: back")}
+		return []string{p.safeField("cannot open: "+p.docErr.Error(), w, s.Err), s.Muted.Render("esc: back")}
 	}
 	d := p.doc
 	head := p.safeField(d.Title, max(w-20, 10), s.Title) + s.Muted.Render("  "+d.Scope+" · esc back")
