@@ -54,8 +54,11 @@ func newAuditShowCmd(app *App) *cobra.Command {
 		Use:   "show",
 		Short: "Print audit entries (oldest first)",
 		Long: "Prints the entries that match the filters, oldest first; --limit N keeps the last N.\n" +
-			"Human output is a table (seq, time, actor, event, task, target, outcome). With --json each\n" +
-			"entry is printed as one JSON line, byte for byte as stored in the log (hash and prev included).\n" +
+			"Human output is a table (seq, time, actor, event, task, target, outcome); text from the log is\n" +
+			"shown with control and invisible characters as marked escapes. With --json each entry is printed\n" +
+			"as one JSON line as stored in the log (hash and prev included), byte for byte except that DEL, C1,\n" +
+			"bidi and format characters are written as JSON \\u escapes (the same strings: parse and re-encode\n" +
+			"to get the stored bytes and their hash).\n" +
 			"Lines that are not valid entries are named on stderr; run `vigil audit verify` for the chain.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -124,7 +127,10 @@ func writeEntryJSON(app *App, l audit.Line) error {
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
-	if _, err := app.Out.Write(append(b, '\n')); err != nil {
+	// the stored line, except that what a terminal would act on or hide (DEL,
+	// C1, bidi and format characters) is written as a JSON \u escape: the
+	// same strings; parse and re-encode to get the stored bytes back
+	if _, err := app.Out.Write(terminalSafeJSON(append(b, '\n'))); err != nil {
 		return Fail(ExitExecution, err)
 	}
 	return nil
@@ -158,7 +164,7 @@ func tableRow(e audit.Entry) string {
 		return safetext.Line(s)
 	}
 	return strings.Join([]string{fmt.Sprint(e.Seq), cell(e.Time), cell(e.Actor), cell(e.Event),
-		cell(e.TaskID), cell(e.Target), e.Outcome()}, "\t")
+		cell(e.TaskID), cell(e.Target), cell(e.Outcome())}, "\t")
 }
 
 func newAuditTailCmd(app *App) *cobra.Command {
