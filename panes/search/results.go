@@ -255,7 +255,11 @@ func readLines(path string, limit int64) ([]string, error) {
 		}
 	}
 	text := strings.TrimSuffix(string(buf[:n]), "\n")
-	return strings.Split(text, "\n"), nil
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r") // a CRLF line end, as the engine's lines.text has none
+	}
+	return lines, nil
 }
 
 // completions lists directory names under the sandbox root that complete
