@@ -199,7 +199,7 @@ func (p *Pane) Init() tea.Cmd {
 }
 
 // smallLog is the size up to which every change re-reads and re-verifies the
-// whole log (a few milliseconds): an edit in place anywhere is caught. Above
+// whole log (up to ~0.1 s): an edit in place anywhere is caught. Above
 // it, a change that is not a pure append (the file replaced, shrunk, or its
 // last known line changed) triggers the full re-read, and appends are checked
 // incrementally.
