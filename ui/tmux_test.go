@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -35,15 +36,38 @@ func needTmux(t *testing.T) string {
 	return path
 }
 
-// buildVigil builds the binary under test into a temp folder.
+var (
+	buildOnce sync.Once
+	vigilDir  string // holds the built binary; removed by TestMain
+	vigilBin  string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if vigilDir != "" {
+		os.RemoveAll(vigilDir)
+	}
+	os.Exit(code)
+}
+
+// buildVigil builds the binary under test once per test run.
 func buildVigil(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vigil")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/vigil-dev/vigil")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		if vigilDir, buildErr = os.MkdirTemp("", "vigil-tmux-test-"); buildErr != nil {
+			return
+		}
+		vigilBin = filepath.Join(vigilDir, "vigil")
+		out, err := exec.Command("go", "build", "-o", vigilBin, "github.com/vigil-dev/vigil").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return vigilBin
 }
 
 // hostileAgent is an agent name carrying every kind of sequence that acts
