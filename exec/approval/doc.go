@@ -24,6 +24,16 @@
 // state with the reason, cannot be decided, and affects no other task.
 // Final states: done, failed, denied, expired, tampered.
 //
+// # Deadline
+//
+// A pending task's deadline (Record.Deadline) is the earlier of the approval
+// timeout and the lease's exp, without the verifier's clock-skew leeway: the
+// countdown a person sees is the one that applies. Past it the task is
+// expired — APPROVAL_TIMEOUT, or LEASE_EXPIRED when the lease ran out first
+// (state expired either way, never a denial). An approval that finds the
+// lease expired expires the task the same way; a lease revoked or otherwise
+// invalid at decision time fails it (state failed).
+//
 // # One task_id, one request
 //
 // A task_id names one request forever: capability, inputs (device included)
