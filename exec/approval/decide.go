@@ -213,7 +213,11 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 	}
 	decided := func() (Record, *task.Result, error) {
 		res, _ := q.o.Results.Load(id)
-		return r, res, &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
+		de := &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
+		if r.Error != nil {
+			de.Code = r.Error.Code
+		}
+		return r, res, de
 	}
 	// a transition a crash interrupted is finished first: a decision the
 	// record holds is the decision of record

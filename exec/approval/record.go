@@ -104,13 +104,18 @@ type DecidedError struct {
 	TaskID string
 	State  State
 	By     string
+	Code   task.Code // the outcome's failure code, when there is one
 }
 
 func (e *DecidedError) Error() string {
-	if e.By != "" {
-		return fmt.Sprintf("task %s was already decided: %s by %s", e.TaskID, e.State, e.By)
+	what := string(e.State)
+	if e.Code != "" {
+		what += " (" + string(e.Code) + ")"
 	}
-	return fmt.Sprintf("task %s was already decided: %s", e.TaskID, e.State)
+	if e.By != "" {
+		return fmt.Sprintf("task %s was already decided: %s by %s", e.TaskID, what, e.By)
+	}
+	return fmt.Sprintf("task %s was already decided: %s", e.TaskID, what)
 }
 
 type store struct{ dir string }
