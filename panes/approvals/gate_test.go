@@ -258,3 +258,48 @@ func TestTooSmallThroughTheProgram(t *testing.T) {
 		}
 	})
 }
+
+// Rendering twice gives the same screen: the cached preview is never
+// changed by the frame built from it (the "more below" line, a dialog).
+func TestViewIsStable(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("stable", secretURI+"&"+strings.Repeat("segment=abcdefghij&", 40)))
+	p := loadedPane(t, env)
+	p.scroll = 3
+	first := p.View(100, 20)
+	for i := 0; i < 3; i++ {
+		if again := p.View(100, 20); again != first {
+			t.Fatalf("render %d differs:\n%s\n---\n%s", i+2, first, again)
+		}
+	}
+	p.grace = grace{}
+	p.Update(keyMsg("a"))
+	withDialog := p.View(100, 20)
+	p.confirm = nil
+	if again := p.View(100, 20); strings.Contains(again, "Approve stable?") || withDialog == again {
+		t.Fatal("the dialog's lines stayed in the cached preview")
+	}
+}
+
+// Rows fit every width from 60 to 200 without a cut deadline, and the
+// selected row is never wrapped there.
+func TestRowsFitFrom60Columns(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Manifest("a-rather-long-task-id", "MEDIA_PAUSE", map[string]any{"target_device": "living-room"}, 40*time.Second))
+	env.Submit(env.Play("short", "/media/a.mkv"))
+	p := loadedPane(t, env)
+	for w := 60; w <= 200; w++ {
+		lines := strings.Split(ansi.Strip(p.View(w, 20)), "\n")
+		for _, l := range lines[1:3] {
+			if strings.Contains(l, "…") && !strings.Contains(l, "agent") {
+				t.Fatalf("%d cols: cut row %q", w, l)
+			}
+			if !strings.Contains(l, "expires") && !strings.Contains(l, ":") {
+				t.Fatalf("%d cols: no deadline in %q", w, l)
+			}
+		}
+		if !strings.Contains(lines[1], "a-rather-long-task-id") || !strings.Contains(lines[2], "short") {
+			t.Fatalf("%d cols: rows wrapped:\n%s", w, strings.Join(lines[:5], "\n"))
+		}
+	}
+}

@@ -63,7 +63,8 @@ func cellsOf(r approval.Record, now time.Time) rowCells {
 type rowLayout struct {
 	id, cap, device, agent int
 	age, shortDeadline     bool
-	deadline               int
+	shortCap               bool
+	deadline, ageW         int
 }
 
 const minAgent = 6
@@ -79,33 +80,42 @@ func layoutRows(rows []rowCells, w int) rowLayout {
 		l.deadline = max(l.deadline, lipgloss.Width(c.deadline))
 		ageW = max(ageW, lipgloss.Width(c.age))
 	}
-	l.id, l.device, l.agent = min(l.id, 40), min(l.device, 24), min(l.agent, 24)
-	l.age = true
-	fixed := func() int {
-		n := 2 + l.id + 1 + l.cap + 1 + l.device + 1 + l.deadline
-		if l.agent > 0 {
-			n += l.agent + 1
+	l.id, l.device = min(l.id, 40), min(l.device, 24)
+	full := min(l.agent, 24)
+	// the columns that always stay, and what is left for the others
+	rest := func() int { return w - (2 + l.id + 1 + l.cap + 1 + l.device + 1 + l.deadline) }
+	fitAgent := func(room int) int {
+		if room-1 < minAgent {
+			return 0
 		}
-		if l.age {
-			n += ageW + 1
-		}
-		return n
+		return min(full, room-1)
 	}
-	if over := fixed() - w; over > 0 && l.agent > minAgent {
-		l.agent = max(l.agent-over, minAgent)
+	// the agent name shrinks first (to a useful 12 cells), then the age
+	// goes and the agent takes its room, then the agent shrinks to 6 and
+	// goes, then the deadline's wording shortens
+	l.ageW = ageW
+	l.age = rest()-(ageW+1) >= min(full, 12)+1
+	room := rest()
+	if l.age {
+		room -= ageW + 1
 	}
-	if fixed() > w {
-		l.age = false
-	}
-	if fixed() > w {
-		l.agent = 0
-	}
-	if fixed() > w {
+	l.agent = fitAgent(room)
+	if rest() < 0 {
 		l.shortDeadline = true
 		l.deadline = 0
 		for _, c := range rows {
 			l.deadline = max(l.deadline, lipgloss.Width(c.deadlineShort))
 		}
+		l.age = false
+		l.agent = fitAgent(rest())
+	}
+	if rest() < 0 {
+		// every capability is MEDIA_*: the prefix is the first thing to go
+		l.shortCap, l.cap = true, 0
+		for _, c := range rows {
+			l.cap = max(l.cap, lipgloss.Width(strings.TrimPrefix(c.cap, "MEDIA_")))
+		}
+		l.agent = fitAgent(rest())
 	}
 	return l
 }
@@ -118,12 +128,16 @@ func pad(s string, n int) string { return panes.Fit(s, n) }
 // they would decide on) and cut otherwise.
 func (p *Pane) queueRow(c rowCells, l rowLayout, selected bool, w int) []string {
 	s := p.styles
-	parts := []string{pad(c.id, l.id), pad(c.cap, l.cap), pad(c.device, l.device)}
+	cp := c.cap
+	if l.shortCap {
+		cp = strings.TrimPrefix(cp, "MEDIA_")
+	}
+	parts := []string{pad(c.id, l.id), pad(cp, l.cap), pad(c.device, l.device)}
 	if l.agent > 0 {
 		parts = append(parts, pad(c.agent, l.agent))
 	}
 	if l.age {
-		parts = append(parts, pad(c.age, 10))
+		parts = append(parts, pad(c.age, l.ageW))
 	}
 	dl := c.deadline
 	if l.shortDeadline {

@@ -130,12 +130,14 @@ func (p *Pane) noticeLines(w int) []string {
 	return l
 }
 
+// window is lines[from:from+n] as a copy: callers change and extend it,
+// and lines may be the cached preview.
 func window(lines []string, from, n int) []string {
 	if from > len(lines) {
 		from = len(lines)
 	}
 	end := min(from+n, len(lines))
-	return lines[from:end]
+	return append([]string(nil), lines[from:end]...)
 }
 
 // previewCache keeps the laid-out preview between frames: the root asks
