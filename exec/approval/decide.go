@@ -238,6 +238,19 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 	if err != nil {
 		return r, nil, err
 	}
+	if t == nil {
+		// the log is the authority on decisions: a pending record whose task
+		// already has one in the log was rolled back (the record only ever
+		// moves first, so no crash leaves this)
+		e, _, found, err := q.findLogged(id, q.scanFrom(&r), audit.EventApproved, audit.EventDenied, audit.EventExpired,
+			eventTampered, audit.EventExecuted, audit.EventFailed)
+		if err != nil {
+			return r, nil, err
+		}
+		if found {
+			t = &tamper{what: "record", detail: fmt.Sprintf("record.json says pending but the audit log holds %q for this task (seq %d)", e.Event, e.Seq)}
+		}
+	}
 	if t != nil {
 		err := q.tamperLocked(&r, t)
 		res, _ := q.o.Results.Load(id)

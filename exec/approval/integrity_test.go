@@ -355,3 +355,27 @@ func TestDenyReasonAndURIWarnings(t *testing.T) {
 		t.Fatalf("warnings: %q", w)
 	}
 }
+
+// A record rolled back to pending after its decision (its result deleted
+// too) is caught by the audit log: the task is tampered, nothing runs again.
+func TestARolledBackRecordIsCaughtByTheLog(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("rolled"))
+	if _, res, err := h.q.Decide(context.Background(), "rolled", Decision{Approve: true, By: "operator:ada"}); err != nil || res.Status != task.StatusSuccess {
+		t.Fatalf("approve: %v", err)
+	}
+	h.editJSON(h.taskFile("rolled", "record.json"), func(m map[string]any) {
+		m["state"] = "pending"
+		delete(m, "decided_at")
+		delete(m, "decided_by")
+	})
+	os.Remove(filepath.Join(h.Dir, "results", "rolled.json"))
+	_, _, err := h.q.Decide(context.Background(), "rolled", Decision{Approve: true, By: "operator:mallory"})
+	if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "audit log holds") {
+		t.Fatalf("approve of a rolled-back record: %v", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(h.SimDir(), "living-room.journal"))
+	if n := strings.Count(string(b), "movie.mkv"); n != 1 {
+		t.Fatalf("the device ran it %d times", n)
+	}
+}
