@@ -98,7 +98,10 @@
 // (read at the offset the record keeps). A mismatch, a missing manifest or
 // a missing submitted entry moves the task to tampered: nothing runs, a
 // signed EXECUTION_FAILED result names both hashes, and a "tampered" entry
-// is logged. An approval carries the preview hash the person saw; if the
+// is logged. A decision also reads the log from the submitted entry on: a
+// pending record whose task already has a decision or outcome there was
+// rolled back by hand (no crash can leave that, the record moves first), and
+// is tampered too. An approval carries the preview hash the person saw; if the
 // stored request no longer previews to it, the decision is refused with
 // ErrPreviewChanged and nothing changes.
 package approval
