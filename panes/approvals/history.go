@@ -1,6 +1,8 @@
 package approvals
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -204,7 +206,12 @@ func (p *Pane) decidedLines(r approval.Record, w int) []string {
 			add("error", p.safe(string(res.Error.Code))+": "+p.safe(res.Error.Message))
 		}
 		if len(res.Output) > 0 && string(res.Output) != "{}" {
-			add("output", p.safe(string(res.Output)))
+			out := res.Output
+			var c bytes.Buffer
+			if json.Compact(&c, res.Output) == nil {
+				out = c.Bytes() // one line; the stored bytes are indented
+			}
+			add("output", p.safe(string(out)))
 		}
 		if res.ContentHashBefore != "" || res.ContentHashAfter != "" {
 			add("device", "before "+p.safe(res.ContentHashBefore)+" · after "+p.safe(res.ContentHashAfter))

@@ -1,7 +1,6 @@
 package approvals
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -272,13 +271,4 @@ func outcomeWord(st approval.State) string {
 		return "executing…"
 	}
 	return string(st)
-}
-
-// jsonLine shows a JSON value on one line, safely.
-func jsonLine(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return safetext.Line(string(b))
 }
