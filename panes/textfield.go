@@ -6,6 +6,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vigil-dev/vigil/exec/safetext"
 )
 
 // TextField is a one-line text editor shared by the panes. It keeps no blink
@@ -112,9 +114,14 @@ func (f *TextField) Window(width int) (before, at, after string) {
 	if width <= 0 {
 		return "", "", ""
 	}
+	// a character that draws nothing or reorders the line (a pasted
+	// zero-width space, a bidi override) is shown as its escape, as every
+	// other surface shows it
+	shown := make([]string, len(f.text))
 	w := make([]int, len(f.text)+1)
 	for i, r := range f.text {
-		w[i] = max(ansi.StringWidth(string(r)), 1)
+		shown[i] = safetext.Line(string(r))
+		w[i] = max(ansi.StringWidth(shown[i]), 1)
 	}
 	w[len(f.text)] = 1 // the cursor cell past the end
 	// start is the first visible rune: as far left as lets the cursor fit
@@ -128,10 +135,10 @@ func (f *TextField) Window(width int) (before, at, after string) {
 		used += w[end]
 		end++
 	}
-	before = string(f.text[start:f.pos])
+	before = strings.Join(shown[start:f.pos], "")
 	if f.pos < len(f.text) {
-		at = string(f.text[f.pos])
-		after = string(f.text[f.pos+1 : min(end, len(f.text))])
+		at = shown[f.pos]
+		after = strings.Join(shown[f.pos+1:min(end, len(f.text))], "")
 	} else {
 		at = " "
 	}
