@@ -370,11 +370,13 @@ func DescribeState(b []byte) string {
 		}
 	}
 	out := st
-	if s.Position != nil {
+	switch {
+	case s.Position != nil && name != "":
+		out += " at " + mmss(*s.Position) + " of " + name
+	case s.Position != nil:
 		out += " at " + mmss(*s.Position)
-	}
-	if name != "" {
-		out += " of " + name
+	case name != "":
+		out += " " + name
 	}
 	if s.Position != nil && s.PositionAt != "" && st == "playing" {
 		if t, err := time.Parse(time.RFC3339Nano, s.PositionAt); err == nil {

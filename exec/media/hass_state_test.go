@@ -91,7 +91,7 @@ func TestHassDescribeStateNeverPrintsAnEmptyTitle(t *testing.T) {
 		{"ha playing without title or id", `{"entity_id":"media_player.k","state":"playing","attributes":{"media_position":3}}`, "playing at 0:03"},
 		{"ha playing, id only", `{"entity_id":"media_player.k","state":"paused","attributes":{"media_content_id":"spotify:track:abc","media_position":61}}`, "paused at 1:01 of spotify:track:abc"},
 		{"ha playing, nulls", `{"entity_id":"media_player.k","state":"playing","attributes":{"media_title":null,"media_content_id":null,"media_position":null}}`, "playing"},
-		{"ha empty title falls back to the file", `{"entity_id":"media_player.k","state":"playing","attributes":{"media_title":"  ","media_content_id":"/music/a.flac"}}`, "playing of a.flac"},
+		{"ha empty title falls back to the file", `{"entity_id":"media_player.k","state":"playing","attributes":{"media_title":"  ","media_content_id":"/music/a.flac"}}`, "playing a.flac"},
 		{"ha off", `{"entity_id":"media_player.k","state":"off","attributes":{"friendly_name":"K"}}`, "off"},
 		{"ha on", `{"entity_id":"media_player.k","state":"on","attributes":{}}`, "on"},
 		{"ha unavailable", `{"entity_id":"media_player.k","state":"unavailable","attributes":{"restored":true}}`, "unavailable (Home Assistant cannot reach the player)"},
@@ -107,7 +107,7 @@ func TestHassDescribeStateNeverPrintsAnEmptyTitle(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
-		if strings.Contains(got, "of .") || strings.HasSuffix(got, " of ") || strings.Contains(got, "of  ") {
+		if strings.Contains(got, "of .") || strings.HasSuffix(got, " of") || strings.Contains(got, "of  ") || strings.HasSuffix(got, " ") {
 			t.Errorf("%s: empty title in %q", c.name, got)
 		}
 	}
