@@ -8,8 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/vigil-dev/vigil/exec/safetext"
 )
 
 // The response can hold hundreds of thousands of events, so it is encoded
@@ -21,7 +24,7 @@ const hexDigits = "0123456789abcdef"
 // plainASCII marks the bytes copied as they are: one table load per byte
 // on the hot loop instead of four comparisons.
 var plainASCII = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
+	for c := 0x20; c < 0x7f; c++ { // DEL is written \u007f
 		t[c] = c != '"' && c != '\\'
 	}
 	return t
@@ -54,10 +57,13 @@ func appendEscaped(b []byte, s string) []byte {
 				start = i
 				continue
 			}
-			if r == '\u2028' || r == '\u2029' {
+			if _, hide := safetext.Escape(r); hide {
+				// C1 controls, format and bidi characters, line and
+				// paragraph separators, unusual spaces: written as JSON
+				// escapes (the same string once decoded), so that the
+				// JSON itself, read in a terminal, cannot steer it.
 				b = append(b, s[start:i]...)
-				b = append(b, `\u202`...)
-				b = append(b, hexDigits[r&0xF])
+				b = appendUnicodeEscape(b, r)
 				i += n
 				start = i
 				continue
@@ -82,6 +88,15 @@ func appendEscaped(b []byte, s string) []byte {
 		start = i
 	}
 	return append(b, s[start:]...)
+}
+
+// appendUnicodeEscape appends r as \uXXXX (a surrogate pair past U+FFFF).
+func appendUnicodeEscape(b []byte, r rune) []byte {
+	if r > 0xFFFF {
+		hi, lo := utf16.EncodeRune(r)
+		return appendUnicodeEscape(appendUnicodeEscape(b, hi), lo)
+	}
+	return append(b, '\\', 'u', hexDigits[r>>12&0xF], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
 }
 
 // AppendJSON appends the event as FR-LS-04 shapes it.

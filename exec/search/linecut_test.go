@@ -214,3 +214,19 @@ func BenchmarkLongLines(b *testing.B) {
 		}
 	}
 }
+
+// The JSON writes every character safetext would escape as a JSON escape:
+// the same strings once decoded, and nothing that could steer a terminal
+// showing the JSON.
+func TestJSONEscapesHiddenCharacters(t *testing.T) {
+	in := "a\x7fb\u0085c\u202ed\u200be\u2028f\U000e0041g\u00a0h\x1bi\tj\"k\\lé日"
+	b := appendString(nil, in)
+	var back string
+	if err := json.Unmarshal(b, &back); err != nil || back != in {
+		t.Fatalf("%s does not decode to the input: %q %v", b, back, err)
+	}
+	want := `"a\u007fb\u0085c\u202ed\u200be\u2028f\udb40\udc41g\u00a0h\u001bi\tj\"k\\lé日"`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+}
