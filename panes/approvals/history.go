@@ -108,7 +108,7 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 	lines := []string{s.Heading.Render(fmt.Sprintf("Decided tasks (%d)", len(p.decided))) + s.Muted.Render("  v: pending")}
 	lines = append(lines, p.noticeLines(w)...)
 	if p.listErr != nil {
-		lines = append(lines, panes.Wrap(s.Err.Render("queue error: "+p.safe(p.listErr.Error())), w)...)
+		lines = append(lines, panes.Wrap(s.Err.Render("queue error: ")+p.safe(p.listErr.Error()), w)...)
 	}
 	if len(p.decided) == 0 {
 		lines = append(lines, s.Muted.Render("no decided tasks yet"))

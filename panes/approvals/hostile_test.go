@@ -200,7 +200,7 @@ func TestHostileStringsInEveryShownField(t *testing.T) {
 			set(&rec, &v, res, h.s)
 			v.Record.TaskID = rec.TaskID
 			p := newPane(env)
-			p.Update(listMsg{list: []approval.Record{rec}})
+			p.Update(listMsg{list: []approval.Record{rec}, err: errors.New(h.s)})
 			p.Update(viewMsg{id: rec.TaskID, view: v})
 			p.Update(outcomeMsg{id: rec.TaskID, rec: rec, res: res, err: errors.New(h.s)})
 			screens := map[string]string{"queue": p.View(160, 40), "queue at 60": p.View(60, 30)}
@@ -215,7 +215,7 @@ func TestHostileStringsInEveryShownField(t *testing.T) {
 			dec := rec
 			for _, st := range []approval.State{approval.Failed, approval.Damaged, approval.Denied} {
 				dec.State = st
-				p.Update(listMsg{list: []approval.Record{rec}, decided: []approval.Record{dec}})
+				p.Update(listMsg{list: []approval.Record{rec}, decided: []approval.Record{dec}, err: errors.New(h.s)})
 				p.Update(resultMsg{id: rec.TaskID, res: res})
 				p.history = true
 				screens["decided "+string(st)] = p.View(160, 40)

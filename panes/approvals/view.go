@@ -62,6 +62,9 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	}
 	lines := []string{s.Heading.Render(fmt.Sprintf("Pending approvals (%d)", len(p.list))) + s.Muted.Render("  v: decided")}
 	lines = append(lines, p.noticeLines(w)...)
+	if p.listErr != nil {
+		lines = append(lines, panes.Wrap(s.Err.Render("queue error: ")+p.safe(p.listErr.Error()), w)...)
+	}
 	if len(p.list) == 0 {
 		lines = append(lines, s.Muted.Render("nothing waiting: agents' mutating actions appear here for you to approve or deny"))
 		return lines, true
