@@ -361,8 +361,8 @@ func (p *Pane) lineOpts(ev *search.Event, base lipgloss.Style) rowOpts {
 	o := rowOpts{tabs: tabWidth, base: base, hl: p.styles.Match, warn: p.styles.Warning}
 	if ev.Cut() {
 		o.cutBefore = ev.TextOffset > 0
-		// Line is lossy UTF-8 of the window's bytes: when it is not
-		// shorter, the window ends where the line does only if it reaches it.
+		// (Line is lossy UTF-8: invalid bytes made it longer than the
+		// window, which then only seems to reach further.)
 		o.cutAfter = ev.TextOffset+len(ev.Line) < ev.LineBytes
 	}
 	return o
