@@ -559,8 +559,15 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case p.busy:
 			p.notice = "not yet: " + safetext.Line(p.deciding) + " is still being decided"
 			return nil
+		case p.list[p.sel].State == approval.Damaged:
+			r := p.list[p.sel]
+			p.notice = safetext.Line(r.TaskID) + " is damaged and cannot be decided: " + safetext.Line(r.Damage)
+			return nil
 		case p.grace.swallow(now):
 			p.notice = "not yet: the task under the cursor just changed — read it, then press " + msg.String() + " again"
+			return nil
+		case p.viewErr != nil:
+			p.notice = "cannot " + verb + " what cannot be previewed: " + safetext.Line(p.viewErr.Error())
 			return nil
 		case p.view == nil || p.view.Record.TaskID != p.selID:
 			p.notice = "not yet: the preview is still loading"

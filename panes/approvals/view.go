@@ -217,6 +217,13 @@ func (p *Pane) previewLines(v approval.View, w int) []string {
 		warn = append(warn, safetext.HiddenNote(n))
 	}
 	seen := map[string]bool{}
+	for _, wmsg := range v.Warnings { // the engine's, about the media URI
+		wmsg = safetext.Line(wmsg)
+		if !seen[wmsg] {
+			seen[wmsg], seen[strings.TrimPrefix(wmsg, "media_uri ")] = true, true
+			warn = append(warn, wmsg)
+		}
+	}
 	for _, src := range append([]string{pv.URL, pv.EstimatedEffect}, strings.Split(pv.Raw, "\n")...) {
 		for _, u := range uriShape.FindAllString(src, -1) {
 			for _, wmsg := range safetext.URLWarnings(u) {
