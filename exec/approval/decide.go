@@ -197,6 +197,11 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 	if err := task.ValidateTaskID(id); err != nil {
 		return Record{}, nil, err
 	}
+	if !d.Approve {
+		if err := task.CheckText(d.Reason, MaxReasonBytes); err != nil {
+			return Record{}, nil, fmt.Errorf("%w: %v", ErrBadReason, err)
+		}
+	}
 	if r, err := q.st.load(id); err != nil {
 		return r, nil, err // no lock folder is made for a task that does not exist
 	}
@@ -258,9 +263,6 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 	}
 	now := q.o.Now().UTC()
 	if !d.Approve {
-		if err := task.CheckText(d.Reason, MaxReasonBytes); err != nil {
-			return r, nil, fmt.Errorf("%w: %v", ErrBadReason, err)
-		}
 		reason := preview.MaskString(d.Reason)
 		r.DecidedAt, r.DecidedBy, r.DecidedVia, r.Reason = &now, d.By, d.Via, reason
 		te := task.Errorf(task.ApprovalDenied, "denied by %s: %s", d.By, reason)
