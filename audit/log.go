@@ -98,6 +98,24 @@ func (l *Log) Append(e Entry) (Entry, error) {
 	return out, nil
 }
 
+// CheckEnd reports whether the next Append would be refused, writing no
+// entry (a torn tail is repaired as Append would). A caller about to make a
+// decision durable checks first, so no decision reaches its record while the
+// log cannot take the entry that must follow it: decisions fail closed on a
+// damaged log. The error is a *DamagedError when the end was cut or altered.
+func (l *Log) CheckEnd() error {
+	lk, err := l.lock()
+	if err != nil {
+		return fmt.Errorf("audit: lock: %w", err)
+	}
+	defer lk()
+	if err := l.repairTornLocked(); err != nil {
+		return err
+	}
+	_, _, err = l.checkTail()
+	return err
+}
+
 // appendLocked appends after a tail that passed checkTail.
 func (l *Log) appendLocked(e Entry) (Entry, error) {
 	last, ok, err := l.checkTail()

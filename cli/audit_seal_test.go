@@ -59,6 +59,10 @@ func TestAuditDamagedEndRefusesDecisions(t *testing.T) {
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, cut) {
 		t.Fatal("a refused decision wrote to the log")
 	}
+	// fail closed: the refused deny left the task pending, not decided with its entry missing
+	if out, _, code := run(t, home, "pending", "--json"); code != 0 || !strings.Contains(out, `"task_id": "demo-play-movie"`) {
+		t.Fatalf("after a refused deny the task must still be pending: %d %s", code, out)
+	}
 	if out, _, code := run(t, home, "audit", "verify"); code != ExitCheck || !strings.Contains(out, "BROKEN at #"+itoa(n-2)) {
 		t.Fatalf("verify: %d %s", code, out)
 	}
@@ -86,6 +90,9 @@ func TestAuditDamagedEndRefusesDecisions(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || !rep.OK || len(rep.Sealed) != 1 || rep.Sealed[0].Index != int64(n-2) {
 		t.Fatalf("verify --json after seal: %s %v", out, err)
+	}
+	if _, errs, code := run(t, home, "deny", "demo-play-movie", "--reason", "no"); code != 0 {
+		t.Fatalf("the refused decision, made again after the seal: exit %d %s", code, errs)
 	}
 	if _, errs, code := run(t, home, "deny", "demo-stream-secret", "--reason", "not now"); code != 0 {
 		t.Fatalf("a decision after the seal: exit %d %s", code, errs)

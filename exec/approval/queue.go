@@ -285,7 +285,13 @@ func (q *Queue) createPending(m *task.Manifest, p *media.Prepared, source string
 
 // saveFrom saves r with LogFrom set to the log's end now: the transition's
 // audit entry is still to come, and will be found at or after that offset.
+// It begins every transition, so it first checks that the log can take that
+// entry: on a cut or altered log nothing moves (decisions fail closed) until
+// `vigil audit seal` records the break.
 func (q *Queue) saveFrom(r *Record) error {
+	if err := q.o.Audit.CheckEnd(); err != nil {
+		return err
+	}
 	from, err := q.logEnd()
 	if err != nil {
 		return err
