@@ -88,7 +88,8 @@ func when(r approval.Record) time.Time {
 	return r.SubmittedAt
 }
 
-// decider is who decided and through which surface, safe to show.
+// decider is who decided and through which surface, as stored: callers show
+// it through safetext.
 func decider(r approval.Record) string {
 	if r.DecidedBy == "" {
 		if r.State == approval.Expired {
@@ -96,9 +97,9 @@ func decider(r approval.Record) string {
 		}
 		return "—"
 	}
-	s := safetext.Line(r.DecidedBy)
+	s := r.DecidedBy
 	if r.DecidedVia != "" {
-		s += " via " + safetext.Line(r.DecidedVia)
+		s += " via " + r.DecidedVia
 	}
 	return s
 }
@@ -159,51 +160,52 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 func (p *Pane) decidedLines(r approval.Record, w int) []string {
 	s := p.styles
 	var out []string
-	add := func(label, text string) {
-		out = append(out, panes.Wrap(s.Heading.Render(fmt.Sprintf("%-9s", label))+text, w)...)
+	add := func(label string, parts ...part) {
+		lines, _ := p.field(w, fmt.Sprintf("%-9s", label), s.Heading, parts...)
+		out = append(out, lines...)
 	}
-	outcome := outcomeWord(r.State)
+	outcome := []part{ours(outcomeWord(r.State))}
 	switch {
 	case r.State == approval.Damaged:
-		outcome += " — " + p.safe(r.Damage)
+		outcome = append(outcome, ours(" — "), theirs(r.Damage))
 	case r.Error != nil:
-		outcome += " — " + p.safe(string(r.Error.Code)) + ": " + p.safe(r.Error.Message)
+		outcome = append(outcome, ours(" — "), theirs(string(r.Error.Code)), ours(": "), theirs(r.Error.Message))
 	}
-	add("outcome", outcome)
-	add("task", fmt.Sprintf("%s %s on %s · agent %s · jti %s", p.safe(r.TaskID), p.safe(r.CapabilityID), p.safe(r.Device),
-		p.safe(r.Agent), p.safe(r.TokenJTI)))
-	dec := decider(r)
+	add("outcome", outcome...)
+	add("task", theirs(r.TaskID), ours(" "), theirs(r.CapabilityID), ours(" on "), theirs(r.Device),
+		ours(" · agent "), theirs(r.Agent), ours(" · jti "), theirs(r.TokenJTI))
+	dec := []part{theirs(decider(r))}
 	if r.DecidedAt != nil {
-		dec += " at " + r.DecidedAt.UTC().Format(time.RFC3339)
+		dec = append(dec, ours(" at "+r.DecidedAt.UTC().Format(time.RFC3339)))
 	}
-	add("decided", p.safe(dec))
+	add("decided", dec...)
 	if r.Reason != "" {
-		add("reason", p.safe(r.Reason))
+		add("reason", theirs(r.Reason))
 	}
 	if r.FinishedAt != nil {
-		add("finished", r.FinishedAt.UTC().Format(time.RFC3339))
+		add("finished", ours(r.FinishedAt.UTC().Format(time.RFC3339)))
 	}
 	if r.PreviewHash != "" {
-		add("preview", p.safe(r.PreviewHash))
+		add("preview", theirs(r.PreviewHash))
 	}
 	switch {
 	case p.resultID != r.TaskID && p.result == nil && p.resultErr == nil:
-		add("result", s.Muted.Render("loading…"))
+		add("result", ours("loading…"))
 	case errors.Is(p.resultErr, task.ErrNotFound):
-		add("result", s.Muted.Render("none stored"))
+		add("result", ours("none stored"))
 	case p.resultErr != nil:
-		add("result", s.Err.Render("cannot read: ")+p.safe(p.resultErr.Error()))
+		add("result", ours("cannot read: "), theirs(p.resultErr.Error()))
 	case p.result != nil:
 		res := p.result
-		line := p.safe(res.Status) + " · executed_at " + p.safe(res.ExecutedAt)
+		line := []part{theirs(res.Status), ours(" · executed_at "), theirs(res.ExecutedAt)}
 		if sig := res.Signature; sig != nil {
-			line += " · signed " + p.safe(sig.Alg) + " key " + p.safe(sig.KeyID)
+			line = append(line, ours(" · signed "), theirs(sig.Alg), ours(" key "), theirs(sig.KeyID))
 		} else {
-			line += " · " + s.Err.Render("unsigned")
+			line = append(line, ours(" · unsigned"))
 		}
-		add("result", line)
+		add("result", line...)
 		if res.Error != nil {
-			add("error", p.safe(string(res.Error.Code))+": "+p.safe(res.Error.Message))
+			add("error", theirs(string(res.Error.Code)), ours(": "), theirs(res.Error.Message))
 		}
 		if len(res.Output) > 0 && string(res.Output) != "{}" {
 			out := res.Output
@@ -211,13 +213,13 @@ func (p *Pane) decidedLines(r approval.Record, w int) []string {
 			if json.Compact(&c, res.Output) == nil {
 				out = c.Bytes() // one line; the stored bytes are indented
 			}
-			add("output", p.safe(string(out)))
+			add("output", theirs(string(out)))
 		}
 		if res.ContentHashBefore != "" || res.ContentHashAfter != "" {
-			add("device", "before "+p.safe(res.ContentHashBefore)+" · after "+p.safe(res.ContentHashAfter))
+			add("device", ours("before "), theirs(res.ContentHashBefore), ours(" · after "), theirs(res.ContentHashAfter))
 		}
 		if res.RequestHash != "" {
-			add("request", p.safe(res.RequestHash))
+			add("request", theirs(res.RequestHash))
 		}
 	}
 	return out

@@ -269,3 +269,26 @@ func TestHostileSubmissionThroughTheProgram(t *testing.T) {
 		t.Fatalf("raw %s", c)
 	}
 }
+
+// An escape is never split across lines when a long value wraps: the
+// person never reads `\u20` on one line and `2e` on the next.
+func TestWrappedEscapesStayWhole(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("wrap", "/media/a.mkv"))
+	base := loadedPane(t, env)
+	v := *base.view
+	v.Preview.EstimatedEffect = "Play " + strings.Repeat("ab\u202ecd\u200b", 30)
+	v.Record.Agent = strings.Repeat("x\u2066", 40)
+	p := newPane(env)
+	p.Update(listMsg{list: base.list})
+	p.Update(viewMsg{id: "wrap", view: v})
+	escape := regexp.MustCompile(`\\u([0-9a-f]{4}|XXXX)`)
+	for w := 8; w <= 90; w++ {
+		for _, line := range strings.Split(sgr.ReplaceAllString(p.View(w, 200), ""), "\n") {
+			rest := escape.ReplaceAllString(line, "")
+			if strings.Contains(rest, `\`) {
+				t.Fatalf("width %d: an escape split in %q", w, line)
+			}
+		}
+	}
+}

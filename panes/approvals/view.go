@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/lipgloss/v2"
+
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/panes"
@@ -21,10 +23,49 @@ func (p *Pane) safe(s string) string {
 	return safetext.Inspect(s).Render(func(e string) string { return p.styles.Warning.Render(e) })
 }
 
-// untrusted is safe plus the masked values styled apart, so the person sees
-// at a glance what was hidden from them; it also counts hidden characters.
-func (p *Pane) untrusted(s string) (string, int) {
-	t := safetext.Inspect(s)
+// part is a piece of a laid-out line: text of ours, or text from outside
+// (shown through safetext).
+type part struct {
+	s         string
+	untrusted bool
+}
+
+func ours(s string) part   { return part{s: s} }
+func theirs(s string) part { return part{s: s, untrusted: true} }
+
+// field lays label and parts out in lines of at most w cells. Escapes are
+// never split across lines and are marked in the warning style; masked
+// values are styled apart; the label keeps its style. It also counts the
+// hidden characters of the untrusted parts.
+func (p *Pane) field(w int, label string, ls lipgloss.Style, parts ...part) ([]string, int) {
+	var t safetext.Text
+	if label != "" {
+		t.Spans = append(t.Spans, safetext.Span{Text: label})
+	}
+	for _, pt := range parts {
+		switch {
+		case !pt.untrusted && pt.s != "":
+			t.Spans = append(t.Spans, safetext.Span{Text: pt.s})
+		case pt.untrusted:
+			it := safetext.Inspect(pt.s)
+			t.Spans = append(t.Spans, it.Spans...)
+			t.Hidden += it.Hidden
+		}
+	}
+	var out []string
+	for i, l := range t.Wrap(w) {
+		if i == 0 && label != "" && len(l.Spans) > 0 && !l.Spans[0].Escaped && strings.HasPrefix(l.Spans[0].Text, label) {
+			l.Spans[0].Text = l.Spans[0].Text[len(label):]
+			out = append(out, ls.Render(label)+p.renderText(l))
+			continue
+		}
+		out = append(out, p.renderText(l))
+	}
+	return out, t.Hidden
+}
+
+// renderText styles shown text: escapes as warnings, masked values apart.
+func (p *Pane) renderText(t safetext.Text) string {
 	var b strings.Builder
 	for _, sp := range t.Spans {
 		if sp.Escaped {
@@ -33,7 +74,7 @@ func (p *Pane) untrusted(s string) (string, int) {
 			b.WriteString(maskShape.ReplaceAllStringFunc(sp.Text, func(m string) string { return p.styles.Masked.Render(m) }))
 		}
 	}
-	return b.String(), t.Hidden
+	return b.String()
 }
 
 // maskShape matches what preview's masking writes: ********, ****-****-****-1234,
@@ -170,29 +211,28 @@ func (p *Pane) previewLines(v approval.View, w int) []string {
 	pv := v.Preview
 	var body []string
 	hidden := 0
-	add := func(text string) { body = append(body, panes.Wrap(text, w)...) }
-	show := func(raw string) string {
-		t, n := p.untrusted(raw)
+	add := func(label string, ls lipgloss.Style, parts ...part) {
+		lines, n := p.field(w, label, ls, parts...)
+		body = append(body, lines...)
 		hidden += n
-		return t
 	}
-	add(s.Title.Render(show(pv.Method)) + " " + show(pv.URL))
+	add(safetext.Line(pv.Method), s.Title, ours(" "), theirs(pv.URL))
 	keys := make([]string, 0, len(pv.Headers))
 	for k := range pv.Headers {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		add(s.Label.Render(show(k)+":") + " " + show(pv.Headers[k]))
+		add("", s.Label, theirs(k), ours(": "), theirs(pv.Headers[k]))
 	}
 	body = append(body, "")
 	if pv.Raw != "" {
 		for _, l := range strings.Split(pv.Raw, "\n") {
-			add(show(strings.TrimSuffix(l, "\r")))
+			add("", s.Text, theirs(strings.TrimSuffix(l, "\r")))
 		}
 		body = append(body, "")
 	}
-	add(s.Heading.Render("effect  ") + show(pv.EstimatedEffect))
+	add("effect  ", s.Heading, theirs(pv.EstimatedEffect))
 	r := v.Record
 	now := p.o.Now()
 	at, kind := r.Deadline()
@@ -200,17 +240,20 @@ func (p *Pane) previewLines(v approval.View, w int) []string {
 	if kind == approval.DeadlineLease {
 		dl += "; the approval timeout is later, " + r.ExpiresAt.UTC().Format(time.RFC3339)
 	}
-	add(s.Heading.Render("deadline ") + dl)
-	caps := make([]string, len(r.Caps))
+	add("deadline ", s.Heading, ours(dl))
+	lease := []part{ours("agent "), theirs(r.Agent), ours(" · jti "), theirs(r.TokenJTI),
+		ours(" · expires " + r.LeaseExpires.UTC().Format(time.RFC3339) + " · caps [")}
 	for i, c := range r.Caps {
-		caps[i] = show(c)
+		if i > 0 {
+			lease = append(lease, ours(", "))
+		}
+		lease = append(lease, theirs(c))
 	}
-	add(s.Heading.Render("lease   ") + fmt.Sprintf("agent %s · jti %s · expires %s · caps [%s]", show(r.Agent), show(r.TokenJTI),
-		r.LeaseExpires.UTC().Format(time.RFC3339), strings.Join(caps, ", ")))
+	add("lease   ", s.Heading, append(lease, ours("]"))...)
 	if !v.LeaseValid {
-		add(s.Err.Render("lease not valid: ") + show(v.LeaseError))
+		add("lease not valid: ", s.Err, theirs(v.LeaseError))
 	}
-	add(s.Muted.Render(fmt.Sprintf("preview %s · submitted %s via ", short(v.BindingHash), r.SubmittedAt.UTC().Format(time.RFC3339))) + show(r.Source))
+	add(fmt.Sprintf("preview %s · submitted %s via ", short(v.BindingHash), r.SubmittedAt.UTC().Format(time.RFC3339)), s.Muted, theirs(r.Source))
 
 	var warn []string
 	if n := hidden; n > 0 {
