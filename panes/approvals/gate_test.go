@@ -331,3 +331,18 @@ func TestDamagedTaskSaysWhy(t *testing.T) {
 		t.Fatalf("a on a damaged task: dialog %v, notice %q", p.confirm != nil, p.notice)
 	}
 }
+
+// The selected row is shown whole even when a column had to cut it: a long
+// task id wraps instead of ending in an ellipsis.
+func TestSelectedRowIsWhole(t *testing.T) {
+	env := approvaltest.New(t)
+	long := "a-task-id-much-longer-than-the-forty-cells-a-column-gets"
+	env.Submit(env.Play(long, "/media/a.mkv"))
+	p := loadedPane(t, env)
+	for _, w := range []int{60, 80, 120} {
+		flat := strings.Join(strings.Fields(ansi.Strip(p.View(w, 30))), "")
+		if !strings.Contains(flat, long) {
+			t.Fatalf("%d cols: the selected id is cut:\n%s", w, ansi.Strip(p.View(w, 30)))
+		}
+	}
+}

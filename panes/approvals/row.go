@@ -43,6 +43,8 @@ func countdown(d time.Duration) string {
 // rowCells are a queue row's columns, already safe to show (escaped, so
 // their widths are their cell counts).
 type rowCells struct {
+	// the values as stored, shown through safetext (escapes marked)
+	raw                         approval.Record
 	id, cap, device, agent, age string
 	deadline, deadlineShort     string
 	left                        time.Duration
@@ -50,7 +52,7 @@ type rowCells struct {
 
 func cellsOf(r approval.Record, now time.Time) rowCells {
 	left, _ := deadline(r, now)
-	c := rowCells{
+	c := rowCells{raw: r,
 		id: safetext.Line(r.TaskID), cap: safetext.Line(r.CapabilityID), device: safetext.Line(r.Device),
 		agent: safetext.Line(r.Agent), age: "age " + countdown(now.Sub(r.SubmittedAt)),
 		deadline: deadlineText(r, now, false), deadlineShort: deadlineText(r, now, true), left: left,
@@ -128,7 +130,7 @@ func layoutRows(rows []rowCells, w int) rowLayout {
 	return l
 }
 
-// pad cuts (with an ellipsis) or pads s to n cells; s is already escaped.
+// pad cuts (with an ellipsis) or pads s to n cells; s is ours.
 func pad(s string, n int) string { return panes.Fit(s, n) }
 
 // queueRow lays one row out; the deadline is styled by how close it is. A
@@ -136,13 +138,13 @@ func pad(s string, n int) string { return panes.Fit(s, n) }
 // they would decide on) and cut otherwise.
 func (p *Pane) queueRow(c rowCells, l rowLayout, selected bool, w int) []string {
 	s := p.styles
-	cp := c.cap
+	cp := c.raw.CapabilityID
 	if l.shortCap {
 		cp = strings.TrimPrefix(cp, "MEDIA_")
 	}
-	parts := []string{pad(c.id, l.id), pad(cp, l.cap), pad(c.device, l.device)}
+	parts := []string{p.cell(c.raw.TaskID, l.id), p.cell(cp, l.cap), p.cell(c.raw.Device, l.device)}
 	if l.agent > 0 {
-		parts = append(parts, pad(c.agent, l.agent))
+		parts = append(parts, p.cell(c.raw.Agent, l.agent))
 	}
 	if l.age {
 		parts = append(parts, pad(c.age, l.ageW))
@@ -167,14 +169,25 @@ func (p *Pane) queueRow(c rowCells, l rowLayout, selected bool, w int) []string 
 	if !selected {
 		return []string{panes.Fit(line, w)}
 	}
-	if lipgloss.Width(line) <= w {
+	cut := lipgloss.Width(c.id) > l.id || lipgloss.Width(safetext.Line(cp)) > l.cap || lipgloss.Width(c.device) > l.device
+	if lipgloss.Width(line) <= w && !cut {
 		return []string{s.Selected.Render(panes.Fit(line, w))}
 	}
-	// never cut the row being decided on: its whole text, wrapped
-	full := cursor + strings.Join([]string{c.id, c.cap, c.device, c.agent, dl}, " ")
+	// never cut the row being decided on: its whole text, wrapped (escapes
+	// kept whole)
+	dlText := c.deadline
+	lines, _ := p.field(w, "", s.Text, ours("▸ "), theirs(c.raw.TaskID), ours(" "), theirs(c.raw.CapabilityID), ours(" "),
+		theirs(c.raw.Device), ours(" "), theirs(c.raw.Agent), ours(" "), ours(dlText))
 	var out []string
-	for _, l := range panes.Wrap(full, w) {
+	for _, l := range lines {
 		out = append(out, s.Selected.Render(panes.Fit(l, w)))
 	}
 	return out
+}
+
+// cell shows an untrusted value in exactly n cells: escaped and marked,
+// cut (never inside an escape) or padded after escaping.
+func (p *Pane) cell(raw string, n int) string {
+	t := safetext.Inspect(raw).Truncate(n)
+	return p.renderText(t) + strings.Repeat(" ", max(n-t.Width(), 0))
 }
