@@ -68,6 +68,8 @@ func TestRenderLineKeepsMatchVisible(t *testing.T) {
 		{"control char", "a\x01b", nil, 10, `a\x01b`},
 		{"escape not cut in two", "abcdefg\x1bxyz", nil, 10, "abcdefg…"},
 		{"tab stop after a match", "ab\tc", []search.Span{{Start: 0, End: 1}}, 10, "ab  c"},
+		{"adjacent matches do not slide", strings.Repeat("a", 40), []search.Span{{Start: 0, End: 4}, {Start: 4, End: 8}, {Start: 8, End: 12}}, 10, "aaaaaaaaa…"},
+		{"hidden characters", "a\u202eb\u200bc", nil, 20, `a\u202eb\u200bc`},
 		{"wide runes", "日本語needle", []search.Span{{Start: 9, End: 15}}, 8, "…needle"},
 		{"width 1", "needle", []search.Span{{Start: 0, End: 6}}, 1, "…"},
 	}

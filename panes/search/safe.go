@@ -32,10 +32,11 @@ type rowOpts struct {
 }
 
 type cell struct {
-	s   string
-	w   int
-	hl  bool
-	esc bool
+	s     string
+	w     int
+	hl    bool
+	esc   bool
+	first bool // part of the first match (which adjacent matches do not extend)
 }
 
 // cellsOf escapes raw (which starts at byte base of the line the spans'
@@ -45,6 +46,7 @@ type cell struct {
 // tabs).
 func cellsOf(raw string, spans []search.Span, base int, tabs int, out []cell) []cell {
 	col := 0
+	firstDone := false
 	k := 0 // spans before k end at or before from
 	for from := 0; from < len(raw); {
 		for k < len(spans) && spans[k].End <= base+from {
@@ -69,9 +71,10 @@ func cellsOf(raw string, spans []search.Span, base int, tabs int, out []cell) []
 		}
 		t := safetext.InspectWith(strings.Repeat(" ", pad)+seg, safetext.Options{TabWidth: tabs})
 		skip := pad
+		first := in && !firstDone
 		for _, sp := range t.Spans {
 			if sp.Escaped {
-				out = append(out, cell{s: sp.Text, w: len(sp.Text), hl: in, esc: true})
+				out = append(out, cell{s: sp.Text, w: len(sp.Text), hl: in, esc: true, first: first})
 				col += len(sp.Text)
 				continue
 			}
@@ -85,9 +88,12 @@ func cellsOf(raw string, spans []search.Span, base int, tabs int, out []cell) []
 				if r >= utf8.RuneSelf {
 					w = ansi.StringWidth(string(r))
 				}
-				out = append(out, cell{s: string(r), w: w, hl: in})
+				out = append(out, cell{s: string(r), w: w, hl: in, first: first})
 				col += w
 			}
+		}
+		if first && (to == len(raw) || base+to >= spans[k].End) {
+			firstDone = true
 		}
 		from = to
 	}
@@ -164,15 +170,11 @@ func renderLine(line string, spans []search.Span, width int, o rowOpts) string {
 	if firstHL >= 0 {
 		pos := 0
 		firstEnd = firstHL
-		started := false
 		for _, c := range cells {
-			if pos >= firstHL && c.hl {
-				started = true
-				firstEnd = pos + c.w
-			} else if started {
-				break
-			}
 			pos += c.w
+			if c.first {
+				firstEnd = pos
+			}
 		}
 	}
 	start := 0
