@@ -277,8 +277,6 @@ func (p *Pane) renderField(f, width int) string {
 	fd := &p.inputs[f]
 	focused := p.focus == focusComposer && p.field == f
 	before, at, after := fd.Window(max(width, 1))
-	// A pasted or recalled value may hold controls: shown as escapes.
-	before, at, after = safetext.Line(before), safetext.Line(at), safetext.Line(after)
 	if !focused {
 		return p.styles.Input.Render(before + strings.TrimRight(at+after, " "))
 	}
