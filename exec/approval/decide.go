@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
-	"path"
 	"time"
 
 	"github.com/vigil-dev/vigil/audit"
@@ -120,50 +118,9 @@ func (q *Queue) Preview(ctx context.Context, id string) (View, error) {
 }
 
 // DescribeState turns a driver's State bytes into a phrase for a person
-// ("paused at 12:31 of a.mp3"). Unknown shapes give "".
-func DescribeState(b []byte) string {
-	var s struct {
-		State    string   `json:"state"`
-		MediaURI string   `json:"media_uri"`
-		Position *float64 `json:"position_seconds"`
-		Idle     *bool    `json:"idle"`
-		Path     *string  `json:"path"`
-		Pause    *bool    `json:"pause"`
-		TimePos  *float64 `json:"time_pos"`
-	}
-	if json.Unmarshal(b, &s) != nil {
-		return ""
-	}
-	if s.Idle != nil { // mpv
-		switch {
-		case *s.Idle || s.Path == nil:
-			return "idle"
-		case s.Pause != nil && *s.Pause:
-			s.State = "paused"
-		default:
-			s.State = "playing"
-		}
-		s.MediaURI, s.Position = *s.Path, s.TimePos
-	}
-	switch s.State {
-	case "", "idle":
-		return "idle"
-	}
-	name := path.Base(preview.MaskString(s.MediaURI))
-	pos := 0.0
-	if s.Position != nil {
-		pos = *s.Position
-	}
-	return fmt.Sprintf("%s at %s of %s", s.State, mmss(pos), name)
-}
-
-func mmss(sec float64) string {
-	t := int(math.Floor(sec))
-	if t >= 3600 {
-		return fmt.Sprintf("%d:%02d:%02d", t/3600, t/60%60, t%60)
-	}
-	return fmt.Sprintf("%d:%02d", t/60, t%60)
-}
+// ("paused at 12:31 of a.mp3"); the media package reads every driver's shape
+// (the simulator's, mpv's and Home Assistant's). Unknown shapes give "".
+func DescribeState(b []byte) string { return media.DescribeState(b) }
 
 // Decision is a person's answer. PreviewHash, when set, is the BindingHash of
 // the preview they saw; the approval is refused if it no longer matches.
