@@ -147,3 +147,37 @@ func splitLines(buf []byte, base int64) []Line {
 	}
 	return out
 }
+
+// EndOfCompleteLines is the offset just after the log's last newline: an
+// entry appended from now on starts at or after it (a torn tail beyond it is
+// cut before the next append). A missing file gives 0.
+func EndOfCompleteLines(path string) (int64, error) {
+	fh, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return 0, err
+	}
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	for end := st.Size(); end > 0; {
+		start := max(end-chunk, 0)
+		m, err := fh.ReadAt(buf[:end-start], start)
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		for i := m - 1; i >= 0; i-- {
+			if buf[i] == '\n' {
+				return start + int64(i) + 1, nil
+			}
+		}
+		end = start
+	}
+	return 0, nil
+}

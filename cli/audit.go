@@ -230,7 +230,7 @@ func followAudit(ctx context.Context, path string, n int, f auditFilter, emit fu
 		return Fail(ExitExecution, err)
 	}
 	// lines before off are the backlog; anything after arrives as an event
-	off, err := endOfCompleteLines(path)
+	off, err := audit.EndOfCompleteLines(path)
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
@@ -294,38 +294,6 @@ func followAudit(ctx context.Context, path string, n int, f auditFilter, emit fu
 			return Fail(ExitExecution, err)
 		}
 	}
-}
-
-// endOfCompleteLines is the offset just after the file's last newline.
-func endOfCompleteLines(path string) (int64, error) {
-	fh, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return 0, err
-	}
-	const chunk = 64 << 10
-	buf := make([]byte, chunk)
-	for end := st.Size(); end > 0; {
-		start := max(end-chunk, 0)
-		m, err := fh.ReadAt(buf[:end-start], start)
-		if err != nil && err != io.EOF {
-			return 0, err
-		}
-		for i := m - 1; i >= 0; i-- {
-			if buf[i] == '\n' {
-				return start + int64(i) + 1, nil
-			}
-		}
-		end = start
-	}
-	return 0, nil
 }
 
 func newAuditVerifyCmd(app *App) *cobra.Command {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,40 +29,8 @@ func (s store) tryLock(id string) func() {
 }
 
 // logEnd is the offset just after the audit log's last complete line: any
-// entry appended from now on starts at or after it (a torn tail beyond it is
-// cut before the next append).
-func (q *Queue) logEnd() (int64, error) {
-	f, err := os.Open(q.o.Audit.Path())
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	end := st.Size()
-	buf := make([]byte, 4096)
-	for end > 0 {
-		n := int64(len(buf))
-		if end < n {
-			n = end
-		}
-		if _, err := f.ReadAt(buf[:n], end-n); err != nil && err != io.EOF {
-			return 0, err
-		}
-		for i := n - 1; i >= 0; i-- {
-			if buf[i] == '\n' {
-				return end - n + i + 1, nil
-			}
-		}
-		end -= n
-	}
-	return 0, nil
-}
+// entry appended from now on starts at or after it.
+func (q *Queue) logEnd() (int64, error) { return audit.EndOfCompleteLines(q.o.Audit.Path()) }
 
 // findLogged looks for the first entry of task id with one of events at or
 // after offset from. Recovery uses it to learn whether an append that a
