@@ -173,3 +173,25 @@ func BenchmarkHostileKeyPress(b *testing.B) {
 		p.View(200, 60)
 	}
 }
+
+// A row is measured grapheme by grapheme, as the terminal draws it: an emoji
+// presentation sequence ("☺" + VS16) is two cells though its first rune alone
+// is one, and a flag is two regional indicators in two cells. Measured rune by
+// rune, a line of them overflowed its row by almost twice the width.
+func TestRenderLineWidthCountsGraphemes(t *testing.T) {
+	for _, s := range []string{
+		strings.Repeat("☺\ufe0f", 30),
+		"xxxxxxxxxx" + strings.Repeat("☺\ufe0f", 30),
+		strings.Repeat("🇺🇸", 30),
+		strings.Repeat("e\u0301", 30),
+		"a" + strings.Repeat("\u0301", 500) + strings.Repeat("b", 40),
+		strings.Repeat("日本", 30),
+	} {
+		for _, w := range []int{5, 10, 11, 20} {
+			out := renderLine(s, nil, w, rowOpts{tabs: tabWidth})
+			if got := ansi.StringWidth(out); got > w {
+				t.Errorf("renderLine(%q, width %d) is %d cells wide: %q", s, w, got, out)
+			}
+		}
+	}
+}

@@ -83,13 +83,20 @@ func cellsOf(raw string, spans []search.Span, base int, tabs int, out []cell) []
 				n := min(skip, len(text))
 				text, skip = text[n:], skip-n
 			}
-			for _, r := range text {
-				w := 1
-				if r >= utf8.RuneSelf {
-					w = ansi.StringWidth(string(r))
+			// One cell per grapheme, not per rune: "☺" is one cell wide
+			// but "☺\ufe0f" two, and a row's width must be what the
+			// terminal draws.
+			for text != "" {
+				g, w := string(text[0]), 1
+				if text[0] >= utf8.RuneSelf || len(text) > 1 && text[1] >= utf8.RuneSelf {
+					g, w = ansi.FirstGraphemeCluster(text, ansi.GraphemeWidth)
+					if g == "" {
+						break
+					}
 				}
-				out = append(out, cell{s: string(r), w: w, hl: in, first: first})
+				out = append(out, cell{s: g, w: w, hl: in, first: first})
 				col += w
+				text = text[len(g):]
 			}
 		}
 		if first && (to == len(raw) || base+to >= spans[k].End) {
