@@ -1,0 +1,207 @@
+// Package notify tells a person that an agent is waiting for them: a
+// configured command run without a shell (desktop notifications from `vigil
+// serve`) and the terminal's bell and OSC 9 sequence (for the TUI).
+package notify
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/preview"
+)
+
+// Kinds of Event.
+const (
+	Arrived  = "arrived"  // a task is waiting for a decision
+	Expiring = "expiring" // a task's deadline is near (ExpiringBefore)
+)
+
+// ExpiringBefore is how long before its deadline a task is announced as expiring.
+const ExpiringBefore = time.Minute
+
+// DefaultTimeout bounds a notify command's run.
+const DefaultTimeout = 5 * time.Second
+
+// maxField bounds one placeholder's value (a notification is a glance, and
+// the full request is in the preview).
+const maxField = 200
+
+// Event is one reason to notify. Its strings come from the task's record
+// (lease subject, capability, device): untrusted, so Fields masks them and
+// makes them display-safe before anything shows them.
+type Event struct {
+	Kind      string
+	TaskID    string
+	Agent     string
+	Action    string
+	Device    string
+	ExpiresIn time.Duration
+}
+
+// Fields are the placeholders' values: masked (preview.MaskString) and
+// display-safe on one line (safetext.Line), bounded in length.
+func (e Event) Fields() map[string]string {
+	in := e.ExpiresIn.Round(time.Second)
+	if in < 0 {
+		in = 0
+	}
+	return map[string]string{
+		"agent":      clean(e.Agent),
+		"action":     clean(e.Action),
+		"device":     clean(e.Device),
+		"task_id":    clean(e.TaskID),
+		"expires_in": in.String(),
+		"event":      clean(e.Kind),
+	}
+}
+
+func clean(s string) string {
+	s = safetext.Line(preview.MaskString(s))
+	if len(s) > maxField {
+		cut := maxField
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// Placeholders are the names Expand fills, each written {name}.
+var Placeholders = []string{"agent", "action", "device", "task_id", "expires_in", "event"}
+
+// Expand fills the placeholders in each argument. Values are substituted
+// once (a value holding "{agent}" stays as it is) and never split or
+// re-parsed: the command runs without a shell.
+func Expand(argv []string, e Event) []string {
+	f := e.Fields()
+	pairs := make([]string, 0, 2*len(Placeholders))
+	for _, name := range Placeholders {
+		pairs = append(pairs, "{"+name+"}", f[name])
+	}
+	r := strings.NewReplacer(pairs...)
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = r.Replace(a)
+	}
+	return out
+}
+
+// Message is the one-line text of a notification, for the terminal's OSC 9
+// and for logs: display-safe.
+func Message(e Event) string {
+	f := e.Fields()
+	if e.Kind == Expiring {
+		return fmt.Sprintf("%s asks to %s on %s — expires in %s", f["agent"], f["action"], f["device"], f["expires_in"])
+	}
+	return fmt.Sprintf("%s asks to %s on %s", f["agent"], f["action"], f["device"])
+}
+
+// Bell is the terminal bell.
+const Bell = "\a"
+
+// OSC9 is the desktop-notification escape sequence (ESC ] 9 ; text BEL) that
+// iTerm2, kitty, WezTerm, Windows Terminal and others turn into a desktop
+// notification. text should come from Message; anything that could end or
+// extend the sequence (C0/C1 controls, DEL) is dropped all the same, and
+// the text is bounded.
+func OSC9(text string) string {
+	var b strings.Builder
+	b.WriteString("\x1b]9;")
+	n := 0
+	for _, r := range text {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+			continue
+		}
+		if n += utf8.RuneLen(r); n > 512 {
+			break
+		}
+		b.WriteRune(r)
+	}
+	b.WriteString("\a")
+	return b.String()
+}
+
+// Terminal is what the TUI writes for an event: the bell, then OSC 9.
+func Terminal(e Event) string { return Bell + OSC9(Message(e)) }
+
+// Command runs the configured notify command. The zero Argv runs nothing.
+type Command struct {
+	Argv    []string
+	Timeout time.Duration // DefaultTimeout when zero
+	Log     *slog.Logger
+}
+
+// ErrTimeout means the command was killed after its timeout.
+var ErrTimeout = errors.New("notify command timed out")
+
+// Run runs the command for e, without a shell, in its own process group;
+// past the timeout (or when ctx ends) the whole group is killed. The
+// outcome is logged and returned; it never affects anything else.
+func (c Command) Run(ctx context.Context, e Event) error {
+	if len(c.Argv) == 0 {
+		return nil
+	}
+	log := c.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	argv := Expand(c.Argv, e)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// the group: a script's children go too
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = time.Second
+	var out bytes.Buffer
+	w := &limited{b: &out, n: 4096} // one writer for both: exec then writes from one goroutine
+	cmd.Stdout, cmd.Stderr = w, w
+	start := time.Now()
+	err := cmd.Run()
+	switch {
+	case err != nil && ctx.Err() == context.DeadlineExceeded:
+		err = fmt.Errorf("%w after %s: %s", ErrTimeout, timeout, argv[0])
+	case err != nil:
+		err = fmt.Errorf("notify command %s: %w", argv[0], err)
+	}
+	if err != nil {
+		log.Warn("notify command failed", "event", e.Kind, "task_id", clean(e.TaskID), "err", err,
+			"output", safetext.Line(out.String()))
+		return err
+	}
+	log.Info("notified", "event", e.Kind, "task_id", clean(e.TaskID), "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// limited keeps at most n bytes and swallows the rest, so a chatty command
+// cannot grow memory.
+type limited struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := l.n - l.b.Len(); room > 0 {
+		if len(p) < room {
+			room = len(p)
+		}
+		l.b.Write(p[:room])
+	}
+	return len(p), nil
+}

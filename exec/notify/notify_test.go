@@ -1,0 +1,152 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func hostile() Event {
+	return Event{Kind: Arrived, TaskID: "t-1", Agent: "agent:evil\x1b]0;pwned\a",
+		Action: "MEDIA_PLAY", Device: "living-room\nrm -rf ~", ExpiresIn: 9*time.Minute + 400*time.Millisecond}
+}
+
+func TestExpandFillsMaskedDisplaySafeValues(t *testing.T) {
+	e := hostile()
+	e.Agent = "agent:x token=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	got := Expand([]string{"notify-send", "Vigil", "{agent} asks to {action} on {device}", "{task_id} {expires_in} {nope}"}, e)
+	if got[0] != "notify-send" || got[1] != "Vigil" {
+		t.Fatalf("fixed args changed: %q", got)
+	}
+	if strings.Contains(got[2], "ghp_0123456789") {
+		t.Errorf("secret reached the command: %q", got[2])
+	}
+	if strings.ContainsAny(got[2], "\n\x1b\a") {
+		t.Errorf("control characters reached the command: %q", got[2])
+	}
+	if !strings.Contains(got[2], "asks to MEDIA_PLAY on living-room") {
+		t.Errorf("got %q", got[2])
+	}
+	if got[3] != "t-1 9m0s {nope}" {
+		t.Errorf("got %q", got[3])
+	}
+}
+
+func TestExpandSubstitutesOnce(t *testing.T) {
+	e := Event{Agent: "{device}", Device: "kitchen"}
+	if got := Expand([]string{"{agent}/{device}"}, e)[0]; got != "{device}/kitchen" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestOSC9AndBell(t *testing.T) {
+	e := hostile()
+	out := Terminal(e)
+	if !strings.HasPrefix(out, "\a\x1b]9;") || !strings.HasSuffix(out, "\a") {
+		t.Fatalf("not bell + OSC 9: %q", out)
+	}
+	body := strings.TrimSuffix(strings.TrimPrefix(out, "\a\x1b]9;"), "\a")
+	if strings.ContainsAny(body, "\x1b\a\n\r\x9c") {
+		t.Fatalf("the text can end or extend the sequence: %q", body)
+	}
+	if !strings.Contains(body, "asks to MEDIA_PLAY on living-room") {
+		t.Fatalf("body %q", body)
+	}
+	if got := OSC9("a\x1b\\b\x07c\u009cd"); got != "\x1b]9;a\\bcd\a" {
+		t.Fatalf("OSC9 kept a control: %q", got)
+	}
+	if got := OSC9(strings.Repeat("x", 2000)); len(got) > 512+6 {
+		t.Fatalf("unbounded: %d bytes", len(got))
+	}
+}
+
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "notify.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCommandReceivesMaskedValuesAsArgv(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "argv")
+	sh := script(t, `for a in "$@"; do printf '%s\n' "$a"; done > "`+out+`"`)
+	e := hostile()
+	e.Device = "kitchen; touch /tmp/vigil-pwned $(id)"
+	if err := (Command{Argv: []string{sh, "Vigil", "{agent} asks to {action} on {device}", "{task_id}"}}).Run(context.Background(), e); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	want := []string{"Vigil", Expand([]string{"{agent} asks to {action} on {device}"}, e)[0], "t-1"}
+	if len(lines) != 3 || lines[0] != want[0] || lines[1] != want[1] || lines[2] != want[2] {
+		t.Fatalf("argv %q, want %q", lines, want)
+	}
+	if strings.ContainsAny(lines[1], "\x1b\a") || !strings.Contains(lines[1], "$(id)") {
+		t.Fatalf("argv[2] %q: want display-safe and passed literally (no shell)", lines[1])
+	}
+}
+
+func TestCommandTimeoutKillsTheGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	// the script's child would outlive a kill of the script alone
+	sh := script(t, "sleep 30 &\necho $! > "+pidFile+"\nwait\n")
+	var logs bytes.Buffer
+	c := Command{Argv: []string{sh}, Timeout: 300 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	start := time.Now()
+	err := c.Run(context.Background(), hostile())
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err %v, want ErrTimeout", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("took %s", took)
+	}
+	if !strings.Contains(logs.String(), "notify command failed") {
+		t.Fatalf("not logged: %s", logs.String())
+	}
+	b, _ := os.ReadFile(pidFile)
+	pid := strings.TrimSpace(string(b))
+	if pid != "" {
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			if _, err := os.Stat("/proc/" + pid); err != nil {
+				break
+			}
+			st, _ := os.ReadFile("/proc/" + pid + "/stat")
+			if strings.Contains(string(st), ") Z ") {
+				break // a zombie: killed, waiting for its reaper
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the command's child %s survived the timeout", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func TestCommandFailureIsReturnedAndLogged(t *testing.T) {
+	var logs bytes.Buffer
+	c := Command{Argv: []string{script(t, "echo boom >&2; exit 3")}, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	if err := c.Run(context.Background(), hostile()); err == nil {
+		t.Fatal("want an error")
+	}
+	if !strings.Contains(logs.String(), "boom") {
+		t.Fatalf("output not logged: %s", logs.String())
+	}
+	if err := (Command{Argv: []string{"/nonexistent/notify"}}).Run(context.Background(), hostile()); err == nil {
+		t.Fatal("want an error for a missing command")
+	}
+	if err := (Command{}).Run(context.Background(), hostile()); err != nil {
+		t.Fatalf("no command: %v", err)
+	}
+}
