@@ -195,3 +195,21 @@ func TestRenderLineWidthCountsGraphemes(t *testing.T) {
 		}
 	}
 }
+
+// Invalid UTF-8 is shown byte by byte (\x80), so a run of continuation bytes
+// is no reason to move a window edge or a span's end further than one
+// character's length: walking to the next character start dropped the
+// letter before such a run and the whole run from view ("xy…" for
+// "xyz\x80\x80…"), and made a match followed by one highlight — and slide
+// to — the rest of the line, so the match itself fell off the row.
+func TestRenderLineInvalidUTF8RunsStayVisible(t *testing.T) {
+	got := ansi.Strip(renderLine("xyz"+strings.Repeat("\x80", 500), nil, 40, rowOpts{tabs: tabWidth}))
+	if !strings.HasPrefix(got, `xyz\x80\x80`) {
+		t.Errorf("a line of invalid bytes after xyz shows as %q, want it to start xyz\\x80\\x80", got)
+	}
+	line := strings.Repeat("\x80", 2000) + "needle" + strings.Repeat("\x80", 500)
+	got = ansi.Strip(renderLine(line, []search.Span{{Start: 2000, End: 2006}}, 40, rowOpts{tabs: tabWidth}))
+	if !strings.Contains(got, `\x80needle\x80`) {
+		t.Errorf("the match inside invalid bytes shows as %q, want needle with its neighbours", got)
+	}
+}

@@ -61,8 +61,11 @@ func cellsOf(raw string, spans []search.Span, base int, tabs int, out []cell) []
 		} else if k < len(spans) {
 			to = min(to, max(spans[k].Start-base, from+1))
 		}
-		for to < len(raw) && !utf8.RuneStart(raw[to]) {
-			to++ // whole characters: a span is never split inside one
+		// Whole characters: a span is never split inside one (at most a
+		// character's length on: bytes that start none are invalid UTF-8,
+		// each a character of its own).
+		for n := 0; n < utf8.UTFMax-1 && to < len(raw) && !utf8.RuneStart(raw[to]); n++ {
+			to++
 		}
 		seg := raw[from:to]
 		pad := 0
@@ -122,7 +125,9 @@ func visibleWindow(line string, spans []search.Span, width int) (lo, hi int) {
 	}
 	if hasFirst && first.Start > budget {
 		lo = first.Start - budget/2
-		for lo > 0 && !utf8.RuneStart(line[lo]) {
+		// Back onto a character's start, at most a character's length:
+		// bytes that start none (invalid UTF-8) are shown one by one.
+		for k := 0; k < utf8.UTFMax-1 && lo > 0 && !utf8.RuneStart(line[lo]); k++ {
 			lo--
 		}
 	}
@@ -131,7 +136,7 @@ func visibleWindow(line string, spans []search.Span, width int) (lo, hi int) {
 		end = max(lo, min(first.End, first.Start+budget))
 	}
 	hi = min(len(line), end+budget)
-	for hi < len(line) && hi > lo && !utf8.RuneStart(line[hi]) {
+	for k := 0; k < utf8.UTFMax-1 && hi < len(line) && hi > lo && !utf8.RuneStart(line[hi]); k++ {
 		hi--
 	}
 	return lo, hi
