@@ -16,6 +16,7 @@ type Config struct {
 	Devices   []DeviceConfig  `toml:"devices" json:"devices"`
 	Scopes    []ScopeConfig   `toml:"scopes" json:"scopes"`
 	UI        UIConfig        `toml:"ui" json:"ui"`
+	Notify    NotifyConfig    `toml:"notify" json:"notify"`
 }
 
 // SandboxConfig bounds what local search may read.
@@ -131,5 +132,6 @@ func Default() Config {
 		Approvals: ApprovalsConfig{Timeout: Duration{10 * time.Minute}},
 		Media:     MediaConfig{ActionTimeout: Duration{10 * time.Second}},
 		UI:        UIConfig{SearchDebounce: Duration{120 * time.Millisecond}},
+		Notify:    NotifyConfig{Terminal: true, Timeout: Duration{DefaultNotifyTimeout}},
 	}
 }

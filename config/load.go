@@ -192,7 +192,7 @@ func (c *Config) Validate() error {
 	if c.UI.SearchDebounce.Duration < 0 {
 		return &Error{Key: "ui.search_debounce", Rule: "must not be negative"}
 	}
-	return nil
+	return c.Notify.validate()
 }
 
 // lineOfKey finds the line where the last segment of a dotted key is set, so
@@ -245,7 +245,7 @@ func resolvePaths(c *Config, dir, cwd string) {
 
 // durationKeys are the settings written as Go durations.
 var durationKeys = map[string]bool{"leases.leeway": true, "approvals.timeout": true,
-	"media.action_timeout": true, "ui.search_debounce": true}
+	"media.action_timeout": true, "ui.search_debounce": true, "notify.timeout": true}
 
 // locateBadDuration finds the first duration setting that does not parse, so
 // its error can name the line and key (the TOML decoder reports neither for
