@@ -148,10 +148,10 @@ func (t Text) Wrap(width int) []Text {
 			if curW > 0 && curW+a.w > width {
 				newLine()
 			}
-			for a.w > width { // an escape wider than a whole line
-				add(atom{span: Span{Text: a.span.Text[:width], Escaped: true}, w: width})
+			for a.w > width { // an escape (or backslash run) wider than a whole line
+				add(atom{span: Span{Text: a.span.Text[:width], Escaped: a.span.Escaped}, w: width})
 				newLine()
-				a = atom{span: Span{Text: a.span.Text[width:], Escaped: true}, w: a.w - width}
+				a = atom{span: Span{Text: a.span.Text[width:], Escaped: a.span.Escaped}, w: a.w - width}
 			}
 			add(a)
 		}
@@ -178,6 +178,15 @@ func (t Text) atoms() []atom {
 			continue
 		}
 		for s := sp.Text; s != ""; {
+			if s[0] == '\\' {
+				// A run of backslashes is never broken: the data's doubled
+				// `\\u202e` split after its first backslash would start the
+				// next line with what reads as Vigil's own mark.
+				n := len(s) - len(strings.TrimLeft(s, `\`))
+				out = append(out, atom{span: Span{Text: s[:n]}, w: n})
+				s = s[n:]
+				continue
+			}
 			g, w := ansi.FirstGraphemeCluster(s, ansi.GraphemeWidth)
 			if g == "" {
 				break

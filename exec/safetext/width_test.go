@@ -144,3 +144,24 @@ func TestWrapKeepsEscapesWhole(t *testing.T) {
 		t.Fatal("Hidden not carried on the first line")
 	}
 }
+
+// Wrap never breaks the data's doubled backslashes: `xxxxx\\u202e` wrapped
+// after its first backslash put `\u202e` alone on the next line, which under
+// NO_COLOR reads exactly as Vigil's mark for a right-to-left override.
+func TestWrapKeepsBackslashRunsWhole(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		width int
+	}{{`xxxxx\u202e`, 6}, {`see C:\x64\u202e yes`, 8}, {`ab\U0001f600`, 3}} {
+		lines := Inspect(c.in).Wrap(c.width)
+		for i, l := range lines {
+			s := l.String()
+			if i > 0 && strings.HasPrefix(s, `\`) && !strings.HasPrefix(s, `\\`) {
+				t.Errorf("Wrap(%q, %d) line %d is %q: a lone backslash starts it", c.in, c.width, i, s)
+			}
+			if w := l.Width(); w > c.width {
+				t.Errorf("Wrap(%q, %d) line %d is %d cells", c.in, c.width, i, w)
+			}
+		}
+	}
+}
