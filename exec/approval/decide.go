@@ -77,7 +77,9 @@ func (q *Queue) Preview(ctx context.Context, id string) (View, error) {
 		why := "manifest.json cannot be read"
 		if errors.Is(err, os.ErrNotExist) {
 			why = "manifest.json is missing"
-		} else if raw, rerr := os.ReadFile(q.st.manifestPath(id)); rerr == nil {
+		} else if errors.Is(err, task.ErrNotAFile) {
+			why = "manifest.json cannot be read: " + errReason(err)
+		} else if raw, rerr := q.st.readManifest(id); rerr == nil {
 			why = fmt.Sprintf("manifest.json no longer parses (recorded sha256:%s, now sha256:%s)", r.ManifestHash, sha256Hex(raw))
 		}
 		r.State, r.Damage = Damaged, why

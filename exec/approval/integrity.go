@@ -110,6 +110,8 @@ func (q *Queue) checkStored(r *Record) (*checked, *tamper, error) {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, &tamper{what: "manifest", recorded: r.ManifestHash, detail: "manifest.json is missing"}, nil
+	case errors.Is(err, task.ErrNotAFile):
+		return nil, &tamper{what: "manifest", recorded: r.ManifestHash, detail: "manifest.json cannot be read: " + errReason(err)}, nil
 	case raw == nil && err != nil:
 		return nil, nil, err
 	}

@@ -362,7 +362,7 @@ func (s store) searchPath(id string) string { return filepath.Join(s.dir, id, "s
 
 func (s store) loadSearch(id string) (searchClaim, error) {
 	var c searchClaim
-	b, err := os.ReadFile(s.searchPath(id))
+	b, err := task.ReadStored(s.searchPath(id), maxRecordBytes)
 	if err != nil {
 		return c, err
 	}
@@ -527,7 +527,7 @@ func (q *Queue) List() ([]Record, error) {
 // be run (missing, unreadable, not the bytes submitted); a decision on it
 // marks it tampered.
 func (q *Queue) manifestProblem(r *Record) string {
-	b, err := os.ReadFile(q.st.manifestPath(r.TaskID))
+	b, err := q.st.readManifest(r.TaskID)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return "manifest.json is missing"

@@ -147,7 +147,7 @@ var knownStates = map[State]bool{Pending: true, Approved: true, Executing: true,
 // as a Damaged record with the reason, and an error wrapping ErrDamaged.
 func (s store) load(id string) (Record, error) {
 	var r Record
-	b, err := os.ReadFile(s.recordPath(id))
+	b, err := task.ReadStored(s.recordPath(id), maxRecordBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return r, fmt.Errorf("task %s: %w", id, ErrNotFound)
 	}
@@ -198,12 +198,26 @@ func (s store) save(r Record) error {
 
 // loadManifest reads manifest.json: its bytes, their hash and the parsed manifest.
 func (s store) loadManifest(id string) (*task.Manifest, []byte, error) {
-	b, err := os.ReadFile(s.manifestPath(id))
+	b, err := s.readManifest(id)
 	if err != nil {
 		return nil, nil, err
 	}
 	m, err := task.ParseManifest(b)
 	return m, b, err
+}
+
+// Bounds on what a task's stored files can be (task.ReadStored refuses
+// anything larger, and anything that is not a regular file, without reading
+// it): a record is a few hundred bytes; a manifest is stored re-encoded, so
+// escaping can make it larger than the MaxManifestBytes it was submitted in.
+const (
+	maxRecordBytes   = 1 << 20
+	maxManifestBytes = 8 * task.MaxManifestBytes
+)
+
+// readManifest reads manifest.json's bytes (see task.ReadStored).
+func (s store) readManifest(id string) ([]byte, error) {
+	return task.ReadStored(s.manifestPath(id), maxManifestBytes)
 }
 
 func sha256Hex(b []byte) string {

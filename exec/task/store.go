@@ -52,7 +52,7 @@ func (s *Store) Load(taskID string) (*Result, error) {
 	if err := ValidateTaskID(taskID); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(s.Path(taskID))
+	data, err := ReadStored(s.Path(taskID), MaxResultBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("task %s: %w", taskID, ErrNotFound)
 	}
