@@ -104,7 +104,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
-	case tea.MouseWheelMsg:
+	case tea.MouseWheelMsg, tea.PasteMsg, tea.PasteStartMsg, tea.PasteEndMsg:
+		// a paste is typing: like a key, it goes to the focused pane only,
+		// and only while the screen shows what it would land in
 		if p := m.Active(); p != nil && !m.showHelp && m.legible() {
 			return m, p.Update(msg)
 		}
