@@ -1,23 +1,39 @@
 package cli
 
 import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/vigil-dev/vigil/exec/memory"
+	"github.com/vigil-dev/vigil/exec/mcpserver"
 )
 
-// newMcpCmd is `vigil mcp`: an MCP server on stdio exposing search_memory.
+// newMcpCmd is `vigil mcp`: Vigil's tools for agents over stdio or
+// Streamable HTTP.
 func newMcpCmd(app *App) *cobra.Command {
-	return &cobra.Command{
-		Use:   "mcp",
-		Short: "Serve the search_memory tool to MCP clients over stdio",
-		Long: "Speaks MCP (newline-delimited JSON-RPC) on stdin/stdout until stdin closes.\n" +
-			"Logs go to stderr; queries appear there cut to their first 50 characters.",
+	var httpAddr string
+	var allowRemote bool
+	cmd := &cobra.Command{
+		Use:   "mcp [--http ADDR [--allow-remote]]",
+		Short: "Serve Vigil's tools to MCP clients over stdio or Streamable HTTP",
+		Long: "Speaks MCP on stdin/stdout (newline-delimited JSON-RPC) until stdin closes, or with --http\n" +
+			"serves Streamable HTTP at ADDR (loopback unless --allow-remote). Every HTTP request must carry\n" +
+			"Authorization: Bearer <token>, the token from VIGIL_MCP_TOKEN or [mcp] token_file.\n" +
+			"Logs go to stderr as JSON lines; queries appear there cut to their first 50 characters.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// stdout belongs to the protocol: every log line goes to stderr,
@@ -25,22 +41,27 @@ func newMcpCmd(app *App) *cobra.Command {
 			// previews): the lines stay exact JSON with nothing raw a terminal
 			// acts on or a person cannot see.
 			log := slog.New(slog.NewJSONHandler(safeJSONWriter{app.Err}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			var core memory.Searcher
-			s, err := openMemory(app)
-			if err != nil {
-				var ee *ExitError
-				if errors.As(err, &ee) {
-					return err
+			var token string
+			if httpAddr != "" {
+				// Refuse a bad address or a missing token before opening anything.
+				if err := checkListenAddr(httpAddr, allowRemote); err != nil {
+					return Fail(ExitBadInput, err)
 				}
-				// Serve anyway: each call answers with the seed's Processing error.
-				log.Error("memory_open_failed", "error", err.Error())
-				core = memory.Unavailable(err)
-			} else {
-				defer s.Close()
-				core = s
+				var err error
+				if token, err = mcpToken(app); err != nil {
+					return Fail(ExitBadInput, err)
+				}
 			}
-			srv := memory.NewMCPServer(memory.NewTool(core, log), Version)
-			t := &mcp.IOTransport{Reader: io.NopCloser(app.In), Writer: nopWriteCloser{app.Out}}
+			deps, closeDeps, err := mcpDeps(cmd.Context(), app, log)
+			if err != nil {
+				return err
+			}
+			defer closeDeps()
+			srv := mcpserver.New(deps)
+			if httpAddr != "" {
+				return serveMCPHTTP(cmd.Context(), srv, httpAddr, token, log)
+			}
+			t := &mcpserver.StdioTransport{Reader: app.In, Writer: app.Out}
 			if err := srv.Run(cmd.Context(), t); err != nil && !errors.Is(err, io.EOF) &&
 				cmd.Context().Err() == nil {
 				return Fail(ExitExecution, err)
@@ -48,11 +69,127 @@ func newMcpCmd(app *App) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP at ADDR (host:port) instead of stdio")
+	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow --http on an address other than loopback")
+	return cmd
 }
 
-type nopWriteCloser struct{ io.Writer }
+// mcpDeps opens what the tools run on. A part that cannot open leaves its
+// tools answering with the reason: memory tools work on a home without keys.
+func mcpDeps(ctx context.Context, app *App, log *slog.Logger) (mcpserver.Deps, func(), error) {
+	if err := app.Load(); err != nil {
+		return mcpserver.Deps{}, nil, err
+	}
+	d := mcpserver.Deps{Version: Version, SearchOptions: searchOptions(app), Now: app.Now, Log: log}
+	var closers []func()
+	if s, err := openMemory(app); err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return d, nil, err
+		}
+		log.Error("memory_open_failed", "error", err.Error())
+		d.MemoryErr = err
+	} else {
+		d.Memory = s
+		closers = append(closers, func() { _ = s.Close() })
+	}
+	if eng, err := app.Engine(ctx); err != nil {
+		log.Warn("engine_unavailable", "error", err.Error())
+		d.QueueErr = err
+		if l, aerr := app.OpenAudit(); aerr == nil {
+			d.Audit = l
+		}
+	} else {
+		d.Queue, d.Audit = eng.Queue, eng.Audit
+	}
+	if d.Audit == nil {
+		// Memory writes are audited or refused: without a log, writes fail.
+		d.Memory, d.MemoryErr = nil, errors.New("the audit log cannot be opened")
+	}
+	return d, func() {
+		for _, c := range closers {
+			c()
+		}
+	}, nil
+}
 
-func (nopWriteCloser) Close() error { return nil }
+// mcpToken reads the HTTP bearer token: VIGIL_MCP_TOKEN, else [mcp] token_file.
+func mcpToken(app *App) (string, error) {
+	if err := app.Load(); err != nil {
+		return "", err
+	}
+	if t := strings.TrimSpace(app.Getenv("VIGIL_MCP_TOKEN")); t != "" {
+		return t, nil
+	}
+	if f := app.Cfg.MCP.TokenFile; f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("[mcp] token_file: %v", err)
+		}
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, nil
+		}
+		return "", fmt.Errorf("[mcp] token_file %s: empty", f)
+	}
+	return "", errors.New("--http needs a bearer token: set VIGIL_MCP_TOKEN or [mcp] token_file")
+}
+
+// checkListenAddr allows loopback addresses, and others only when asked.
+func checkListenAddr(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: %v", addr, err)
+	}
+	if allowRemote {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--http %q: not a loopback address; add --allow-remote to listen there", addr)
+}
+
+// bearerAuth lets through requests carrying the token; the comparison is of
+// fixed-length digests in constant time, and the token is never logged.
+func bearerAuth(token string, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(got))
+		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vigil"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr, token string, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: log})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return Fail(ExitExecution, err)
+	}
+	hs := &http.Server{Handler: bearerAuth(token, h), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("mcp_http_listening", "addr", ln.Addr().String())
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return Fail(ExitExecution, err)
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		return nil
+	}
+}
 
 // safeJSONWriter passes JSON text through terminalSafeJSON: slog's JSON
 // handler escapes C0 controls but not DEL, C1 or format characters.

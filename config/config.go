@@ -16,7 +16,14 @@ type Config struct {
 	Devices   []DeviceConfig  `toml:"devices" json:"devices"`
 	Scopes    []ScopeConfig   `toml:"scopes" json:"scopes"`
 	UI        UIConfig        `toml:"ui" json:"ui"`
+	MCP       MCPConfig       `toml:"mcp" json:"mcp"`
 	Notify    NotifyConfig    `toml:"notify" json:"notify"`
+}
+
+// MCPConfig is `vigil mcp`'s section. TokenFile holds the bearer token that
+// every Streamable HTTP request must carry (VIGIL_MCP_TOKEN wins over it).
+type MCPConfig struct {
+	TokenFile string `toml:"token_file,omitempty" json:"token_file,omitempty"`
 }
 
 // SandboxConfig bounds what local search may read.

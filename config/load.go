@@ -231,6 +231,7 @@ func resolvePaths(c *Config, dir, cwd string) {
 		c.Sandbox.Root = abs(c.Sandbox.Root)
 	}
 	c.Leases.Revoked = abs(c.Leases.Revoked)
+	c.MCP.TokenFile = abs(c.MCP.TokenFile)
 	for i := range c.Leases.Keys {
 		c.Leases.Keys[i].PublicKey = abs(c.Leases.Keys[i].PublicKey)
 	}

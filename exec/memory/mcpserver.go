@@ -1,18 +1,23 @@
 package memory
 
+// The MCP server itself lives in exec/mcpserver; this file holds the store
+// operations its list_memories and delete_memory tools need.
+
 import (
 	"context"
 	"encoding/json"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
 )
 
-// ToolName is the MCP name of the tool.
+// ToolName is the MCP name of the search tool.
 const ToolName = "search_memory"
 
-// InputSchema is the tool's JSON Schema as advertised to MCP clients. The
-// tool validates arguments itself (the seed's messages), so the schema is
-// documentation for clients, not the gate.
+// InputSchema is the search_memory tool's JSON Schema as advertised to MCP
+// clients. The tool validates arguments itself (the seed's messages), so the
+// schema is documentation for clients, not the gate.
 var InputSchema = json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -40,30 +45,113 @@ var InputSchema = json.RawMessage(`{
   "additionalProperties": false
 }`)
 
-// NewMCPServer returns an MCP server exposing the tool as search_memory.
-func NewMCPServer(tool *Tool, version string) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "vigil", Title: "Vigil memory", Version: version}, nil)
-	srv.AddTool(&mcp.Tool{
-		Name:  ToolName,
-		Title: "Search memory",
-		Description: "Search the person's stored memories by relevance (full-text, BM25). " +
-			"Returns a numbered list with scores, tags and 200-character previews.",
-		InputSchema: InputSchema,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var args []byte
-		if req != nil && req.Params != nil {
-			args = req.Params.Arguments
+// Cursor is a position in the newest-first listing: the last memory shown.
+type Cursor struct {
+	CreatedAt int64 // Unix milliseconds
+	ID        int64
+}
+
+// String encodes the cursor for clients ("<ms>.<id>"; opaque to them).
+func (c Cursor) String() string { return fmt.Sprintf("%d.%d", c.CreatedAt, c.ID) }
+
+// ParseCursor reads what Cursor.String wrote.
+func ParseCursor(s string) (Cursor, error) {
+	a, b, ok := strings.Cut(s, ".")
+	ms, err1 := strconv.ParseInt(a, 10, 64)
+	id, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return Cursor{}, fmt.Errorf("not a cursor this server gave")
+	}
+	return Cursor{CreatedAt: ms, ID: id}, nil
+}
+
+// List returns up to limit memories matching f, newest first (then highest
+// id), after the cursor when one is given. next is set when more remain.
+func (s *Store) List(ctx context.Context, f Filters, limit int, after *Cursor) (out []Memory, next *Cursor, err error) {
+	done, err := s.begin()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer done()
+	var where []string
+	var args []any
+	for _, t := range f.Tags {
+		where = append(where, `EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_id = m.id AND t.tag = ?)`)
+		args = append(args, t)
+	}
+	if f.Source != "" {
+		where = append(where, `m.source = ?`)
+		args = append(args, f.Source)
+	}
+	if !f.DateFrom.IsZero() {
+		where = append(where, `m.created_at >= ?`)
+		args = append(args, f.DateFrom.UTC().UnixMilli())
+	}
+	if !f.DateTo.IsZero() {
+		where = append(where, `m.created_at < ?`)
+		args = append(args, f.DateTo.UTC().AddDate(0, 0, 1).UnixMilli())
+	}
+	if after != nil {
+		where = append(where, `(m.created_at < ? OR (m.created_at = ? AND m.id < ?))`)
+		args = append(args, after.CreatedAt, after.CreatedAt, after.ID)
+	}
+	q := `SELECT m.id, m.text, m.tags, m.source, m.created_at FROM memories m`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY m.created_at DESC, m.id DESC LIMIT ?`
+	args = append(args, limit+1)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, nil, classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m Memory
+		var tags string
+		var created int64
+		if err := rows.Scan(&m.ID, &m.Text, &tags, &m.Source, &created); err != nil {
+			return nil, nil, classify(err)
 		}
-		if len(args) == 0 {
-			// No arguments at all is the seed's empty dict: "query: field required".
-			args = []byte(`{}`)
+		if err := json.Unmarshal([]byte(tags), &m.Tags); err != nil {
+			return nil, nil, fmt.Errorf("memory %d: tags column: %w", m.ID, err)
 		}
-		r := tool.Execute(ctx, args)
-		return &mcp.CallToolResult{
-			Content: []mcp.Content{&mcp.TextContent{Text: r.Text()}},
-			IsError: r.IsError,
-		}, nil
-	})
-	return srv
+		m.CreatedAt = time.UnixMilli(created).UTC()
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, classify(err)
+	}
+	if len(out) > limit {
+		out = out[:limit]
+		last := out[limit-1]
+		next = &Cursor{CreatedAt: last.CreatedAt.UnixMilli(), ID: last.ID}
+	}
+	return out, next, nil
+}
+
+// Delete removes one memory (and its tags and index entry); ErrNotFound when
+// no memory has that id.
+func (s *Store) Delete(ctx context.Context, id int64) error {
+	done, err := s.begin()
+	if err != nil {
+		return err
+	}
+	defer done()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return classify(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM memory_tags WHERE memory_id = ?`, id); err != nil {
+		return classify(err)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE id = ?`, id)
+	if err != nil {
+		return classify(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return classify(tx.Commit())
 }
