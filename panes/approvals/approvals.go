@@ -302,6 +302,11 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		// countdowns redraw; overdue tasks expire through the reload
 		return tea.Batch(p.tick(), p.requestReload())
 	case tea.MouseWheelMsg:
+		if p.confirm != nil || p.deny != nil {
+			// an open prompt sits under the top of the preview: the wheel
+			// does not scroll the request out from above it
+			return nil
+		}
 		sc := &p.scroll
 		if p.history {
 			sc = &p.hscroll
