@@ -1,0 +1,222 @@
+// Package metrics exposes seed 003's executor metrics for Prometheus,
+// counted from the audit log (so decisions taken by any process sharing the
+// home show up), with Go, process and build-info collectors.
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/media"
+	"github.com/vigil-dev/vigil/exec/scope"
+)
+
+// Seed 003's metric names, and its histogram's buckets.
+const (
+	RequestsTotal   = "abos_executor_requests_total"
+	DurationSeconds = "abos_executor_duration_seconds"
+	ApprovalPending = "abos_executor_approvals_pending"
+	BuildInfo       = "vigil_build_info"
+)
+
+// Buckets are seed 003's duration buckets, in seconds.
+var Buckets = []float64{0.1, 0.5, 1, 2, 5, 10}
+
+// Statuses of RequestsTotal: each request is counted once, when it ends,
+// under the audit event that ended it.
+const (
+	StatusExecuted = "executed" // ran, and the device (or search) succeeded
+	StatusFailed   = "failed"   // ran and failed, or failed at decision time (lease revoked, interrupted)
+	StatusDenied   = "denied"   // a person said no
+	StatusExpired  = "expired"  // APPROVAL_TIMEOUT or LEASE_EXPIRED before a decision
+	StatusTampered = "tampered" // the stored request changed; nothing ran
+	StatusRejected = "rejected" // refused at submission (bad lease, bad input, …)
+)
+
+// OtherAction is the action label of a capability Vigil does not execute
+// (only rejections carry one): the label set stays bounded whatever agents send.
+const OtherAction = "other"
+
+// Build labels vigil_build_info.
+type Build struct{ Version, Commit, GoVersion string }
+
+// Metrics holds the registry and follows one audit log.
+type Metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	pending  prometheus.Gauge
+
+	mu        sync.Mutex
+	path      string
+	offset    int64       // where the next unread line starts
+	lastHash  string      // the hash of the last line read, to notice a rewritten log
+	lastStart int64       // where that line starts
+	file      os.FileInfo // the file read, to notice a replaced one
+	approved  map[string]time.Time
+}
+
+// maxOpen bounds the approvals waiting for their outcome that are kept to
+// time executions (an approval whose outcome never comes is dropped first).
+const maxOpen = 10000
+
+// New registers seed 003's metrics, the Go and process collectors and
+// vigil_build_info on a registry of its own (never the global one).
+func New(b Build) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: RequestsTotal,
+			Help: "Total executor requests, counted once when each ends (action = capability, status = outcome)"},
+			[]string{"action", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: DurationSeconds,
+			Help:    "Executor request duration: from the approved entry to the executed/failed entry in the audit log",
+			Buckets: Buckets}, []string{"action"}),
+		pending:  prometheus.NewGauge(prometheus.GaugeOpts{Name: ApprovalPending, Help: "Pending human approvals"}),
+		approved: map[string]time.Time{},
+	}
+	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: BuildInfo, Help: "Vigil's build (always 1)",
+		ConstLabels: prometheus.Labels{"version": b.Version, "commit": b.Commit, "goversion": b.GoVersion}})
+	info.Set(1)
+	m.reg.MustRegister(m.requests, m.duration, m.pending, info,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry is the registry the handler serves (tests gather from it).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// SetPending sets the pending approvals gauge.
+func (m *Metrics) SetPending(n int) { m.pending.Set(float64(n)) }
+
+// Action is the action label of a capability: itself when Vigil executes
+// it, OtherAction otherwise (and for none).
+func Action(capability string) string {
+	if media.Supports(capability) {
+		return capability
+	}
+	if _, ok := scope.KindFor(capability); ok {
+		return capability
+	}
+	return OtherAction
+}
+
+// Follow reads what was appended to the audit log at path since the last
+// call and counts it. A log that is not the one read before (replaced,
+// shrunk, or its last read line changed) is counted again from its start:
+// counters are reset first, so they always describe the log as it is.
+func (m *Metrics) Follow(path string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if m.offset > 0 {
+			m.resetLocked(path)
+		}
+		m.path = path
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	if path != m.path || m.file == nil || !os.SameFile(fi, m.file) || fi.Size() < m.offset || !m.sameLastLine(path) {
+		m.resetLocked(path)
+	}
+	m.file = fi
+	end, err := audit.Scan(path, m.offset, func(l audit.Line) bool {
+		m.lastStart, m.lastHash = l.Offset, ""
+		if l.Err == nil {
+			m.count(l.Entry)
+			m.lastHash = l.Entry.Hash
+		}
+		return true
+	})
+	m.offset = end
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	return nil
+}
+
+func (m *Metrics) resetLocked(path string) {
+	m.requests.Reset()
+	m.duration.Reset()
+	m.path, m.offset, m.lastStart, m.lastHash, m.file = path, 0, 0, "", nil
+	m.approved = map[string]time.Time{}
+}
+
+// sameLastLine checks that the line last read is still there, unchanged
+// (a log rewritten in place to the same size or longer).
+func (m *Metrics) sameLastLine(path string) bool {
+	if m.offset == 0 || m.lastHash == "" {
+		return true // nothing read, or a line that was not an entry: nothing to compare
+	}
+	lines, _, err := audit.ReadRange(path, m.lastStart, m.offset)
+	if err != nil || len(lines) != 1 {
+		return false
+	}
+	return lines[0].Err == nil && lines[0].Entry.Hash == m.lastHash
+}
+
+func (m *Metrics) count(e audit.Entry) {
+	action := Action(e.Capability)
+	switch e.Event {
+	case audit.EventApproved:
+		if e.TaskID == "" {
+			return
+		}
+		if len(m.approved) >= maxOpen {
+			m.approved = map[string]time.Time{}
+		}
+		if t, err := time.Parse(time.RFC3339, e.Time); err == nil {
+			m.approved[e.TaskID] = t
+		}
+	case audit.EventExecuted, audit.EventFailed:
+		status := StatusExecuted
+		if e.Event == audit.EventFailed {
+			status = StatusFailed
+		}
+		m.requests.WithLabelValues(action, status).Inc()
+		if at, ok := m.approved[e.TaskID]; ok {
+			delete(m.approved, e.TaskID)
+			if t, err := time.Parse(time.RFC3339, e.Time); err == nil && !t.Before(at) {
+				m.duration.WithLabelValues(action).Observe(t.Sub(at).Seconds())
+			}
+		}
+	case audit.EventSearched:
+		status := StatusExecuted
+		if !e.Success {
+			status = StatusFailed
+		}
+		m.requests.WithLabelValues(action, status).Inc()
+	case audit.EventDenied, audit.EventExpired, audit.EventRejected, StatusTampered:
+		delete(m.approved, e.TaskID)
+		m.requests.WithLabelValues(action, e.Event).Inc()
+	}
+}
+
+// Handler serves /metrics from the registry and /healthz: 200 "ok" while
+// health returns nil, 503 with the reason otherwise.
+func (m *Metrics) Handler(health func() error) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := health(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "unhealthy: %v\n", err)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	return mux
+}
