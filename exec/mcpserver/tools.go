@@ -541,6 +541,3 @@ func (s *server) deleteMemory(ctx context.Context, req *mcp.CallToolRequest) (*m
 	}
 	return jsonResult(map[string]any{"id": *a.ID, "deleted": true}, false), nil
 }
-
-
-
