@@ -291,9 +291,18 @@ func TestReconcileAfterCrash(t *testing.T) {
 		json.Unmarshal(b, &r)
 		now := h.Clock.Now()
 		r.State, r.DecidedBy, r.DecidedAt, r.PreviewHash = st, "operator:ada", &now, "h"
+		fi, _ := os.Stat(h.AuditPath())
+		from := fi.Size()
+		r.LogFrom = &from
 		b, _ = json.Marshal(r)
 		if err := os.WriteFile(p, b, 0o600); err != nil {
 			t.Fatal(err)
+		}
+		if st == Approved { // killed after the approval reached the log (A2)
+			if _, err := h.Audit.Append(audit.Entry{Actor: "operator:ada", Event: audit.EventApproved, TaskID: id,
+				Capability: "MEDIA_PLAY", Success: true}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	q2 := h.Open() // a restart reconciles

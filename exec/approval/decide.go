@@ -259,7 +259,7 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 		return before, nil, fmt.Errorf("approval not recorded, nothing ran: %w", err)
 	}
 	crashpoint.Hit("approve.record")
-	if err := q.logApproved(&r, false); err != nil {
+	if err := q.logApproved(&r); err != nil {
 		// undo the record unless the entry made it to the log after all
 		if _, _, ok, ferr := q.findLogged(id, *r.LogFrom, audit.EventApproved); ferr != nil || !ok {
 			before.LogFrom = nil
@@ -279,20 +279,9 @@ func shortHash(h string) string {
 	return h
 }
 
-// logApproved appends the approved entry; recovering, it first looks for
-// one a crash left unrecorded in the record.
-func (q *Queue) logApproved(r *Record, recovering bool) error {
-	if recovering {
-		// from log_from, or — for a record from before log_from, whose
-		// version logged the approval first — from the submitted entry on
-		if _, _, ok, err := q.findLogged(r.TaskID, q.scanFrom(r), audit.EventApproved); err != nil || ok {
-			return err
-		}
-	}
+// logApproved appends the approved entry.
+func (q *Queue) logApproved(r *Record) error {
 	d := map[string]any{"preview_hash": r.PreviewHash, "plan_hash": r.PlanHash, "via": r.DecidedVia}
-	if recovering {
-		d["reconciled"] = true
-	}
 	if _, err := q.o.Audit.Append(audit.Entry{Actor: orUnknown(r.DecidedBy), Event: audit.EventApproved, TaskID: r.TaskID,
 		Capability: r.CapabilityID, Target: r.Device, TokenJTI: r.TokenJTI, Success: true,
 		Details: audit.Details(d)}); err != nil {
@@ -300,6 +289,56 @@ func (q *Queue) logApproved(r *Record, recovering bool) error {
 	}
 	crashpoint.Hit("approve.audit")
 	return nil
+}
+
+// approvalOfRecord checks an approved record against the log before
+// recovery runs it, reading the task's entries from its submitted entry on
+// (not from log_from, which an edit could move past them). undo: the
+// approval is not in the log and the record says a transition was under
+// way (log_from), which is what a crash after A1 leaves. A *tamper: the
+// approval is not in the log and no crash leaves that, or the log already
+// holds an outcome for the task (a finished record rolled back by hand,
+// which must not reach the device again).
+func (q *Queue) approvalOfRecord(r *Record) (*tamper, bool, error) {
+	from := int64(0)
+	if r.SubmittedOffset != nil {
+		from = *r.SubmittedOffset
+	}
+	approved, outcome := false, audit.Entry{}
+	_, err := audit.Scan(q.o.Audit.Path(), from, func(l audit.Line) bool {
+		if l.Err != nil || l.Entry.TaskID != r.TaskID {
+			return true
+		}
+		switch l.Entry.Event {
+		case audit.EventApproved:
+			approved = true
+		case audit.EventDenied, audit.EventExpired, eventTampered, audit.EventExecuted, audit.EventFailed:
+			outcome = l.Entry
+			return false
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return nil, false, err
+	case outcome.Event != "":
+		return &tamper{what: "record", detail: fmt.Sprintf("record.json says approved but the audit log already holds %q for this task (seq %d)",
+			outcome.Event, outcome.Seq)}, false, nil
+	case approved:
+		return nil, false, nil
+	case r.LogFrom != nil:
+		return nil, true, nil
+	}
+	return &tamper{what: "record", detail: "record.json says approved but the audit log holds no approval for this task"}, false, nil
+}
+
+// undoApproval puts back to pending an approved record whose approval never
+// reached the log (a crash after A1): nothing ran, the log and the record
+// agree again, and the person decides again.
+func (q *Queue) undoApproval(r *Record) error {
+	q.o.Log.Warn("reconcile: an approval that never reached the audit log is undone; the task is pending again", "task_id", r.TaskID)
+	r.State, r.DecidedAt, r.DecidedBy, r.DecidedVia, r.PreviewHash, r.LogFrom = Pending, nil, "", "", "", nil
+	return q.st.save(*r)
 }
 
 // tamperLocked ends a task whose stored request changed: state tampered, a
@@ -456,9 +495,18 @@ func (q *Queue) settleLocked(ctx context.Context, r *Record) error {
 	}
 	switch r.State {
 	case Approved:
-		// the record holds the decision: make sure the log does, then run it
-		if err := q.logApproved(r, true); err != nil {
-			return err
+		// The log is the authority: run only an approval the log holds, for
+		// a task the log has no outcome for yet. The record moves first, so
+		// an approval missing from the log never happened (after A1: undo
+		// it); any other gap means the record was edited.
+		if t, undo, err := q.approvalOfRecord(r); err != nil || undo || t != nil {
+			switch {
+			case err != nil:
+				return err
+			case undo:
+				return q.undoApproval(r)
+			}
+			return q.tamperLocked(r, t)
 		}
 		c, t, err := q.checkStored(r)
 		if err != nil {

@@ -72,8 +72,9 @@
 //	after S2  pending+log_from: find "submitted" from log_from, else append it (reconciled); record its place
 //	after S3  same; the entry is found, not written again
 //	after S4  nothing to do
-//	after A1  approved+log_from: find "approved" from log_from, else append it (reconciled); then run it (E1…)
-//	after A2  same; the entry is found
+//	after A1  approved+log_from, no "approved" in the log: the decision never reached it — the record goes
+//	          back to pending (nothing ran; the person decides again). Recovery never writes an approval.
+//	after A2  the "approved" entry is found (from the submitted entry on) and no outcome is: run it (E1…)
 //	after E1  executing, no result: the device may have acted — never re-run; finish as failed
 //	          (EXECUTION_FAILED "interrupted"), F1…F4
 //	after E2  same as E1 (result.ran)
@@ -82,6 +83,11 @@
 //	after F1  final+log_from: store the result if missing, find the event from log_from else append, clear log_from
 //	after F2  same; the stored result is kept
 //	after F3  same; the entry is found
+//
+// The log is the authority on approvals: an approved record whose approval
+// is not in the log and that has no log_from (no crash leaves that), or whose
+// task already has a denial, expiry, tampering or outcome in the log (a
+// finished record rolled back by hand), is tampered and never run.
 //
 // A decision takes the task's lock and first runs this repair, so a second
 // decision after a crashed first one finds the first (the record holds it)
