@@ -16,9 +16,17 @@ type Watcher struct {
 	changed chan struct{}
 }
 
-// Watch starts watching dir (created if missing). name, when not empty,
-// limits the signals to that file's events.
-func Watch(dir, name string) (*Watcher, error) {
+// Watch starts watching dir (created if missing). names, when given and not
+// empty, limit the signals to those files' events.
+func Watch(dir string, names ...string) (*Watcher, error) {
+	only := map[string]bool{}
+	for _, n := range names {
+		if n == "" {
+			only = nil // every file
+			break
+		}
+		only[n] = true
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -40,7 +48,7 @@ func Watch(dir, name string) (*Watcher, error) {
 				if !ok {
 					return
 				}
-				if name != "" && filepath.Base(ev.Name) != name {
+				if len(only) > 0 && !only[filepath.Base(ev.Name)] {
 					continue
 				}
 				select {

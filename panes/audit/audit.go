@@ -179,7 +179,8 @@ func (p *Pane) Badge() string              { return "" }
 
 // Init reads the tail for the first frame and starts the full load and the watcher.
 func (p *Pane) Init() tea.Cmd {
-	w, err := panes.Watch(filepath.Dir(p.path), filepath.Base(p.path))
+	// the head too: an edit to it alone breaks the chain's anchor
+	w, err := panes.Watch(filepath.Dir(p.path), filepath.Base(p.path), filepath.Base(audit.HeadPath(p.path)))
 	if err == nil {
 		p.watcher = w
 	}
