@@ -1,0 +1,312 @@
+// Package serve is `vigil serve`'s loop: it keeps the approval queue moving
+// with nobody at a screen — expiring tasks on time, carrying out approvals
+// whose process died before running them, sweeping the inbox — and feeds
+// the metrics and the notifications.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/metrics"
+	"github.com/vigil-dev/vigil/exec/notify"
+	"github.com/vigil-dev/vigil/exec/task"
+)
+
+// DefaultMaxTick is the longest the loop sleeps between passes when no
+// deadline or file change comes first.
+const DefaultMaxTick = time.Second
+
+// Options wire the loop to one home's queue.
+type Options struct {
+	Queue    *approval.Queue // the state machine: every transition goes through it
+	TasksDir string          // tasks/ (watched; its folder names are the task ids)
+	Audit    *audit.Log      // followed for the metrics, checked for /healthz
+	Metrics  *metrics.Metrics
+	// Notify is called for each event, one at a time, off the loop; a slow
+	// or failing notifier delays only later notifications.
+	Notify     func(context.Context, notify.Event)
+	WarnBefore time.Duration // an Expiring event this long before a deadline (notify.ExpiringBefore when 0)
+	Now        func() time.Time
+	MaxTick    time.Duration
+	Log        *slog.Logger
+}
+
+// Server is one running loop.
+type Server struct {
+	o Options
+
+	mu      sync.Mutex
+	lastErr error // the last pass's problem, for /healthz
+
+	seen   map[string]bool // pending tasks announced as arrived
+	warned map[string]bool // pending tasks announced as expiring
+	events chan notify.Event
+}
+
+// New checks the options.
+func New(o Options) (*Server, error) {
+	if o.Queue == nil || o.Audit == nil || o.TasksDir == "" {
+		return nil, errors.New("serve: Queue, Audit and TasksDir are required")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxTick <= 0 {
+		o.MaxTick = DefaultMaxTick
+	}
+	if o.WarnBefore <= 0 {
+		o.WarnBefore = notify.ExpiringBefore
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{o: o, seen: map[string]bool{}, warned: map[string]bool{}, events: make(chan notify.Event, 64)}, nil
+}
+
+// Run works until ctx ends, then returns nil once the pass in flight is
+// over: an execution that started is finished and recorded (executions run
+// on a context of their own), and no new task is started after ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	if err := os.MkdirAll(s.o.TasksDir, 0o700); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	wake := make(chan struct{}, 1)
+	w, err := s.watch(wake)
+	if err != nil {
+		s.o.Log.Warn("serve: no file watching, polling every tick", "err", err)
+	} else {
+		defer w.Close()
+	}
+	nctx, stopNotify := context.WithCancel(context.WithoutCancel(ctx))
+	var nwg sync.WaitGroup
+	nwg.Add(1)
+	go func() {
+		defer nwg.Done()
+		s.notifier(nctx)
+	}()
+	defer func() {
+		close(s.events)
+		// a notification under way gets its timeout; none is started anew
+		stopNotify()
+		nwg.Wait()
+	}()
+
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		next := s.pass(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		sleep := s.o.MaxTick
+		if !next.IsZero() {
+			if d := next.Sub(s.o.Now()); d < sleep {
+				sleep = max(d, 0)
+			}
+		}
+		timer.Reset(sleep)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		case <-wake:
+			timer.Stop() // Go ≥ 1.23: no stale tick is left to drain
+		}
+	}
+}
+
+// Pass runs one pass now (tests, and the first frame of a status command).
+func (s *Server) Pass(ctx context.Context) time.Time { return s.pass(ctx) }
+
+// Health is /healthz's check: the audit log can take an entry and the
+// queue's folder can be read, and the last pass had no problem.
+func (s *Server) Health() error {
+	if err := s.o.Audit.CheckEnd(); err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	if _, err := os.ReadDir(s.o.TasksDir); err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
+// pass sweeps the inbox, brings every task up to date through the queue
+// (repair, expiry, approved-but-not-run executions), refreshes the pending
+// gauge, notifies, and returns when the next pass is due at the latest (a
+// deadline or an expiry warning; zero: none).
+func (s *Server) pass(ctx context.Context) time.Time {
+	var errs []error
+	q := s.o.Queue
+	if _, err := q.SweepInbox(context.WithoutCancel(ctx)); err != nil {
+		errs = append(errs, fmt.Errorf("inbox: %w", err))
+	}
+	entries, err := os.ReadDir(s.o.TasksDir)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("queue: %w", err))
+	}
+	now := s.o.Now()
+	var next time.Time
+	soonest := func(t time.Time) {
+		if t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	pending := map[string]bool{}
+	for _, de := range entries {
+		if ctx.Err() != nil {
+			break // shutting down: start nothing new
+		}
+		id := de.Name()
+		if !de.IsDir() || task.ValidateTaskID(id) != nil {
+			continue
+		}
+		// Get repairs what a crash left (running an approval that was
+		// recorded but not carried out) and expires an overdue task, under
+		// the task's lock, skipping a task another process holds.
+		r, err := q.Get(id)
+		if err != nil || r.State != approval.Pending {
+			continue
+		}
+		pending[id] = true
+		at, _ := r.Deadline()
+		s.announce(r, at, now)
+		soonest(at)
+		if !s.warned[id] {
+			soonest(at.Add(-s.o.WarnBefore))
+		}
+	}
+	if ctx.Err() == nil {
+		for id := range s.seen {
+			if !pending[id] {
+				delete(s.seen, id)
+				delete(s.warned, id)
+			}
+		}
+		if s.o.Metrics != nil {
+			s.o.Metrics.SetPending(len(pending))
+		}
+	}
+	if err := s.follow(); err != nil {
+		errs = append(errs, err)
+	}
+	s.mu.Lock()
+	s.lastErr = errors.Join(errs...)
+	s.mu.Unlock()
+	if s.lastErr != nil {
+		s.o.Log.Warn("serve: pass", "err", s.lastErr)
+	}
+	return next
+}
+
+// announce queues the notifications a pending task is due: arrived the
+// first time it is seen, expiring once within WarnBefore of its deadline
+// (folded into the arrival when it arrives that late).
+func (s *Server) announce(r approval.Record, at, now time.Time) {
+	id := r.TaskID
+	ev := notify.Event{TaskID: id, Agent: r.Agent, Action: r.CapabilityID, Device: r.Device, ExpiresIn: at.Sub(now)}
+	late := !now.Before(at.Add(-s.o.WarnBefore))
+	switch {
+	case !s.seen[id]:
+		s.seen[id] = true
+		s.warned[id] = late
+		ev.Kind = notify.Arrived
+	case late && !s.warned[id]:
+		s.warned[id] = true
+		ev.Kind = notify.Expiring
+	default:
+		return
+	}
+	if s.o.Notify == nil {
+		return
+	}
+	select {
+	case s.events <- ev:
+	default:
+		s.o.Log.Warn("serve: notification dropped, too many waiting", "task_id", id, "event", ev.Kind)
+	}
+}
+
+func (s *Server) notifier(ctx context.Context) {
+	for ev := range s.events {
+		if ctx.Err() == nil && s.o.Notify != nil {
+			s.o.Notify(ctx, ev)
+		}
+	}
+}
+
+func (s *Server) follow() error {
+	if s.o.Metrics == nil {
+		return nil
+	}
+	if err := s.o.Metrics.Follow(s.o.Audit.Path()); err != nil {
+		s.o.Log.Warn("serve: metrics", "err", err)
+		return err
+	}
+	return nil
+}
+
+// watch signals wake when tasks/, inbox/new or the audit log change (the
+// log's folder is watched: the log may be replaced). Every transition ends
+// with an audit entry, so a change there is when a task's record is
+// complete — a new task's folder appears before its record does.
+func (s *Server) watch(wake chan struct{}) (*fsnotify.Watcher, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	dirs := []string{s.o.TasksDir, s.o.Queue.InboxNew(), filepath.Dir(s.o.Audit.Path())}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			w.Close()
+			return nil, err
+		}
+		if err := w.Add(d); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	signal := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	logName := filepath.Base(s.o.Audit.Path())
+	go func() {
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				switch filepath.Dir(ev.Name) {
+				case filepath.Clean(s.o.TasksDir), filepath.Clean(s.o.Queue.InboxNew()):
+					signal()
+				default:
+					if filepath.Base(ev.Name) == logName {
+						signal()
+					}
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				signal() // events may be lost: look at everything
+			}
+		}
+	}()
+	return w, nil
+}

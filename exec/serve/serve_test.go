@@ -1,0 +1,282 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
+	"github.com/vigil-dev/vigil/exec/lease"
+	"github.com/vigil-dev/vigil/exec/media"
+	"github.com/vigil-dev/vigil/exec/metrics"
+	"github.com/vigil-dev/vigil/exec/notify"
+	"github.com/vigil-dev/vigil/exec/task"
+)
+
+// realEnv is a queue on the real clock with a short approval timeout: serve
+// is about time passing with nothing else running.
+type realEnv struct {
+	*approvaltest.Env
+	q *approval.Queue
+}
+
+func newRealEnv(t *testing.T, timeout time.Duration) *realEnv {
+	t.Helper()
+	base := approvaltest.New(t) // keys, folders
+	e := &realEnv{Env: base}
+	e.q = e.open(timeout)
+	return e
+}
+
+// open opens a queue over the env's folders on the real clock, as another
+// process would.
+func (e *realEnv) open(timeout time.Duration) *approval.Queue {
+	t := e.T
+	keys := filepath.Join(e.Dir, "keys")
+	local, _, err := lease.LocalIssuer(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases, err := lease.NewVerifier(lease.Options{Issuer: lease.DefaultIssuer, Audience: lease.DefaultAudience,
+		Leeway: lease.NoLeeway, Keys: []lease.Key{local}, Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := task.OpenStore(filepath.Join(e.Dir, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := task.LoadSigner(filepath.Join(keys, lease.OperatorKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := media.New(media.Options{Devices: e.Devices, Leases: leases, Store: res, Signer: signer, Now: time.Now,
+		SimDir: e.SimDir(), Getenv: e.Getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := audit.Open(e.AuditPath(), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := approval.Open(context.Background(), approval.Options{Dir: e.TasksDir(), Inbox: e.InboxDir(),
+		Executor: ex, Devices: e.Devices, Leases: leases, Results: res, Signer: signer, Audit: log,
+		Timeout: timeout, Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Audit = log
+	return q
+}
+
+func (e *realEnv) submit(id string) {
+	e.T.Helper()
+	tok, err := lease.Issue(e.Issuer, lease.IssueOptions{Subject: "agent:planner", TaskID: id, Caps: []string{"MEDIA_PLAY"},
+		TTL: 30 * time.Minute, JTI: "jti-" + id})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"task_id": id, "capability_id": "MEDIA_PLAY", "lease": tok,
+		"inputs": map[string]any{"media_uri": "/media/" + id + ".mkv", "target_device": "living-room"}})
+	out, err := e.q.Submit(context.Background(), b, "cli")
+	if err != nil || out.State != "pending" {
+		e.T.Fatalf("submit %s: %+v %v", id, out, err)
+	}
+}
+
+// recordState reads record.json directly: going through a queue would
+// expire the task itself and prove nothing about serve.
+func (e *realEnv) recordState(id string) string {
+	b, err := os.ReadFile(filepath.Join(e.TasksDir(), id, "record.json"))
+	if err != nil {
+		return ""
+	}
+	var r struct {
+		State string `json:"state"`
+	}
+	json.Unmarshal(b, &r)
+	return r.State
+}
+
+type events struct {
+	mu  sync.Mutex
+	got []notify.Event
+	at  []time.Time
+}
+
+func (ev *events) add(_ context.Context, e notify.Event) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.got = append(ev.got, e)
+	ev.at = append(ev.at, time.Now())
+}
+
+func (ev *events) list() ([]notify.Event, []time.Time) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return append([]notify.Event(nil), ev.got...), append([]time.Time(nil), ev.at...)
+}
+
+func start(t *testing.T, o Options) (*Server, func()) {
+	t.Helper()
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	stop := func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return after cancel")
+		}
+	}
+	return s, stop
+}
+
+// The task expires at its deadline, not at the next tick (the tick here is
+// far longer than the wait), with nothing else opening the queue; the
+// person is told when it arrives and when it is about to expire.
+func TestServeExpiresOnTime(t *testing.T) {
+	const timeout = 1500 * time.Millisecond
+	e := newRealEnv(t, timeout)
+	q := e.open(timeout) // serve's own queue, as in its own process
+	var ev events
+	m := metrics.New(metrics.Build{})
+	_, stop := start(t, Options{Queue: q, TasksDir: e.TasksDir(), Audit: e.Audit, Metrics: m, Notify: ev.add,
+		WarnBefore: time.Second, MaxTick: 30 * time.Second})
+	defer stop()
+	submitted := time.Now()
+	e.submit("expire-me")
+	deadline := submitted.Add(timeout)
+	var expiredAt time.Time
+	var expired audit.Entry
+	for time.Since(submitted) < 5*time.Second && expiredAt.IsZero() {
+		audit.Scan(e.AuditPath(), 0, func(l audit.Line) bool {
+			if l.Entry.Event == audit.EventExpired {
+				expired, expiredAt = l.Entry, time.Now()
+			}
+			return true
+		})
+		time.Sleep(10 * time.Millisecond)
+	}
+	if expiredAt.IsZero() {
+		t.Fatalf("not expired 5 s after submission (state %q)", e.recordState("expire-me"))
+	}
+	if late := expiredAt.Sub(deadline); late > 700*time.Millisecond {
+		t.Fatalf("expired %s after its deadline", late)
+	}
+	if st := e.recordState("expire-me"); st != "expired" {
+		t.Fatalf("record state %q", st)
+	}
+	if expired.TaskID != "expire-me" || expired.ErrorCode != string(task.ApprovalTimeout) || expired.Actor != "vigil" {
+		t.Fatalf("expired entry %+v", expired)
+	}
+	// arrival (within a tick of the submission: the tasks/ folder is watched) and the warning before the deadline
+	var got []notify.Event
+	var at []time.Time
+	for i := 0; i < 100; i++ {
+		if got, at = ev.list(); len(got) >= 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(got) != 2 || got[0].Kind != notify.Arrived || got[1].Kind != notify.Expiring ||
+		got[0].TaskID != "expire-me" || got[0].Agent != "agent:planner" || got[0].Action != "MEDIA_PLAY" || got[0].Device != "living-room" {
+		t.Fatalf("events %+v", got)
+	}
+	if d := at[0].Sub(submitted); d > 1200*time.Millisecond {
+		t.Errorf("arrival told %s after submission", d)
+	}
+	if d := at[1].Sub(deadline.Add(-time.Second)); d < -50*time.Millisecond || d > 700*time.Millisecond {
+		t.Errorf("expiry warning %s off its moment", d)
+	}
+}
+
+// A hanging notifier changes nothing: expiry still happens on time.
+func TestServeHangingNotifierChangesNothing(t *testing.T) {
+	const timeout = time.Second
+	e := newRealEnv(t, timeout)
+	sh := filepath.Join(t.TempDir(), "hang.sh")
+	os.WriteFile(sh, []byte("#!/bin/sh\nexec sleep 30\n"), 0o700)
+	cmd := notify.Command{Argv: []string{sh, "{agent}"}, Timeout: 20 * time.Second}
+	_, stop := start(t, Options{Queue: e.open(timeout), TasksDir: e.TasksDir(), Audit: e.Audit,
+		Notify: func(ctx context.Context, ev notify.Event) { cmd.Run(ctx, ev) }})
+	e.submit("a")
+	e.submit("b")
+	deadline := time.Now().Add(4 * time.Second)
+	for e.recordState("a") != "expired" || e.recordState("b") != "expired" {
+		if time.Now().After(deadline) {
+			t.Fatalf("states %q %q", e.recordState("a"), e.recordState("b"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t0 := time.Now()
+	stop() // the hanging command is killed at shutdown
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Fatalf("shutdown took %s", d)
+	}
+}
+
+// Metrics follow the log as serve runs: the pending gauge and the counters
+// of decisions taken by another process.
+func TestServeKeepsMetricsCurrent(t *testing.T) {
+	e := newRealEnv(t, time.Minute)
+	m := metrics.New(metrics.Build{})
+	s, stop := start(t, Options{Queue: e.open(time.Minute), TasksDir: e.TasksDir(), Audit: e.Audit, Metrics: m})
+	defer stop()
+	e.submit("p1")
+	e.submit("p2")
+	gauge := func() float64 {
+		fams, _ := m.Registry().Gather()
+		for _, f := range fams {
+			if f.GetName() == metrics.ApprovalPending {
+				return f.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		return -1
+	}
+	waitFor(t, "gauge 2", func() bool { return gauge() == 2 })
+	if _, _, err := e.q.Decide(context.Background(), "p1", approval.Decision{Approve: true, By: "operator:tui", Via: "tui"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "gauge 1", func() bool { return gauge() == 1 })
+	executed := func() float64 {
+		fams, _ := m.Registry().Gather()
+		for _, f := range fams {
+			if f.GetName() == metrics.RequestsTotal {
+				for _, mm := range f.GetMetric() {
+					return mm.GetCounter().GetValue()
+				}
+			}
+		}
+		return 0
+	}
+	waitFor(t, "executed counted", func() bool { return executed() == 1 })
+	if err := s.Health(); err != nil {
+		t.Fatalf("health: %v", err)
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
