@@ -5,8 +5,11 @@ package auditpane
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding"
 	"encoding/json"
 	"fmt"
+	"hash"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -207,12 +210,32 @@ func (p *Pane) Init() tea.Cmd {
 var smallLog int64 = 4 << 20
 
 // fileMark is what a change is compared with: the file the rows were read
-// from and a hash of its last line, taken from what was parsed (never re-read
-// later, so an edit racing the read still shows as a change).
+// from, a hash of its last line and a hash of every line read, taken from
+// what was parsed (never re-read later, so an edit racing the read still
+// shows as a change).
 type fileMark struct {
 	info    os.FileInfo
 	lastOff int64 // -1: no line
 	last    [32]byte
+	// prefix hashes the lines read so far as the bytes [0, end) they are
+	// (a valid line is its entry's canonical bytes); nil once one was not
+	// valid. Shared read-only: clone before writing.
+	prefix hash.Hash
+}
+
+// clone is m with a prefix hash of its own to extend.
+func (m fileMark) clone() fileMark {
+	if m.prefix == nil {
+		return m
+	}
+	st, err := m.prefix.(encoding.BinaryMarshaler).MarshalBinary()
+	h := sha256.New()
+	if err != nil || h.(encoding.BinaryUnmarshaler).UnmarshalBinary(st) != nil {
+		m.prefix = nil
+		return m
+	}
+	m.prefix = h
+	return m
 }
 
 // confirmDelay is how long a head that disagrees with the log is given to
@@ -233,7 +256,7 @@ func (p *Pane) load(confirm bool) tea.Cmd {
 		info, _ := os.Stat(path)
 		chain := audit.NewChain()
 		var rows []row
-		mark := fileMark{info: info, lastOff: -1}
+		mark := fileMark{info: info, lastOff: -1, prefix: sha256.New()}
 		end, err := audit.Scan(path, 0, func(l audit.Line) bool {
 			chain.FeedParsed(l.Entry, l.Err)
 			rows = append(rows, newRow(l))
@@ -248,10 +271,15 @@ func (m *fileMark) note(l audit.Line) {
 	m.lastOff = l.Offset
 	if l.Err != nil {
 		m.last = [32]byte{} // the chain is broken: every change reloads anyway
+		m.prefix = nil
 		return
 	}
 	b, _ := l.Entry.Line() // a valid line is its entry's canonical bytes
 	m.last = sha256.Sum256(b)
+	if m.prefix != nil {
+		m.prefix.Write(b)
+		m.prefix.Write([]byte{'\n'})
+	}
 }
 
 // appendedOnly says whether the file at path is still the one mark describes
@@ -273,11 +301,23 @@ func (m fileMark) appendedOnly(path string, from int64) bool {
 	if _, err := f.ReadAt(b, m.lastOff); err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
 		return false
 	}
-	return sha256.Sum256(b[:len(b)-1]) == m.last
+	if sha256.Sum256(b[:len(b)-1]) != m.last || m.prefix == nil {
+		return false
+	}
+	// and every byte before it as read: an entry edited in place in the
+	// middle keeps the size and the last line
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return false
+	}
+	h := sha256.New()
+	if n, err := io.Copy(h, io.LimitReader(f, from)); err != nil || n != from {
+		return false
+	}
+	return bytes.Equal(h.Sum(nil), m.prefix.Sum(nil))
 }
 
 func (p *Pane) readMore() tea.Cmd {
-	path, from, gen, mark, small := p.path, p.end, p.gen, p.mark, p.smallLog
+	path, from, gen, mark, small := p.path, p.end, p.gen, p.mark.clone(), p.smallLog
 	broken := p.broken() != nil
 	return func() tea.Msg {
 		if broken || !mark.appendedOnly(path, from) {
