@@ -238,9 +238,9 @@ func TestMcpHTTPProcess(t *testing.T) {
 			t.Fatalf("auth %q: %d", auth, resp.StatusCode)
 		}
 	}
-	connect := func(name string) (*mcp.ClientSession, func() int) {
+	connect := func(name, path string) (*mcp.ClientSession, func() int) {
 		client, progress := newProgressClient(name)
-		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url,
+		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + path,
 			HTTPClient: &http.Client{Transport: bearerRT{token}}}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -248,8 +248,8 @@ func TestMcpHTTPProcess(t *testing.T) {
 		t.Cleanup(func() { cs.Close() })
 		return cs, progress
 	}
-	cs, progress := connect("test-agent")
-	other, _ := connect("other-agent")
+	cs, progress := connect("test-agent", "")
+	other, _ := connect("other-agent", "/mcp") // the README's URL
 	res, _ := mcpCall(t, other, &mcp.CallToolParams{Name: "list_memories", Arguments: map[string]any{}})
 	if res.IsError {
 		t.Fatal(mcpText(res))
