@@ -478,6 +478,15 @@ func (q *Queue) reconcileOne(ctx context.Context, id string) error {
 // other task final.
 func (q *Queue) settleLocked(ctx context.Context, r *Record) error {
 	if r.State == Pending && r.LogFrom != nil {
+		// after S2/S3 the submitted entry, if written, lies after log_from;
+		// one before it means the record was edited to have it logged again
+		// (with whatever hashes the record now holds)
+		if e, off, ok, err := q.findLogged(r.TaskID, 0, audit.EventSubmitted); err != nil {
+			return err
+		} else if ok && off < *r.LogFrom {
+			return q.tamperLocked(r, &tamper{what: "record", detail: fmt.Sprintf(
+				"record.json says its submission is not logged yet, but the audit log holds it (seq %d) before the place the record names", e.Seq)})
+		}
 		return q.logSubmitted(r, true)
 	}
 	if r.State.Final() {

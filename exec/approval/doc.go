@@ -70,7 +70,8 @@
 //
 //	after S1  manifest alone, no record: not a task; a resubmission overwrites it
 //	after S2  pending+log_from: find "submitted" from log_from, else append it (reconciled); record its place
-//	after S3  same; the entry is found, not written again
+//	after S3  same; the entry is found, not written again. A submitted entry of the task before log_from
+//	          is no crash's doing (the record was edited to have it logged again): tampered
 //	after S4  nothing to do
 //	after A1  approved+log_from, no "approved" in the log: the decision never reached it — the record goes
 //	          back to pending (nothing ran; the person decides again). Recovery never writes an approval.

@@ -40,6 +40,7 @@ func (q *Queue) findLogged(id string, from int64, events ...string) (audit.Entry
 	var found audit.Entry
 	var off int64
 	ok := false
+	from = max(from, 0) // a log_from edited below 0 scans the whole log
 	_, err := audit.Scan(q.o.Audit.Path(), from, func(l audit.Line) bool {
 		if l.Err == nil && l.Entry.TaskID == id && slices.Contains(events, l.Entry.Event) {
 			found, off, ok = l.Entry, l.Offset, true
