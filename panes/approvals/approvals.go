@@ -383,7 +383,11 @@ func (p *Pane) applyList(msg listMsg) tea.Cmd {
 		id := safetext.Line(r.TaskID)
 		switch r.State {
 		case approval.Expired:
-			p.notice = fmt.Sprintf("%s expired without a decision (APPROVAL_TIMEOUT)", id)
+			code := "APPROVAL_TIMEOUT"
+			if r.Error != nil && r.Error.Code != "" {
+				code = safetext.Line(string(r.Error.Code)) // LEASE_EXPIRED when the lease ran out first
+			}
+			p.notice = fmt.Sprintf("%s expired without a decision (%s)", id, code)
 		default:
 			by := r.DecidedBy
 			if by == "" {
