@@ -20,5 +20,6 @@ func commands(app *App) []*cobra.Command {
 		newApproveCmd(app),
 		newDenyCmd(app),
 		newResultCmd(app),
+		newServeCmd(app),
 	}
 }

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-dev/vigil/exec/metrics"
+	"github.com/vigil-dev/vigil/exec/notify"
+	"github.com/vigil-dev/vigil/exec/serve"
+	"github.com/vigil-dev/vigil/preview"
+)
+
+func newServeCmd(app *App) *cobra.Command {
+	var addr string
+	var allowRemote bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the executor until SIGINT/SIGTERM: expiry on time, pending executions, /metrics, notifications",
+		Long: "vigil serve keeps the approval queue moving with nobody at a screen: tasks expire at their deadline, " +
+			"an approval whose process died before running it is carried out once, manifests dropped in inbox/new " +
+			"are submitted, and [notify] command runs when a task arrives or is a minute from expiring. " +
+			"With --metrics it serves /metrics (seed 003's metrics) and /healthz. SIGINT or SIGTERM stops it " +
+			"after the execution in flight is finished and recorded (exit 0).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), app, addr, allowRemote)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "metrics", "", "serve /metrics and /healthz on `ADDR` (host:port; a loopback host unless --allow-remote; \":9464\" means 127.0.0.1:9464)")
+	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "let --metrics listen on a non-loopback address")
+	return cmd
+}
+
+// metricsAddr checks --metrics: an empty host is loopback, and any other
+// host must be a loopback one unless remote access was asked for.
+func metricsAddr(addr string, allowRemote bool) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("--metrics: must be host:port, got %q", addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if !allowRemote {
+		ip := net.ParseIP(host)
+		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return "", fmt.Errorf("--metrics: %s is not a loopback address; metrics say what agents are doing, "+
+				"so serving them beyond this machine needs --allow-remote", host)
+		}
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func runServe(ctx context.Context, app *App, addr string, allowRemote bool) error {
+	var listen string
+	if addr != "" {
+		var err error
+		if listen, err = metricsAddr(addr, allowRemote); err != nil {
+			return Fail(ExitBadInput, err)
+		}
+	}
+	// a service's logs go to stderr (the journal under systemd), masked
+	app.Log = slog.New(preview.NewMaskingHandler(slog.NewTextHandler(app.Err, nil)))
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	eng, err := app.Engine(ctx)
+	if err != nil {
+		return err
+	}
+	m := metrics.New(metrics.Build{Version: Version, Commit: commit(), GoVersion: runtime.Version()})
+	o := serve.Options{Queue: eng.Queue, TasksDir: filepath.Join(app.Paths.State, "tasks"), Audit: eng.Audit,
+		Metrics: m, Now: app.Now, Log: app.Log}
+	if argv := app.Cfg.Notify.Command; len(argv) > 0 {
+		c := notify.Command{Argv: argv, Timeout: app.Cfg.Notify.Timeout.Duration, Log: app.Log}
+		o.Notify = func(ctx context.Context, ev notify.Event) { _ = c.Run(ctx, ev) } // logged by Run; changes nothing else
+	}
+	s, err := serve.New(o)
+	if err != nil {
+		return Fail(ExitExecution, err)
+	}
+	var srv *http.Server
+	srvDone := make(chan error, 1)
+	if listen != "" {
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return Failf(ExitExecution, "--metrics: %v", err)
+		}
+		srv = &http.Server{Handler: m.Handler(s.Health), ReadHeaderTimeout: 5 * time.Second}
+		go func() { srvDone <- srv.Serve(ln) }()
+		fmt.Fprintf(app.Out, "vigil serve: metrics on http://%s/metrics\n", ln.Addr())
+	}
+	app.Log.Info("vigil serve: running", "home", app.Paths.State)
+	runErr := s.Run(ctx)
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			app.Log.Warn("vigil serve: metrics server shutdown", "err", err)
+		}
+		if err := <-srvDone; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return Fail(ExitExecution, fmt.Errorf("metrics server: %w", err))
+		}
+	}
+	if runErr != nil {
+		return Fail(ExitExecution, runErr)
+	}
+	app.Log.Info("vigil serve: stopped")
+	return nil
+}
