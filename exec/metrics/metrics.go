@@ -63,7 +63,26 @@ type Metrics struct {
 	lastStart int64       // where that line starts
 	file      os.FileInfo // the file read, to notice a replaced one
 	approved  map[string]time.Time
+	timer     Timer
+	waiting   map[string]*waitingRun // ended executions whose precise span is not readable yet
 }
+
+// Timer gives an ended execution's precise span from the task's record: when
+// it was approved and when it reached its final state (the audit log's times
+// are whole seconds). ok is false while the record does not say yet (the
+// outcome entry is logged just before the record's last write).
+type Timer func(taskID string) (approved, finished time.Time, ok bool)
+
+// waitingRun is an execution counted but not yet timed.
+type waitingRun struct {
+	action         string
+	logFrom, logTo time.Time
+	tries          int
+}
+
+// maxTries is how many Follow calls a run waits for its record before it is
+// timed from the log's whole seconds instead.
+const maxTries = 30
 
 // maxOpen bounds the approvals waiting for their outcome that are kept to
 // time executions (an approval whose outcome never comes is dropped first).
@@ -78,10 +97,11 @@ func New(b Build) *Metrics {
 			Help: "Total executor requests, counted once when each ends (action = capability, status = outcome)"},
 			[]string{"action", "status"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: DurationSeconds,
-			Help:    "Executor request duration: from the approved entry to the executed/failed entry in the audit log",
+			Help:    "Executor request duration: from the approval to the recorded outcome of each execution",
 			Buckets: Buckets}, []string{"action"}),
 		pending:  prometheus.NewGauge(prometheus.GaugeOpts{Name: ApprovalPending, Help: "Pending human approvals"}),
 		approved: map[string]time.Time{},
+		waiting:  map[string]*waitingRun{},
 	}
 	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: BuildInfo, Help: "Vigil's build (always 1)",
 		ConstLabels: prometheus.Labels{"version": b.Version, "commit": b.Commit, "goversion": b.GoVersion}})
@@ -93,6 +113,14 @@ func New(b Build) *Metrics {
 
 // Registry is the registry the handler serves (tests gather from it).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// SetTimer makes durations precise: each execution is timed from its
+// record when the Timer can say, else from the log's times.
+func (m *Metrics) SetTimer(t Timer) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.timer = t
+}
 
 // SetPending sets the pending approvals gauge.
 func (m *Metrics) SetPending(n int) { m.pending.Set(float64(n)) }
@@ -140,10 +168,28 @@ func (m *Metrics) Follow(path string) error {
 		return true
 	})
 	m.offset = end
+	m.settleLocked()
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
 	return nil
+}
+
+// settleLocked times the executions waiting for their record.
+func (m *Metrics) settleLocked() {
+	for id, w := range m.waiting {
+		from, to, ok := m.timer(id)
+		switch {
+		case ok && !to.Before(from):
+			m.duration.WithLabelValues(w.action).Observe(to.Sub(from).Seconds())
+		case w.tries < maxTries:
+			w.tries++
+			continue
+		default:
+			m.duration.WithLabelValues(w.action).Observe(w.logTo.Sub(w.logFrom).Seconds())
+		}
+		delete(m.waiting, id)
+	}
 }
 
 func (m *Metrics) resetLocked(path string) {
@@ -151,6 +197,7 @@ func (m *Metrics) resetLocked(path string) {
 	m.duration.Reset()
 	m.path, m.offset, m.lastStart, m.lastHash, m.file = path, 0, 0, "", nil
 	m.approved = map[string]time.Time{}
+	m.waiting = map[string]*waitingRun{}
 }
 
 // sameLastLine checks that the line last read is still there, unchanged
@@ -187,7 +234,12 @@ func (m *Metrics) count(e audit.Entry) {
 		m.requests.WithLabelValues(action, status).Inc()
 		if at, ok := m.approved[e.TaskID]; ok {
 			delete(m.approved, e.TaskID)
-			if t, err := time.Parse(time.RFC3339, e.Time); err == nil && !t.Before(at) {
+			t, err := time.Parse(time.RFC3339, e.Time)
+			switch {
+			case err != nil || t.Before(at):
+			case m.timer != nil && len(m.waiting) < maxOpen:
+				m.waiting[e.TaskID] = &waitingRun{action: action, logFrom: at, logTo: t}
+			default:
 				m.duration.WithLabelValues(action).Observe(t.Sub(at).Seconds())
 			}
 		}

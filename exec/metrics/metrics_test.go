@@ -317,3 +317,47 @@ func TestHealthz(t *testing.T) {
 		t.Fatalf("%d %q", code, body)
 	}
 }
+
+// With a Timer, durations come from the records' precise times; a record
+// not final yet is asked again on later Follow calls, and after maxTries
+// the log's whole seconds are used.
+func TestDurationsFromRecordsWhenReadable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	clock := approvaltest.NewClock()
+	log, _ := audit.Open(path, clock.Now)
+	for _, id := range []string{"fast", "mid", "late", "never"} {
+		log.Append(audit.Entry{Actor: "x", Event: audit.EventApproved, TaskID: id, Capability: "MEDIA_STOP", Success: true})
+		clock.Advance(3 * time.Second)
+		log.Append(audit.Entry{Actor: "vigil", Event: audit.EventExecuted, TaskID: id, Capability: "MEDIA_STOP", Success: true})
+	}
+	t0 := time.Unix(0, 0)
+	ready := map[string]time.Duration{"fast": 80 * time.Millisecond, "mid": 300 * time.Millisecond}
+	m := New(Build{})
+	m.SetTimer(func(id string) (time.Time, time.Time, bool) {
+		d, ok := ready[id]
+		return t0, t0.Add(d), ok
+	})
+	m.Follow(path)
+	url := serveMetrics(t, m, func() error { return nil })
+	got, count := buckets(t, scrape(t, url), "MEDIA_STOP")
+	if count != 2 || got[0] != 1 || got[1] != 2 || got[5] != 2 {
+		t.Fatalf("first follow: buckets %v count %d", got, count)
+	}
+	ready["late"] = 1500 * time.Millisecond // its record is written now
+	m.Follow(path)
+	got, count = buckets(t, scrape(t, url), "MEDIA_STOP")
+	if count != 3 || got[2] != 2 || got[3] != 3 {
+		t.Fatalf("second follow: buckets %v count %d", got, count)
+	}
+	for i := 0; i < maxTries; i++ {
+		m.Follow(path)
+	}
+	got, count = buckets(t, scrape(t, url), "MEDIA_STOP")
+	// "never" falls back to the log: 3 s, in the ≤5 bucket
+	if count != 4 || got[3] != 3 || got[4] != 4 {
+		t.Fatalf("after giving up: buckets %v count %d", got, count)
+	}
+	if c := counters(t, scrape(t, url)); c["MEDIA_STOP/executed"] != 4 {
+		t.Fatalf("counters %v", c)
+	}
+}

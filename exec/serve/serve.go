@@ -71,6 +71,9 @@ func New(o Options) (*Server, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	if o.Metrics != nil {
+		o.Metrics.SetTimer(RecordTimer(o.TasksDir))
+	}
 	return &Server{o: o, seen: map[string]bool{}, warned: map[string]bool{}, events: make(chan notify.Event, 64)}, nil
 }
 

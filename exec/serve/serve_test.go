@@ -280,3 +280,22 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestRecordTimer(t *testing.T) {
+	e := newRealEnv(t, time.Minute)
+	timer := RecordTimer(e.TasksDir())
+	e.submit("t1")
+	if _, _, ok := timer("t1"); ok {
+		t.Fatal("a pending task has no span")
+	}
+	if _, _, ok := timer("../../etc"); ok {
+		t.Fatal("an invalid id was read")
+	}
+	if _, _, err := e.q.Decide(context.Background(), "t1", approval.Decision{Approve: true, By: "operator:x", Via: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	from, to, ok := timer("t1")
+	if !ok || to.Before(from) || to.Sub(from) > 5*time.Second {
+		t.Fatalf("span %v → %v %v", from, to, ok)
+	}
+}
