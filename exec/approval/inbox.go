@@ -106,19 +106,27 @@ func (q *Queue) SweepInbox(ctx context.Context) ([]Outcome, error) {
 // processClaimed submits a claimed file; ok is false when it was already gone.
 func (q *Queue) processClaimed(ctx context.Context, name string) (Outcome, bool, error) {
 	src := filepath.Join(q.o.Inbox, inboxProcessing, name)
-	f, err := os.Open(src)
+	// what was listed as a regular file may have been swapped for a FIFO
+	// or a symlink before the claim: it is refused, never read or followed
+	f, err := task.OpenStored(src)
 	if errors.Is(err, os.ErrNotExist) {
 		return Outcome{}, false, nil
 	}
-	if err != nil {
-		return Outcome{}, false, err
+	var out Outcome
+	if errors.Is(err, task.ErrNotAFile) {
+		out, err = q.reject("", "", "", "", task.Errorf(task.ExecutionFailed,
+			"inbox: the file cannot be read: %s", errReason(err)), "inbox")
+	} else {
+		if err != nil {
+			return Outcome{}, false, err
+		}
+		raw, rerr := io.ReadAll(io.LimitReader(f, task.MaxManifestBytes+1))
+		f.Close()
+		if rerr != nil {
+			return Outcome{}, false, rerr
+		}
+		out, err = q.Submit(ctx, raw, "inbox")
 	}
-	raw, err := io.ReadAll(io.LimitReader(f, task.MaxManifestBytes+1))
-	f.Close()
-	if err != nil {
-		return Outcome{}, false, err
-	}
-	out, err := q.Submit(ctx, raw, "inbox")
 	if err != nil {
 		return out, true, err // left in processing/: retried on the next sweep
 	}

@@ -132,3 +132,32 @@ func TestStoredFilesThatAreNotRegularFilesDamageOnlyTheirTask(t *testing.T) {
 		t.Fatalf("device: %+v", st)
 	}
 }
+
+// An inbox file swapped for a FIFO (or a symlink) after it was listed and
+// before it was read is refused into rejected/ at once: the sweep, which
+// every `vigil pending` and the TUI run, never blocks on it.
+func TestInboxFileSwappedForAFIFOIsRefused(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.q.SweepInbox(context.Background()); err != nil { // makes the folders
+		t.Fatal(err)
+	}
+	proc := filepath.Join(h.InboxDir(), "processing")
+	os.MkdirAll(proc, 0o700)
+	if err := syscall.Mkfifo(filepath.Join(proc, "a.json"), 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(proc, "b.json")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.json", "b.json"} {
+		withinSeconds(t, 10*time.Second, "claimed "+name, func() {
+			out, ok, err := ProcessClaimedForTest(h.q, name)
+			if err != nil || !ok || out.State != "rejected" {
+				t.Errorf("%s: %+v %v %v", name, out, ok, err)
+			}
+		})
+		if _, err := os.Lstat(filepath.Join(h.InboxDir(), "rejected", name)); err != nil {
+			t.Errorf("%s not moved to rejected/: %v", name, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 )
 
 // ErrNotAFile is why ReadStored refused a path: it is a symlink, a FIFO, a
@@ -19,7 +20,7 @@ var ErrNotAFile = errors.New("not a regular file of a plausible size")
 // without reading it. A missing file gives an error wrapping
 // fs.ErrNotExist; a refused one an error wrapping ErrNotAFile.
 func ReadStored(path string, max int64) ([]byte, error) {
-	f, err := openStored(path)
+	f, err := OpenStored(path)
 	if err != nil {
 		return nil, err
 	}
@@ -28,10 +29,7 @@ func ReadStored(path string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case !st.Mode().IsRegular():
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: a %s", ErrNotAFile, kindOf(st.Mode()))}
-	case st.Size() > max:
+	if st.Size() > max {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, more than %d", ErrNotAFile, st.Size(), max)}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
@@ -42,6 +40,25 @@ func ReadStored(path string, max int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrNotAFile, max)}
 	}
 	return b, nil
+}
+
+// OpenStored opens path for reading only if it is a regular file: never
+// through a symlink, never blocking on a FIFO. The caller bounds the read.
+func OpenStored(path string) (*os.File, error) {
+	f, err := openStored(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: a %s", ErrNotAFile, kindOf(st.Mode()))}
+	}
+	return f, nil
 }
 
 func kindOf(m fs.FileMode) string {
