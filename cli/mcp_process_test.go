@@ -18,10 +18,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mcpHome is a home with keys, the sim device and a built vigil binary.
+// mcpHome is a home with keys, the sim device, the home as search sandbox
+// and a built vigil binary.
 func mcpHome(t *testing.T) *crashHome {
 	t.Helper()
-	return newCrashHome(t, buildVigil(t, t.TempDir()))
+	h := newCrashHome(t, buildVigil(t, t.TempDir()))
+	// Search's sandbox is the home, wherever the server process starts.
+	f := filepath.Join(h.home, "config.toml")
+	cfg, _ := os.ReadFile(f)
+	if err := os.WriteFile(f, append(cfg, []byte("\n[sandbox]\nroot = \".\"\n")...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // mcpToolResult calls a tool and decodes structuredContent.
