@@ -49,6 +49,7 @@ type Server struct {
 	mu      sync.Mutex
 	lastErr error // the last pass's problem, for /healthz
 
+	final  map[string]bool // tasks seen in a final state: no transition leaves one, so they are not read again
 	seen   map[string]bool // pending tasks announced as arrived
 	warned map[string]bool // pending tasks announced as expiring
 	events chan notify.Event
@@ -74,7 +75,7 @@ func New(o Options) (*Server, error) {
 	if o.Metrics != nil {
 		o.Metrics.SetTimer(RecordTimer(o.TasksDir))
 	}
-	return &Server{o: o, seen: map[string]bool{}, warned: map[string]bool{}, events: make(chan notify.Event, 64)}, nil
+	return &Server{o: o, final: map[string]bool{}, seen: map[string]bool{}, warned: map[string]bool{}, events: make(chan notify.Event, 64)}, nil
 }
 
 // Run works until ctx ends, then returns nil once the pass in flight is
@@ -173,13 +174,16 @@ func (s *Server) pass(ctx context.Context) time.Time {
 			break // shutting down: start nothing new
 		}
 		id := de.Name()
-		if !de.IsDir() || task.ValidateTaskID(id) != nil {
+		if s.final[id] || !de.IsDir() || task.ValidateTaskID(id) != nil {
 			continue
 		}
 		// Get repairs what a crash left (running an approval that was
 		// recorded but not carried out) and expires an overdue task, under
 		// the task's lock, skipping a task another process holds.
 		r, err := q.Get(id)
+		if err == nil && r.State.Final() && r.LogFrom == nil {
+			s.final[id] = true
+		}
 		if err != nil || r.State != approval.Pending {
 			continue
 		}

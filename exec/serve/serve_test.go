@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -297,5 +298,36 @@ func TestRecordTimer(t *testing.T) {
 	from, to, ok := timer("t1")
 	if !ok || to.Before(from) || to.Sub(from) > 5*time.Second {
 		t.Fatalf("span %v → %v %v", from, to, ok)
+	}
+}
+
+// /healthz's check fails, with the reason, when the audit log's end was
+// altered (no decision could be recorded) or the queue cannot be read.
+func TestHealthReportsAnUnusableLogOrQueue(t *testing.T) {
+	e := newRealEnv(t, time.Minute)
+	e.submit("h1")
+	s, err := New(Options{Queue: e.q, TasksDir: e.TasksDir(), Audit: e.Audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pass(context.Background())
+	if err := s.Health(); err != nil {
+		t.Fatalf("healthy home: %v", err)
+	}
+	b, _ := os.ReadFile(e.AuditPath())
+	altered := []byte(strings.Replace(string(b), `"agent:planner"`, `"agent:plannex"`, 1))
+	if err := os.WriteFile(e.AuditPath(), altered, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Health(); err == nil || !strings.Contains(err.Error(), "audit log") {
+		t.Fatalf("altered log: %v", err)
+	}
+	os.WriteFile(e.AuditPath(), b, 0o600)
+	if err := s.Health(); err != nil {
+		t.Fatalf("restored: %v", err)
+	}
+	os.Rename(e.TasksDir(), e.TasksDir()+".moved")
+	if err := s.Health(); err == nil || !strings.Contains(err.Error(), "queue") {
+		t.Fatalf("no tasks folder: %v", err)
 	}
 }
