@@ -176,7 +176,9 @@ func TestServeExpiresOnTime(t *testing.T) {
 	if expiredAt.IsZero() {
 		t.Fatalf("not expired 5 s after submission (state %q)", e.recordState("expire-me"))
 	}
-	if late := expiredAt.Sub(deadline); late > 700*time.Millisecond {
+	// the tick is 30 s: anything near the deadline was scheduled by it (the
+	// margin is for a loaded machine)
+	if late := expiredAt.Sub(deadline); late > 1500*time.Millisecond {
 		t.Fatalf("expired %s after its deadline", late)
 	}
 	if st := e.recordState("expire-me"); st != "expired" {
@@ -198,10 +200,10 @@ func TestServeExpiresOnTime(t *testing.T) {
 		got[0].TaskID != "expire-me" || got[0].Agent != "agent:planner" || got[0].Action != "MEDIA_PLAY" || got[0].Device != "living-room" {
 		t.Fatalf("events %+v", got)
 	}
-	if d := at[0].Sub(submitted); d > 1200*time.Millisecond {
+	if d := at[0].Sub(submitted); d > 2*time.Second {
 		t.Errorf("arrival told %s after submission", d)
 	}
-	if d := at[1].Sub(deadline.Add(-time.Second)); d < -50*time.Millisecond || d > 700*time.Millisecond {
+	if d := at[1].Sub(deadline.Add(-time.Second)); d < -50*time.Millisecond || d > 1500*time.Millisecond {
 		t.Errorf("expiry warning %s off its moment", d)
 	}
 }
