@@ -52,6 +52,9 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
 		opts.QueueErr = err
 	} else {
 		opts.Queue = eng.Queue
+		if eng.Signer != nil {
+			opts.ResultKey = eng.Signer.Public() // decided results are shown signed only when they verify
+		}
 	}
 	apr := approvals.New(opts, styles)
 	sp := searchpane.New(searchpane.Options{

@@ -11,6 +11,7 @@ package approvals
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -38,6 +39,10 @@ type Options struct {
 	Bell      bool
 	// Tick is how often countdowns refresh; 0 means every second.
 	Tick time.Duration
+	// ResultKey is the operator's public key: a decided task's stored
+	// result is shown as signed only when its signature verifies with it.
+	// Nil: results are shown unchecked.
+	ResultKey ed25519.PublicKey
 }
 
 // Via is the surface this pane's decisions are recorded as.
@@ -72,6 +77,7 @@ type (
 		id  string
 		res *task.Result
 		err error
+		bad error // the signature does not verify with ResultKey
 	}
 	changedMsg struct{ watcher int }
 	tickMsg    struct{}
@@ -119,6 +125,7 @@ type Pane struct {
 	result     *task.Result
 	resultID   string
 	resultErr  error
+	resultBad  error // why p.result's signature does not verify
 	hscroll    int
 	hresultGen int
 
@@ -257,10 +264,14 @@ func (p *Pane) loadView(id string) tea.Cmd {
 }
 
 func (p *Pane) loadResult(id string) tea.Cmd {
-	q := p.o.Queue
+	q, pub := p.o.Queue, p.o.ResultKey
 	return func() tea.Msg {
 		res, err := q.Result(id)
-		return resultMsg{id: id, res: res, err: err}
+		msg := resultMsg{id: id, res: res, err: err}
+		if err == nil && res != nil && pub != nil {
+			msg.bad = task.Verify(res, pub)
+		}
+		return msg
 	}
 }
 
@@ -282,7 +293,7 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		p.applyView(msg.view, msg.err)
 	case resultMsg:
 		if msg.id == p.hselID {
-			p.result, p.resultID, p.resultErr = msg.res, msg.id, msg.err
+			p.result, p.resultID, p.resultErr, p.resultBad = msg.res, msg.id, msg.err, msg.bad
 		}
 	case outcomeMsg:
 		p.busy, p.deciding, p.lastDecided = false, "", msg.id

@@ -36,13 +36,15 @@ func (p *Pane) applyDecided(list []approval.Record) tea.Cmd {
 	}
 	if p.hselID != old {
 		p.hscroll = 0
-		p.result, p.resultErr = nil, nil
+		p.result, p.resultErr, p.resultBad = nil, nil, nil
 	}
 	return p.wantResult()
 }
 
 func (p *Pane) wantResult() tea.Cmd {
-	if p.hselID == "" || (p.resultID == p.hselID && p.result != nil) {
+	// while the decided list is shown the result is read again on every
+	// reload: a result file edited after it was read does not stay "signed"
+	if p.hselID == "" || (p.resultID == p.hselID && p.result != nil && !p.history) {
 		return nil
 	}
 	return p.loadResult(p.hselID)
@@ -74,7 +76,7 @@ func (p *Pane) historyKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	p.hsel, p.hselID, p.hscroll = sel, p.decided[sel].TaskID, 0
-	p.result, p.resultErr = nil, nil
+	p.result, p.resultErr, p.resultBad = nil, nil, nil
 	return p.loadResult(p.hselID)
 }
 
@@ -198,10 +200,16 @@ func (p *Pane) decidedLines(r approval.Record, w int) []string {
 	case p.result != nil:
 		res := p.result
 		line := []part{theirs(res.Status), ours(" · executed_at "), theirs(res.ExecutedAt)}
-		if sig := res.Signature; sig != nil {
+		switch sig := res.Signature; {
+		case p.resultBad != nil:
+			line = append(line, ours(" · NOT VERIFIED: "), theirs(p.resultBad.Error()))
+		case sig != nil:
 			line = append(line, ours(" · signed "), theirs(sig.Alg), ours(" key "), theirs(sig.KeyID))
-		} else {
+		default:
 			line = append(line, ours(" · unsigned"))
+		}
+		if p.resultBad != nil {
+			out = append(out, panes.Wrap(s.Err.Render("✗ the stored result's signature does not verify: it was changed after it was signed, or signed by another key"), w)...)
 		}
 		add("result", line...)
 		if res.Error != nil {
