@@ -583,6 +583,10 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			r := p.list[p.sel]
 			p.notice = safetext.Line(r.TaskID) + " is damaged and cannot be decided: " + safetext.Line(r.Damage)
 			return nil
+		case p.list[p.sel].State == approval.Pending && !now.Before(deadlineAt(p.list[p.sel])):
+			// its row says "expired"; the next reload takes it off the queue
+			p.notice = safetext.Line(p.selID) + " expired: it can no longer be decided"
+			return nil
 		case p.grace.swallow(now):
 			p.notice = "not yet: the task under the cursor just changed — read it, then press " + msg.String() + " again"
 			return nil

@@ -5,7 +5,11 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
+	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/ui"
 )
 
 // A task whose lease runs out before the approval timeout leaves the queue
@@ -28,4 +32,27 @@ func TestLeaseExpiryNoticeSaysLease(t *testing.T) {
 func mustRender(p *Pane, w, h int) []string {
 	l, _ := p.render(w, h)
 	return l
+}
+
+// At the second a task's deadline passes, before the next reload takes it
+// off the queue, a does not open a prompt for it: its row already says
+// "expired".
+func TestExpiredRowCannotBeApproved(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("at-the-bell", "/media/a.mkv"))
+	clk := approvaltest.NewClock()
+	p := loadedPane(t, env, clk)
+	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	clk.Advance(10*time.Minute + time.Second) // the approval timeout, on the pane's clock only
+	if !strings.Contains(strings.Join(mustRender(p, 100, 28), "\n"), "approval expired") {
+		t.Fatalf("the row does not say expired:\n%s", strings.Join(mustRender(p, 100, 28), "\n"))
+	}
+	press(m, "a")
+	if p.confirm != nil {
+		t.Fatal("a opened a prompt for a task whose deadline passed")
+	}
+	if !strings.Contains(p.notice, "expired") {
+		t.Fatalf("a did nothing silently: notice %q", p.notice)
+	}
 }

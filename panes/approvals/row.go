@@ -19,6 +19,12 @@ func deadline(r approval.Record, now time.Time) (left time.Duration, kind string
 	return at.Sub(now), kind
 }
 
+// deadlineAt is the moment r stops being approvable.
+func deadlineAt(r approval.Record) time.Time {
+	at, _ := r.Deadline()
+	return at
+}
+
 // deadlineText says which deadline comes first and how far it is:
 // "lease expires in 0:32", or, short, "lease 0:32".
 func deadlineText(r approval.Record, now time.Time, short bool) string {
