@@ -305,14 +305,15 @@ func TestMcpHTTPRefusals(t *testing.T) {
 }
 
 // TestMcpOneShotPipeProcess: the whole session on stdin at once, then EOF:
-// the real binary answers everything before it exits, and a malformed line
-// in the middle does not end it.
+// the real binary answers everything before it exits, and neither a malformed
+// line nor a 5 MiB line (over the 4 MiB cap) ends it.
 func TestMcpOneShotPipeProcess(t *testing.T) {
 	h := mcpHome(t)
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 {oops
 {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_memories","arguments":{}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_memory","arguments":{"query":"` + strings.Repeat("x", 5<<20) + `"}}}
 `
 	for i := range 5 {
 		cmd := h.child("", "mcp")
@@ -323,7 +324,8 @@ func TestMcpOneShotPipeProcess(t *testing.T) {
 		}
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		// answers may come in any order (calls run concurrently)
-		if len(lines) != 3 || !strings.Contains(string(out), `"id":null,"error":{"code":-32700`) ||
+		if len(lines) != 4 || !strings.Contains(string(out), `"id":null,"error":{"code":-32700`) ||
+			!strings.Contains(string(out), `"id":null,"error":{"code":-32600,"message":"message longer than 4194304 bytes"}`) ||
 			!strings.Contains(string(out), `"id":1,"result"`) || !strings.Contains(string(out), `"id":2,"result"`) {
 			t.Fatalf("run %d:\n%s", i, out)
 		}

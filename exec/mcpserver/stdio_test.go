@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -219,11 +220,18 @@ func TestMCPRawOneShotPipe(t *testing.T) {
 	}
 }
 
-// lockedBuffer: the SDK may write from several goroutines (the transport
-// serialises, but keep the race detector honest about the test's buffer).
-type lockedBuffer struct{ b *bytes.Buffer }
+// lockedBuffer is written by the transport (which serialises its writes)
+// and read by the test after Run returns; the lock keeps that explicit.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
 
-func (l *lockedBuffer) Write(p []byte) (int, error) { return l.b.Write(p) }
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
 
 // TestMCPRawGoClientOverStdioTransport: the SDK's own client works through
 // the wrapper unchanged.
