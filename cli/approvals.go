@@ -431,6 +431,12 @@ func newResultCmd(app *App) *cobra.Command {
 				}
 				res, err := eng.Results.Load(id)
 				if err == nil {
+					// an agent takes what is printed as Vigil's answer: a
+					// stored result the operator key did not sign is not it
+					if verr := task.Verify(res, eng.Signer.Public()); verr != nil {
+						return Failf(ExitCheck, "task %s: the stored result does not verify with the operator key (%s); "+
+							"it was altered or is not Vigil's", safetext.Line(id), safetext.Line(verr.Error()))
+					}
 					if err := app.PrintJSON(res); err != nil {
 						return err
 					}

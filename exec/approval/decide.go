@@ -498,7 +498,22 @@ func (q *Queue) settleLocked(ctx context.Context, r *Record) error {
 	res, err := q.o.Results.Load(r.TaskID)
 	switch {
 	case err == nil:
-		return q.adoptResult(r, res)
+		verr := task.Verify(res, q.o.Signer.Public())
+		if verr == nil {
+			return q.adoptResult(r, res)
+		}
+		// not this Vigil's answer: never the outcome of record, never
+		// logged as one; moved aside so the task's own answer is stored
+		aside, err := q.o.Results.MoveAside(r.TaskID)
+		if err != nil {
+			return err
+		}
+		q.o.Log.Warn("reconcile: a stored result does not verify; moved aside", "task_id", r.TaskID, "to", aside, "err", verr)
+		if r.State != Executing {
+			return q.tamperLocked(r, &tamper{what: "result", detail: fmt.Sprintf(
+				"results/%s.json is not signed by the operator key (%v); moved aside to %s", r.TaskID, verr, aside)})
+		}
+		// executing: the device may have acted; finished below as interrupted
 	case !errors.Is(err, task.ErrNotFound):
 		return err
 	}

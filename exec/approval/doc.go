@@ -95,7 +95,10 @@
 // and gets a *DecidedError. Open, List and Get repair tasks whose lock is
 // free. A record from before log_from (a non-final record with a stored
 // result) is settled from the result, looking for its entry from the
-// submitted entry on.
+// submitted entry on. A stored result is adopted only if the operator key
+// signed it: one that does not verify is moved aside
+// (results/<id>.json.untrusted-<n>) and the task is tampered (finished as
+// interrupted when it was executing).
 //
 // # Integrity
 //

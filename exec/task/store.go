@@ -115,6 +115,33 @@ func (s *Store) Do(taskID, requestHash string, run func() (*Result, error)) (res
 	return r, true, nil
 }
 
+// MoveAside renames a stored result that cannot be trusted (its signature
+// does not verify) to <task_id>.json.untrusted-<n> in the results folder, so
+// the task's answer can be stored again; the file is kept for whoever looks
+// into it. It returns the new name.
+func (s *Store) MoveAside(taskID string) (string, error) {
+	if err := ValidateTaskID(taskID); err != nil {
+		return "", err
+	}
+	unlock := s.lockLocal(taskID)
+	defer unlock()
+	unlockFile, err := flock.Lock(filepath.Join(s.dir, ".locks", taskID+".lock"))
+	if err != nil {
+		return "", fmt.Errorf("task %s: lock: %w", taskID, err)
+	}
+	defer unlockFile()
+	for i := 1; ; i++ {
+		aside := fmt.Sprintf("%s.untrusted-%d", s.Path(taskID), i)
+		if _, err := os.Lstat(aside); !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := os.Rename(s.Path(taskID), aside); err != nil {
+			return "", err
+		}
+		return filepath.Base(aside), atomicfile.SyncDir(s.dir)
+	}
+}
+
 // lockLocal serializes goroutines of this process on one task_id; the file
 // lock alone would not, since flock locks are per open file description but
 // we want waiters to queue cheaply and then read the stored result.
