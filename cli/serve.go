@@ -74,7 +74,10 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 	app.Log = slog.New(preview.NewMaskingHandler(slog.NewTextHandler(app.Err, nil)))
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	eng, err := app.Engine(ctx)
+	// Opening the queue finishes what a crash left, which may run an
+	// approved task: a signal then waits for that execution to be recorded
+	// (the queue gets a context no signal cancels; Run stops right after).
+	eng, err := app.Engine(context.WithoutCancel(ctx))
 	if err != nil {
 		return err
 	}

@@ -109,6 +109,9 @@ func (s *Server) Run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
+		if ctx.Err() != nil {
+			return nil
+		}
 		next := s.pass(ctx)
 		if ctx.Err() != nil {
 			return nil
