@@ -350,6 +350,9 @@ func DescribeState(b []byte) string {
 			s.MediaURI, s.MediaTitle, s.Position, s.PositionAt = hs.MediaURI, hs.MediaTitle, hs.Position, hs.PositionAt
 		}
 	}
+	if s.Position != nil && !(*s.Position >= 0 && *s.Position <= maxPosition) {
+		s.Position = nil // no player is there (NaN fails both tests)
+	}
 	st := strings.TrimSpace(s.State)
 	switch st {
 	case "", "idle":
@@ -385,6 +388,10 @@ func DescribeState(b []byte) string {
 	}
 	return out
 }
+
+// maxPosition is a bound no media reaches (a year): past it a reported
+// position is nonsense, and would overflow mmss.
+const maxPosition = 365 * 24 * 3600
 
 func mmss(sec float64) string {
 	t := int(math.Floor(sec))
