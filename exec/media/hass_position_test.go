@@ -11,11 +11,11 @@ import (
 func TestDescribeStateOmitsImpossiblePositions(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"state":"playing","attributes":{"media_position":1e30,"media_title":"x"}}`: "playing x",
-		`{"state":"playing","position_seconds":-5,"media_uri":"a.mp3"}`:             "playing a.mp3",
-		`{"idle":false,"path":"/m/a.mkv","pause":false,"time_pos":-3}`:              "playing a.mkv",
-		`{"state":"paused","position_seconds":1e300}`:                               "paused",
-		`{"state":"paused","attributes":{"media_position":12.5,"media_title":"x"}}`:   "paused at 0:12 of x",
-		`{"state":"playing","position_seconds":3725,"media_uri":"a.mp3"}`:           "playing at 1:02:05 of a.mp3",
+		`{"state":"playing","position_seconds":-5,"media_uri":"a.mp3"}`:              "playing a.mp3",
+		`{"idle":false,"path":"/m/a.mkv","pause":false,"time_pos":-3}`:               "playing a.mkv",
+		`{"state":"paused","position_seconds":1e300}`:                                "paused",
+		`{"state":"paused","attributes":{"media_position":12.5,"media_title":"x"}}`:  "paused at 0:12 of x",
+		`{"state":"playing","position_seconds":3725,"media_uri":"a.mp3"}`:            "playing at 1:02:05 of a.mp3",
 	} {
 		got := DescribeState([]byte(in))
 		if got != want || strings.Contains(got, "-") {
