@@ -171,7 +171,12 @@ func bearerAuth(token string, next http.Handler) http.Handler {
 func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr, token string, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: log})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Logger: log,
+		// A client that vanished without DELETE frees its session after an
+		// hour idle (a waiting call keeps it busy, and waits are <= 10 min).
+		SessionTimeout: time.Hour,
+	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return Fail(ExitExecution, err)
