@@ -240,6 +240,15 @@ func TestServeGracefulShutdownDuringExecution(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills real processes")
 	}
+	bin := buildVigil(t, t.TempDir())
+	// started: the approval is carried out while serve opens the queue;
+	// running: an approver dies while serve is up, and serve's pass runs it
+	for _, when := range []string{"started", "running"} {
+		t.Run(when, func(t *testing.T) { gracefulShutdown(t, bin, when == "running") })
+	}
+}
+
+func gracefulShutdown(t *testing.T, bin string, serveFirst bool) {
 	var posts atomic.Int32
 	inCall := make(chan struct{}, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -257,7 +266,7 @@ func TestServeGracefulShutdownDuringExecution(t *testing.T) {
 		io.WriteString(w, `{"entity_id":"media_player.kitchen","state":"idle","attributes":{}}`)
 	}))
 	defer srv.Close()
-	h := newCrashHome(t, buildVigil(t, t.TempDir()))
+	h := newCrashHome(t, bin)
 	cfg := `[[leases.keys]]
 kid = "local"
 alg = "EdDSA"
@@ -277,13 +286,19 @@ token_file = "hass-token.txt"
 	os.WriteFile(m, []byte(`{"task_id":"slow","capability_id":"MEDIA_PLAY","lease":"`+tok+
 		`","inputs":{"media_uri":"https://media.example/a.mp3","target_device":"kitchen"}}`), 0o600)
 	h.must(0, "submit", m)
-	h.approveAndDie("slow")
-	if posts.Load() != 0 {
-		t.Fatal("the device was called before serve")
+	var sc *servedChild
+	if serveFirst {
+		sc = h.startServe()
 	}
-	// the approved task may run while serve opens the queue, before it
-	// serves anything: the signal must come during the device call either way
-	sc := h.spawnServe()
+	h.approveAndDie("slow")
+	if !serveFirst {
+		if posts.Load() != 0 {
+			t.Fatal("the device was called before serve")
+		}
+		// the signal must come during the device call, even before serve
+		// says it is up
+		sc = h.spawnServe()
+	}
 	select {
 	case <-inCall:
 	case <-time.After(10 * time.Second):
