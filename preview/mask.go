@@ -15,7 +15,15 @@ const minScrubLen = 6
 // of the same secret elsewhere in that output — in a note field, the effect text, a URL — is scrubbed too.
 type masker struct {
 	secrets map[string]struct{}
+	// urlDepth counts the URLs being masked inside one another (a URL in a
+	// query value of a URL...), which maxURLDepth bounds.
+	urlDepth int
 }
+
+// maxURLDepth bounds URLs nested in URLs' parameters and path segments.
+// Each level masks the rest of the text again, so a value of 60,000 nested
+// "https://a.b/?x=" took hours; deeper than this, a URL is masked whole.
+const maxURLDepth = 8
 
 func newMasker() *masker { return &masker{secrets: map[string]struct{}{}} }
 
@@ -26,8 +34,19 @@ func (m *masker) note(secret string) {
 	}
 }
 
+// longSecret is the length from which a remembered secret is scrubbed by a
+// search of its own rather than by the strings.Replacer: the Replacer's
+// setup for one pattern, and its matching of several on repetitive text,
+// cost the pattern's length squared (a 100 kB password took minutes).
+const longSecret = 256
+
 // scrubber replaces every remembered secret, longest first, with the fixed mask.
-func (m *masker) scrubber() *strings.Replacer {
+type scrubber struct {
+	long  []string // longSecret bytes or more, longest first
+	short *strings.Replacer
+}
+
+func (m *masker) scrubber() *scrubber {
 	if len(m.secrets) == 0 {
 		return nil
 	}
@@ -41,14 +60,35 @@ func (m *masker) scrubber() *strings.Replacer {
 		}
 		return list[i] < list[j]
 	})
+	r := &scrubber{}
 	pairs := make([]string, 0, 2*len(list))
 	for _, s := range list {
+		if len(s) >= longSecret {
+			r.long = append(r.long, s)
+			continue
+		}
 		pairs = append(pairs, s, Fixed)
 	}
-	return strings.NewReplacer(pairs...)
+	if len(pairs) > 0 {
+		r.short = strings.NewReplacer(pairs...)
+	}
+	return r
 }
 
-func scrub(r *strings.Replacer, s string) string {
+// Replace scrubs s.
+func (r *scrubber) Replace(s string) string {
+	for _, l := range r.long {
+		if len(s) >= len(l) {
+			s = strings.ReplaceAll(s, l, Fixed)
+		}
+	}
+	if r.short != nil {
+		s = r.short.Replace(s)
+	}
+	return s
+}
+
+func scrub(r *scrubber, s string) string {
 	if r == nil {
 		return s
 	}
@@ -198,6 +238,12 @@ func (m *masker) cookies(v string, set bool) string {
 
 // url masks a URL without re-serialising it, so what is shown is byte-for-byte the request except the masks.
 func (m *masker) url(raw string) string {
+	if m.urlDepth >= maxURLDepth {
+		m.note(raw)
+		return Fixed
+	}
+	m.urlDepth++
+	defer func() { m.urlDepth-- }()
 	rest := raw
 	host := ""
 	var b strings.Builder

@@ -339,3 +339,34 @@ func TestHashesAndIDsAreNotMasked(t *testing.T) {
 		}
 	}
 }
+
+// A URL nested in URLs' query values deeper than maxURLDepth is masked whole
+// (so a secret at its bottom stays hidden), and a value 20,000 levels deep
+// is masked in about the time of one level per byte: level by level it took
+// longer than a test may run. See also BenchmarkMaskStringNestedURLs.
+func TestMaskNestedURLsBounded(t *testing.T) {
+	secret := "abcdef123456ghijkl"
+	for _, n := range []int{3, 20000} {
+		s := strings.Repeat("https://a.b/?x=", n) + "https://a.b/?access_token=" + secret
+		if got := MaskString(s); strings.Contains(got, secret) {
+			t.Errorf("%d nested URLs: the token at the bottom shows: %.200q", n, got)
+		}
+	}
+	if got, want := MaskString("https://a.b/?next=https://c.d/?access_token="+secret), "https://a.b/?next=https:%2F%2Fc.d%2F%3Faccess_token%3D********"; got != want {
+		t.Errorf("two nested URLs: got %q, want %q", got, want)
+	}
+}
+
+// A long secret's copies are scrubbed too, and in time linear in its length:
+// the strings.Replacer built for one long pattern costs its length squared
+// (a 1 MB password took half an hour). See BenchmarkMaskFieldLongPassword.
+func TestMaskLongSecretScrubbedInLinearTime(t *testing.T) {
+	pw := strings.Repeat("a", 1<<20)
+	got := string(MaskJSON([]byte(`{"password":"` + pw + `","note":"x` + pw + `y"}`)))
+	if strings.Contains(got, "aaaaaaaa") {
+		t.Errorf("a copy of the long password shows: %.200q", got)
+	}
+	if got := MaskField("password", pw); got != Fixed {
+		t.Errorf("MaskField(password, 1 MB) = %.40q, want the fixed mask", got)
+	}
+}
