@@ -422,14 +422,17 @@ func (q *Queue) recordResult(r *Record, res *task.Result, reconciled bool) error
 }
 
 // scanFrom is where recovery starts looking for an entry of r's current
-// transition: log_from, else the submitted entry, else the log's start (a
-// record written before log_from existed).
+// transition: the submitted entry (a task has one entry per transition, so
+// any found from there on is this one), or log_from when it comes earlier,
+// else the log's start (a record written before log_from existed). log_from
+// alone is not trusted to narrow the search: a log_from moved past the
+// entry would have it written twice.
 func (q *Queue) scanFrom(r *Record) int64 {
 	switch {
+	case r.SubmittedOffset != nil && (r.LogFrom == nil || *r.SubmittedOffset < *r.LogFrom):
+		return *r.SubmittedOffset
 	case r.LogFrom != nil:
 		return *r.LogFrom
-	case r.SubmittedOffset != nil:
-		return *r.SubmittedOffset
 	}
 	return 0
 }

@@ -52,7 +52,9 @@
 // transition's entry — until that entry is written; recovery then looks for
 // the entry from log_from on (a short scan of what was appended since)
 // before writing it, so no entry is ever written twice and the log never
-// holds a decision the record lacks.
+// holds a decision the record lacks. (The search starts at the task's
+// submitted entry when that is earlier than log_from: each transition has
+// one entry, so a log_from edited past its entry cannot get it written twice.)
 //
 //	submit:  S1 manifest.json   S2 record pending+log_from   S3 log "submitted"   S4 record (submitted seq/offset, no log_from)
 //	approve: A1 record approved+log_from   A2 log "approved"

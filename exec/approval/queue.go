@@ -657,7 +657,7 @@ func (q *Queue) completeFinish(r *Record, op string, e *audit.Entry) error {
 	event := eventOf(r.State)
 	logged := false
 	if e == nil && r.LogFrom != nil {
-		if _, _, logged, err = q.findLogged(r.TaskID, *r.LogFrom, event); err != nil {
+		if _, _, logged, err = q.findLogged(r.TaskID, q.scanFrom(r), event); err != nil {
 			return err
 		}
 	}
