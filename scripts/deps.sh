@@ -2,7 +2,8 @@
 # Installs what Vigil and its tests need beyond Go, through the system package
 # manager (Debian/Ubuntu apt-get): ugrep and ripgrep (search backends), mpv
 # (the real media device in tests), openssl (lease keys made outside Go), tmux
-# (a real terminal for the TUI's end-to-end tests).
+# (a real terminal for the TUI's end-to-end tests), node and npm (the official
+# MCP TypeScript SDK client in cli/mcp_ts_test.go, installed from its lockfile).
 set -euo pipefail
 need=()
 command -v ugrep >/dev/null 2>&1 || need+=(ugrep)
@@ -10,10 +11,18 @@ command -v rg >/dev/null 2>&1 || need+=(ripgrep)
 command -v mpv >/dev/null 2>&1 || need+=(mpv)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   echo "installing with apt-get: ${need[*]}" >&2
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+fi
+# the MCP client test's SDK, exactly as the lockfile pins it
+ts="$(dirname "$0")/../cli/testdata/mcp-ts"
+if [ ! -f "$ts/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
+  echo "installing the MCP TypeScript SDK with npm ci in cli/testdata/mcp-ts" >&2
+  (cd "$ts" && npm ci --no-audit --no-fund --loglevel=error >&2)
 fi
