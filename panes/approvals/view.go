@@ -14,8 +14,9 @@ import (
 	"github.com/vigil-dev/vigil/panes"
 )
 
-// previewTop is how many lines of the preview must be on screen before a
-// key may decide on it (the warnings and the request line come first).
+// previewTop is how many lines of the preview must at least be on screen
+// before a key may decide on it; and never fewer than its warnings and the
+// request line under them (previewCache.top).
 const previewTop = 3
 
 // safe shows untrusted text on one line with its escapes in the warning style.
@@ -131,15 +132,16 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	legible := selEnd > 0 && selEnd <= h
 	detailH := max(h-len(lines), 0)
 	var detail []string
+	pvTop := 0
 	switch {
 	case p.viewErr != nil:
 		detail = panes.Wrap(s.Err.Render("cannot preview: "+p.safe(p.viewErr.Error())), w)
 	case p.view == nil:
 		detail = []string{s.Muted.Render("loading preview…")}
 	default:
-		detail = p.cachedPreview(w)
+		detail, pvTop = p.cachedPreview(w)
 	}
-	need := min(previewTop, len(detail))
+	need := min(max(previewTop, pvTop), len(detail))
 	if dlg := p.dialogLines(w); len(dlg) > 0 {
 		// the dialog sits at the bottom, under the top of the preview
 		keep := max(detailH-len(dlg), 0)
@@ -191,22 +193,24 @@ type previewCache struct {
 	w     int
 	sec   int64
 	lines []string
+	top   int // the warnings and the request line: lines[:top]
 }
 
-func (p *Pane) cachedPreview(w int) []string {
+func (p *Pane) cachedPreview(w int) ([]string, int) {
 	sec := p.o.Now().Unix()
 	c := &p.pvCache
 	if c.view != p.view || c.w != w || c.sec != sec || c.lines == nil {
-		*c = previewCache{view: p.view, w: w, sec: sec, lines: p.previewLines(*p.view, w)}
+		lines, top := p.previewLines(*p.view, w)
+		*c = previewCache{view: p.view, w: w, sec: sec, lines: lines, top: top}
 	}
-	return c.lines
+	return c.lines, c.top
 }
 
 // previewLines renders the masked request as HTTP, then the effect, the
 // deadline and the lease. Warnings about hidden characters and look-alike
 // hosts come first. Everything wraps: nothing is cut off without a way to
-// scroll to it.
-func (p *Pane) previewLines(v approval.View, w int) []string {
+// scroll to it. top is how many lines the warnings and the request line take.
+func (p *Pane) previewLines(v approval.View, w int) (lines []string, top int) {
 	s := p.styles
 	pv := v.Preview
 	var body []string
@@ -217,6 +221,7 @@ func (p *Pane) previewLines(v approval.View, w int) []string {
 		hidden += n
 	}
 	add(safetext.Line(pv.Method), s.Title, ours(" "), theirs(pv.URL))
+	reqLines := len(body)
 	keys := make([]string, 0, len(pv.Headers))
 	for k := range pv.Headers {
 		keys = append(keys, k)
@@ -284,7 +289,7 @@ func (p *Pane) previewLines(v approval.View, w int) []string {
 	for _, wmsg := range warn {
 		out = append(out, panes.Wrap(s.Warning.Render("⚠ "+wmsg), w)...)
 	}
-	return append(out, body...)
+	return append(out, body...), len(out) + reqLines
 }
 
 func short(h string) string {
