@@ -32,7 +32,9 @@
 // expired — APPROVAL_TIMEOUT, or LEASE_EXPIRED when the lease ran out first
 // (state expired either way, never a denial). An approval that finds the
 // lease expired expires the task the same way; a lease revoked or otherwise
-// invalid at decision time fails it (state failed).
+// invalid at decision time fails it (state failed). A submission whose lease
+// is already past its exp (let through by the verifier's leeway) is rejected
+// with LEASE_EXPIRED: no task is made that no one could approve.
 //
 // # One task_id, one request
 //

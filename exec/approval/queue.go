@@ -248,6 +248,12 @@ func (q *Queue) submitMedia(m *task.Manifest, source string) (Outcome, error) {
 	} else if !errors.Is(err, task.ErrNotFound) {
 		return Outcome{}, err
 	}
+	// the verifier's leeway let a lease already past its exp through; the
+	// deadline has no leeway, so such a task could never be approved
+	if exp := p.Claims.ExpiresAt; exp != nil && !q.o.Now().Before(exp.Time) {
+		return q.reject(m.TaskID, m.CapabilityID, p.Claims.Subject, p.Claims.ID, task.Errorf(task.LeaseExpired,
+			"expiry check failed: the lease expired at %s, before it could wait for a decision", exp.UTC().Format(time.RFC3339)), source)
+	}
 	return q.createPending(m, p, source)
 }
 
