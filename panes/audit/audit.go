@@ -80,6 +80,7 @@ type (
 		chain   *audit.Chain
 		anchor  *audit.Report // the head disagrees with the chain
 		mark    fileMark
+		first   string // entry #0's hash
 		err     error
 	}
 	changedMsg struct{}
@@ -130,16 +131,22 @@ type Pane struct {
 	styles *themes.Styles
 	keys   Keys
 
-	rows    []row
-	full    bool  // rows hold the whole file (not just the tail)
-	end     int64 // file offset after the last row read
-	chain   *audit.Chain
-	anchor  *audit.Report // the head disagrees with the chain
-	mark    fileMark      // which file the rows came from, and its last line
-	gen     int           // generation of the latest full load
-	loading bool          // a full load is in flight
-	pending bool          // a change arrived while the full load ran
-	loadErr error
+	rows   []row
+	full   bool  // rows hold the whole file (not just the tail)
+	end    int64 // file offset after the last row read
+	chain  *audit.Chain
+	anchor *audit.Report // the head disagrees with the chain
+	// seen is the chain this screen last showed verified: a log deleted, cut
+	// or replaced together with its head verifies on its own, not against it
+	seenN      int64
+	seenFirst  string
+	seenSealed int
+	gone       *audit.Report // the log is no longer the one seen
+	mark       fileMark      // which file the rows came from, and its last line
+	gen        int           // generation of the latest full load
+	loading    bool          // a full load is in flight
+	pending    bool          // a change arrived while the full load ran
+	loadErr    error
 
 	filter     textinput.Model
 	filtering  bool
@@ -257,13 +264,17 @@ func (p *Pane) load(confirm bool) tea.Cmd {
 		chain := audit.NewChain()
 		var rows []row
 		mark := fileMark{info: info, lastOff: -1, prefix: sha256.New()}
+		first := ""
 		end, err := audit.Scan(path, 0, func(l audit.Line) bool {
+			if len(rows) == 0 && l.Err == nil {
+				first = l.Entry.Hash
+			}
 			chain.FeedParsed(l.Entry, l.Err)
 			rows = append(rows, newRow(l))
 			mark.note(l)
 			return true
 		})
-		return fullMsg{gen: gen, confirm: confirm, rows: rows, end: end, chain: chain, anchor: chain.CheckAnchor(anchor), mark: mark, err: err}
+		return fullMsg{gen: gen, confirm: confirm, rows: rows, end: end, chain: chain, anchor: chain.CheckAnchor(anchor), mark: mark, first: first, err: err}
 	}
 }
 
@@ -351,8 +362,41 @@ func (p *Pane) broken() *audit.Report {
 		return nil
 	case p.chain.Bad() != nil:
 		return p.chain.Bad()
-	default:
+	case p.anchor != nil:
 		return p.anchor
+	default:
+		return p.gone
+	}
+}
+
+// lostSince is what became of the chain this screen last showed verified,
+// given the freshly read one (entry #0's hash first), or nil: still there,
+// perhaps longer, or cut on purpose (sealed).
+func (p *Pane) lostSince(first string) *audit.Report {
+	n := p.chain.Len()
+	switch {
+	case p.seenN == 0 || p.chain.Bad() != nil:
+		return nil
+	case n == 0:
+		return &audit.Report{Index: 0, Reason: audit.ReasonTruncated,
+			Detail: fmt.Sprintf("the log this screen verified (%d entries) is gone, with its head", p.seenN)}
+	case first != p.seenFirst:
+		return &audit.Report{Index: 0, Reason: audit.ReasonReplaced,
+			Detail: fmt.Sprintf("entry #0 is not the one of the log this screen verified (%d entries): replaced, with its head", p.seenN)}
+	case n < p.seenN && len(p.chain.Sealed()) <= p.seenSealed:
+		return &audit.Report{Index: n, Reason: audit.ReasonTruncated,
+			Detail: fmt.Sprintf("the log ends at %d entries but this screen verified %d: cut, with its head", n, p.seenN)}
+	}
+	return nil
+}
+
+// noteSeen remembers the chain on screen as verified.
+func (p *Pane) noteSeen(first string) {
+	if p.broken() == nil {
+		p.seenN, p.seenSealed = p.chain.Len(), len(p.chain.Sealed())
+		if first != "" {
+			p.seenFirst = first
+		}
 	}
 }
 
@@ -373,9 +417,14 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		p.loadErr = msg.err
 		p.rows, p.end, p.chain, p.full = msg.rows, msg.end, msg.chain, true
 		p.anchor, p.mark = msg.anchor, msg.mark
+		gone := p.lostSince(msg.first)
 		var confirm tea.Cmd
-		if p.anchor != nil && !msg.confirm {
-			p.anchor, confirm = nil, p.confirmLater()
+		if (p.anchor != nil || gone != nil) && !msg.confirm {
+			p.anchor, gone, confirm = nil, nil, p.confirmLater()
+		}
+		p.gone = gone
+		if confirm == nil {
+			p.noteSeen(msg.first)
 		}
 		p.events, p.seenEvent = nil, nil
 		p.noteEvents(0)
@@ -423,6 +472,11 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			if p.chain.CheckAnchor(msg.anchor) != nil {
 				return p.confirmLater()
 			}
+			first := ""
+			if msg.from == 0 && len(msg.lines) > 0 {
+				first = msg.lines[0].Entry.Hash
+			}
+			p.noteSeen(first)
 			p.noteEvents(from)
 			if !p.filterBusy {
 				p.extendView(from) // only the new rows: appends cost what they add
