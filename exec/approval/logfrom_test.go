@@ -2,9 +2,13 @@ package approval_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/vigil-dev/vigil/audit"
 	. "github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/task"
 )
@@ -53,5 +57,40 @@ func TestLogFromPastTheEntryLogsNothingTwice(t *testing.T) {
 	}
 	if n := h.runs("movie.mkv"); n != 2 {
 		t.Errorf("device ran %d times, want 2", n)
+	}
+}
+
+// The submitted entry cut from the log's end, with the head moved back so
+// the log still verifies and can grow: the task cannot be decided as if it
+// had been submitted — the decision finds no submitted entry where the
+// record says and the task is tampered; nothing runs.
+func TestSubmittedEntryCutWithTheHeadIsTampering(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("first"))
+	h.submit(h.play("cut"))
+	b, err := os.ReadFile(h.AuditPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	if !strings.Contains(lines[len(lines)-1], `"task_id":"cut"`) {
+		t.Fatalf("last line: %s", lines[len(lines)-1])
+	}
+	kept := strings.Join(lines[:len(lines)-1], "")
+	os.WriteFile(h.AuditPath(), []byte(kept), 0o600)
+	var last audit.Entry
+	json.Unmarshal([]byte(strings.TrimSpace(lines[len(lines)-2])), &last)
+	head, _ := json.Marshal(map[string]any{"seq": last.Seq, "hash": last.Hash, "size": len(kept)})
+	os.WriteFile(audit.HeadPath(h.AuditPath()), head, 0o600)
+	if rep, err := audit.Verify(h.AuditPath()); err != nil || !rep.OK {
+		t.Fatalf("setup: %v %s", err, rep)
+	}
+	q := h.Open()
+	_, _, err = q.Decide(context.Background(), "cut", Decision{Approve: true, By: "operator:ada"})
+	if !errors.Is(err, ErrTampered) {
+		t.Fatalf("approve: %v", err)
+	}
+	if n := h.runs("movie.mkv"); n != 0 {
+		t.Fatalf("ran %d times", n)
 	}
 }
