@@ -297,7 +297,7 @@ func (l *Log) writeCheckpoint(e Entry) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(CheckpointsPath(l.path), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	f, err := openFile(CheckpointsPath(l.path), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -317,7 +317,7 @@ func (l *Log) writeCheckpoint(e Entry) error {
 
 // firstEntry reads entry #0 (its line only).
 func firstEntry(path string) (Entry, error) {
-	f, err := os.Open(path)
+	f, err := open(path)
 	if err != nil {
 		return Entry{}, err
 	}

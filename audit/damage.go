@@ -48,7 +48,7 @@ const (
 )
 
 func loadHead(logPath string) (head, headState) {
-	hb, err := os.ReadFile(HeadPath(logPath))
+	hb, err := readSmall(HeadPath(logPath), 4096)
 	if errors.Is(err, os.ErrNotExist) {
 		return head{}, headMissing
 	}
@@ -77,7 +77,7 @@ func loadHead(logPath string) (head, headState) {
 // not the recorded one is damage.
 func (l *Log) checkTail() (Entry, bool, error) {
 	h, hs := loadHead(l.path)
-	f, err := os.Open(l.path)
+	f, err := open(l.path)
 	if errors.Is(err, os.ErrNotExist) {
 		if hs == headOK {
 			return Entry{}, false, &DamagedError{Index: 0, Reason: fmt.Sprintf("the log is missing but its head says %d entries", h.Seq+1)}

@@ -145,7 +145,7 @@ func (l *Log) appendAfter(e Entry, last Entry, ok bool) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := openFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -204,7 +204,7 @@ func (l *Log) repairTorn() error {
 
 // repairTornLocked moves an unterminated tail aside and records it.
 func (l *Log) repairTornLocked() error {
-	f, err := os.OpenFile(l.path, os.O_RDWR, 0)
+	f, err := openFile(l.path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

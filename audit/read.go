@@ -23,7 +23,7 @@ func ReadTail(path string, n int) ([]Line, int64, error) {
 	if n <= 0 {
 		return nil, 0, nil
 	}
-	f, err := os.Open(path)
+	f, err := open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -73,7 +73,7 @@ func ReadTail(path string, n int) ([]Line, int64, error) {
 // the end. It returns the offset just after the last complete line, where the
 // next read should begin (a half-written line is left for later).
 func ReadRange(path string, from, to int64) ([]Line, int64, error) {
-	f, err := os.Open(path)
+	f, err := open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, from, nil
 	}
@@ -101,7 +101,7 @@ func ReadRange(path string, from, to int64) ([]Line, int64, error) {
 
 // Scan calls fn for every complete line from offset from on, streaming.
 func Scan(path string, from int64, fn func(Line) bool) (int64, error) {
-	f, err := os.Open(path)
+	f, err := open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return from, nil
 	}
@@ -152,7 +152,7 @@ func splitLines(buf []byte, base int64) []Line {
 // entry appended from now on starts at or after it (a torn tail beyond it is
 // cut before the next append). A missing file gives 0.
 func EndOfCompleteLines(path string) (int64, error) {
-	fh, err := os.Open(path)
+	fh, err := open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}

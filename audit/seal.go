@@ -133,7 +133,7 @@ func (l *Log) Seal(actor, reason string, key ed25519.PrivateKey) (Entry, error) 
 // moveAside copies the log's bytes [from, to) to audit.log.sealed-<time>
 // and truncates the log to from.
 func (l *Log) moveAside(from, to int64) (string, int64, error) {
-	f, err := os.OpenFile(l.path, os.O_RDWR, 0)
+	f, err := openFile(l.path, os.O_RDWR, 0)
 	if err != nil {
 		return "", 0, err
 	}

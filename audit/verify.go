@@ -267,7 +267,7 @@ func (r Report) against(cp Checkpoint) *Report {
 func verify(path string, o VerifyOptions) (Report, error) {
 	h, hs := loadHead(path)
 	hasHead := hs == headOK
-	f, err := os.Open(path)
+	f, err := open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if hasHead {
 			return Report{Index: 0, Reason: ReasonDeleted,
@@ -474,7 +474,7 @@ type seqHash struct {
 }
 
 func seqsAndHashes(path string) ([]seqHash, error) {
-	f, err := os.Open(path)
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}
