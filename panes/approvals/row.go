@@ -133,8 +133,17 @@ func layoutRows(rows []rowCells, w int) rowLayout {
 		}
 		l.agent = fitAgent(rest())
 	}
+	if rest() < 0 {
+		// a long id is cut last, so every row keeps its deadline (the
+		// selected row still shows its id whole, wrapped)
+		l.id = max(l.id+rest(), minID)
+		l.agent = fitAgent(rest())
+	}
 	return l
 }
+
+// minID is the least of an id a cut row keeps.
+const minID = 12
 
 // pad cuts (with an ellipsis) or pads s to n cells; s is ours.
 func pad(s string, n int) string { return panes.Fit(s, n) }
