@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -59,7 +61,8 @@ func (r *revocationList) contains(jti string) (bool, error) {
 }
 
 func (r *revocationList) reload() error {
-	f, err := os.Open(r.path)
+	// O_NONBLOCK: a FIFO put in its place must not block every lease check
+	f, err := os.OpenFile(r.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
@@ -68,13 +71,20 @@ func (r *revocationList) reload() error {
 	if err != nil {
 		return err
 	}
+	if !fi.Mode().IsRegular() {
+		// a FIFO or a device (/dev/zero streams for ever): fail closed
+		return fmt.Errorf("%s is not a regular file (%s)", r.path, fi.Mode().Type())
+	}
 	if fi.Size() > maxRevokedBytes {
 		return fmt.Errorf("%s is larger than %d bytes", r.path, maxRevokedBytes)
 	}
 	data := make([]byte, 0, fi.Size())
 	buf := bytes.NewBuffer(data)
-	if _, err := buf.ReadFrom(f); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxRevokedBytes+1)); err != nil {
 		return err
+	}
+	if buf.Len() > maxRevokedBytes {
+		return fmt.Errorf("%s is larger than %d bytes", r.path, maxRevokedBytes)
 	}
 	jtis := map[string]bool{}
 	sc := bufio.NewScanner(buf)
