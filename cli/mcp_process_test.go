@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -56,32 +57,37 @@ func mcpText(res *mcp.CallToolResult) string {
 	return ""
 }
 
-// decideByProcess waits until id is pending (checking that this happens
-// within a second of start), then runs `vigil approve|deny` as a separate process.
-func decideByProcess(t *testing.T, h *crashHome, id string, start time.Time, args ...string) chan string {
+// decideByProcess waits until the task's record exists (the Approvals pane
+// watches that folder), checks it appeared soon after start (a zero start:
+// no check) and that `vigil
+// pending` names the MCP client, then decides it with a separate `vigil
+// approve|deny` process while the MCP call waits.
+func decideByProcess(t *testing.T, h *crashHome, id, client string, start time.Time, args ...string) chan string {
 	out := make(chan string, 1)
+	record := filepath.Join(h.home, "tasks", id, "record.json")
 	go func() {
-		for time.Since(start) < 30*time.Second {
-			b, err := h.child("", "pending", "--json").Output()
-			if err == nil && strings.Contains(string(b), `"`+id+`"`) {
-				if !strings.Contains(string(b), `"source": "mcp:test-agent"`) && !strings.Contains(string(b), `"source":"mcp:test-agent"`) {
-					out <- "pending without the client's name: " + string(b)
-					return
-				}
-				if d := time.Since(start); d > time.Second+500*time.Millisecond {
-					out <- "pending only after " + d.String()
-					return
-				}
-				time.Sleep(500 * time.Millisecond) // the call is waiting now
-				b, err := h.child("", append(args, id)...).CombinedOutput()
-				if err != nil {
-					out <- "decide: " + err.Error() + " " + string(b)
-					return
-				}
-				out <- ""
+		for begin := time.Now(); time.Since(begin) < 60*time.Second; {
+			if _, err := os.Stat(record); err != nil {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			// The bar is a second; the margin is for a loaded CI machine.
+			if d := time.Since(start); !start.IsZero() && d > 2*time.Second {
+				out <- "pending only after " + d.String()
 				return
 			}
-			time.Sleep(20 * time.Millisecond)
+			b, err := h.child("", "pending", "--json").Output()
+			if err != nil || !strings.Contains(string(b), `"`+id+`"`) || !strings.Contains(string(b), "mcp:"+client) {
+				out <- fmt.Sprintf("pending does not show the task with the client's name (%v): %s", err, b)
+				return
+			}
+			time.Sleep(1500 * time.Millisecond) // the call is waiting, with progress
+			if b, err := h.child("", append(args, id)...).CombinedOutput(); err != nil {
+				out <- "decide: " + err.Error() + " " + string(b)
+				return
+			}
+			out <- ""
+			return
 		}
 		out <- "never pending"
 	}()
@@ -108,7 +114,7 @@ func checkMediaFlow(t *testing.T, h *crashHome, cs *mcp.ClientSession, progress 
 			"media_uri": "/media/song.mp3", "target_device": "living-room", "wait_seconds": 30}}
 		params.SetProgressToken(id)
 		before := progress()
-		dec := decideByProcess(t, h, id, time.Now(), c.args...)
+		dec := decideByProcess(t, h, id, "test-agent", time.Now(), c.args...)
 		res, sc := mcpCall(t, cs, params)
 		if msg := <-dec; msg != "" {
 			t.Fatal(msg)
