@@ -133,7 +133,7 @@ type Pane struct {
 	deny    *denyDialog
 	notice  string // already safe to show: a decision's outcome, or why a key did nothing
 	// grace swallows decision keys after the selection or the request changed
-	// under the person, and dialog keys after a dialog appeared.
+	// under the person, and the keys that answer a dialog after it appeared.
 	grace grace
 	busy  bool
 	// deciding is the task this pane is deciding now: while it executes it is
@@ -522,7 +522,10 @@ func (p *Pane) Legible(w, h int) bool {
 func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	now := p.o.Now()
 	if p.confirm != nil || p.deny != nil {
-		if p.grace.swallow(now) {
+		// in the reason field only enter acts: letters typed at once are kept
+		// (they are on screen and act on nothing; dropping them sent the
+		// agent the tail of a reason), and they still hold enter back
+		if p.grace.swallow(now) && (p.deny == nil || msg.String() == "enter") {
 			return nil
 		}
 	}
