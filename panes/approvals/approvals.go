@@ -327,6 +327,13 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		} else if msg.Button == tea.MouseWheelDown {
 			*sc += 3
 		}
+	case tea.PasteMsg:
+		if p.deny != nil {
+			// pasted into the reason as it would show: controls and invisible
+			// characters as their escapes, never sent to the terminal or dropped
+			p.deny.input, _ = p.deny.input.Update(tea.PasteMsg{Content: safetext.Line(msg.Content)})
+			p.deny.err = ""
+		}
 	case tea.KeyPressMsg:
 		return p.handleKey(msg)
 	}
