@@ -109,7 +109,10 @@
 // At every decision and before every execution (recovery included) the
 // manifest's bytes are re-hashed and the plan re-made from them, and both
 // are compared with the record and with the audit log's submitted entry
-// (read at the offset the record keeps). A mismatch, a missing manifest or
+// (read at the offset the record keeps, its hash recomputed and the next
+// entry's link to it checked: appends check only the log's end, so an entry
+// edited in place in the middle would otherwise vouch for an edited
+// request). A mismatch, a missing manifest or
 // a missing submitted entry moves the task to tampered: nothing runs, a
 // signed EXECUTION_FAILED result names both hashes, and a "tampered" entry
 // is logged. A decision also reads the log from the submitted entry on: a

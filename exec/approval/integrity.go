@@ -54,22 +54,37 @@ func (q *Queue) findLogged(id string, from int64, events ...string) (audit.Entry
 // submittedEntry reads the audit log's submitted entry of r: the one line
 // at the recorded offset (checked to be that seq and task), or — for a
 // record from before offsets were kept — the first submitted entry of the
-// task found by a scan.
+// task found by a scan. The entry is what the stored request is checked
+// against, so it must be intact where it stands: its hash is recomputed and
+// the entry after it (if any) must link to it. Appends check only the log's
+// end, so an edit in the middle would otherwise go unseen here.
 func (q *Queue) submittedEntry(r *Record) (audit.Entry, bool, error) {
+	var off, seq int64
 	if r.SubmittedOffset != nil && r.SubmittedSeq != nil {
-		var e audit.Entry
-		ok := false
-		_, err := audit.Scan(q.o.Audit.Path(), *r.SubmittedOffset, func(l audit.Line) bool {
-			if l.Err == nil && l.Entry.Seq == *r.SubmittedSeq && l.Entry.TaskID == r.TaskID &&
-				l.Entry.Event == audit.EventSubmitted {
-				e, ok = l.Entry, true
+		off, seq = *r.SubmittedOffset, *r.SubmittedSeq
+	} else {
+		e, o, ok, err := q.findLogged(r.TaskID, 0, audit.EventSubmitted)
+		if err != nil || !ok {
+			return e, ok, err
+		}
+		off, seq = o, e.Seq
+	}
+	var e audit.Entry
+	found, linked := false, true
+	_, err := audit.Scan(q.o.Audit.Path(), max(off, 0), func(l audit.Line) bool {
+		if !found {
+			if l.Err == nil && l.Entry.Seq == seq && l.Entry.TaskID == r.TaskID && l.Entry.Event == audit.EventSubmitted {
+				if h, err := l.Entry.ComputeHash(); err == nil && h == l.Entry.Hash {
+					e, found = l.Entry, true
+					return true // and read the next entry's link
+				}
 			}
 			return false
-		})
-		return e, ok, err
-	}
-	e, _, ok, err := q.findLogged(r.TaskID, 0, audit.EventSubmitted)
-	return e, ok, err
+		}
+		linked = l.Err == nil && l.Entry.Seq == e.Seq+1 && l.Entry.Prev == e.Hash
+		return false
+	})
+	return e, found && linked, err
 }
 
 // tamper says which stored hash no longer matches.
@@ -140,7 +155,7 @@ func (q *Queue) checkStored(r *Record) (*checked, *tamper, error) {
 		return nil, nil, err
 	}
 	if !ok {
-		return nil, &tamper{what: "submission", found: mh, detail: "the audit log holds no submitted entry for this task at the place the record names"}, nil
+		return nil, &tamper{what: "submission", found: mh, detail: "the audit log holds no intact submitted entry for this task at the place the record names"}, nil
 	}
 	var d struct {
 		PlanHash     string `json:"plan_hash"`
