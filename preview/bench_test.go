@@ -75,3 +75,19 @@ func BenchmarkMaskFieldLongPassword(b *testing.B) {
 		MaskField("password", s)
 	}
 }
+
+func BenchmarkMaskStringDigitGroups(b *testing.B) {
+	s := strings.Repeat("078-05-1120 4111 ", 10000)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		MaskString(s)
+	}
+}
+
+func BenchmarkMaskStringNestedPercent(b *testing.B) {
+	s := "%" + strings.Repeat("25", 1<<17) + "41"
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		MaskString(s)
+	}
+}

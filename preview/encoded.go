@@ -91,7 +91,23 @@ func (m *masker) maskDecoded(run string) (decoded, masked bool) {
 		return false, false
 	}
 	txt := string(b)
-	return true, m.text(txt, true) != txt
+	return true, m.decodedText(txt) != txt
+}
+
+// maxDecodeDepth bounds encodings inside encodings. Each level masks its
+// decoded text again, and "%252525…41" loses one level per 2 bytes: 256 kB
+// of it took minutes. Deeper than this, decoded text is masked whole.
+const maxDecodeDepth = 8
+
+// decodedText masks text decoded from a run of s, one level deeper.
+func (m *masker) decodedText(txt string) string {
+	if m.decodeDepth >= maxDecodeDepth {
+		m.note(txt)
+		return Fixed
+	}
+	m.decodeDepth++
+	defer func() { m.decodeDepth-- }()
+	return m.text(txt, true)
 }
 
 func allHex(s string) bool {
@@ -149,7 +165,7 @@ func findPercent(m *masker, s string) []span {
 				continue
 			}
 			if dec := percentDecode(run, plus); dec != run {
-				if masked := m.text(dec, true); masked != dec {
+				if masked := m.decodedText(dec); masked != dec {
 					out = append(out, span{i, i + n, escapeLoose(masked), ""})
 					break
 				}

@@ -18,6 +18,9 @@ type masker struct {
 	// urlDepth counts the URLs being masked inside one another (a URL in a
 	// query value of a URL...), which maxURLDepth bounds.
 	urlDepth int
+	// decodeDepth counts the encodings being decoded inside one another
+	// (percent-encoding, base64), which maxDecodeDepth bounds.
+	decodeDepth int
 }
 
 // maxURLDepth bounds URLs nested in URLs' parameters and path segments.

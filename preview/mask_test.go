@@ -370,3 +370,30 @@ func TestMaskLongSecretScrubbedInLinearTime(t *testing.T) {
 		t.Errorf("MaskField(password, 1 MB) = %.40q, want the fixed mask", got)
 	}
 }
+
+// A long run of digit groups — a list of SSNs, "4111 4111 …" — is searched
+// for cards only a card's length at a time: every group was tried against
+// every later one (cubic: 256 kB took hours), and still every SSN is found.
+// See BenchmarkMaskStringDigitGroups.
+func TestMaskLongDigitGroupRunsBounded(t *testing.T) {
+	ssns := strings.Repeat("078-05-1120 ", 20000)
+	got := MaskString(ssns)
+	if want := strings.Repeat("***-**-1120 ", 20000); got != want {
+		t.Errorf("a list of SSNs masks as %.80q…, want each one masked", got)
+	}
+	MaskString(strings.Repeat("4111 ", 50000))
+}
+
+// Percent-encoding nested in percent-encoding is decoded at most
+// maxDecodeDepth levels deep, then masked whole: "%252525…41" loses one
+// level per two bytes, and decoding them all took minutes on 256 kB.
+func TestMaskNestedPercentEncodingBounded(t *testing.T) {
+	s := "%" + strings.Repeat("25", 1<<17) + "41"
+	if got := MaskString(s); got != Fixed {
+		t.Errorf("256 kB of nested percent-encoding masks as %.80q, want the fixed mask", got)
+	}
+	// Double encoding, the usual case, still decodes to the secret.
+	if got := MaskString("x%2570assword%253Dhunter22%2526y"); strings.Contains(got, "hunter22") {
+		t.Errorf("a double-encoded password shows: %q", got)
+	}
+}
