@@ -213,3 +213,17 @@ func TestRenderLineInvalidUTF8RunsStayVisible(t *testing.T) {
 		t.Errorf("the match inside invalid bytes shows as %q, want needle with its neighbours", got)
 	}
 }
+
+// A row slid to show its match never starts between the two backslashes of
+// the data's doubled `\\u202e`: shown from the second one, the row read
+// "…\u202e…", Vigil's own mark for a right-to-left override under NO_COLOR.
+func TestRenderLineSlideKeepsBackslashRunsWhole(t *testing.T) {
+	line := strings.Repeat("a", 40) + `\u202e` + "bbbb" + "needle" + strings.Repeat("c", 20)
+	got := ansi.Strip(renderLine(line, []search.Span{{Start: 50, End: 56}}, 30, rowOpts{tabs: tabWidth}))
+	if strings.HasPrefix(got, `…\u`) {
+		t.Errorf("the slid row is %q: it starts with a forged mark", got)
+	}
+	if !strings.Contains(got, "needle") {
+		t.Errorf("the slid row is %q: the match is not shown", got)
+	}
+}

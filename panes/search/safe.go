@@ -225,12 +225,19 @@ func renderLine(line string, spans []search.Span, width int, o rowOpts) string {
 		run.Reset()
 	}
 	cut := false
+	prevBS, shown := false, false
 	for _, c := range cells {
 		before := pos
 		pos += c.w
-		if before < start {
+		// A slid row never starts inside a run of backslashes: the data's
+		// doubled `\\u202e` shown from its second backslash would read as
+		// Vigil's own mark under NO_COLOR.
+		bs := !c.esc && c.s == `\`
+		if before < start || !shown && bs && prevBS {
+			prevBS = bs
 			continue
 		}
+		shown = true
 		// everything left fits: no ellipsis needed; otherwise keep a cell
 		// for it
 		if (cutAfter || total-before > width-used) && used+c.w > width-1 {
