@@ -206,10 +206,17 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 		// the log is the authority on decisions: a pending record whose task
 		// already has one in the log was rolled back (the record only ever
 		// moves first, so no crash leaves this)
-		e, _, found, err := q.findLogged(id, q.scanFrom(&r), audit.EventApproved, audit.EventDenied, audit.EventExpired,
-			eventTampered, audit.EventExecuted, audit.EventFailed)
-		if err != nil {
-			return r, nil, err
+		var e audit.Entry
+		found := false
+		if err := q.taskEntries(&r, func(te audit.Entry, _ int64) bool {
+			switch te.Event {
+			case audit.EventApproved, audit.EventDenied, audit.EventExpired, eventTampered, audit.EventExecuted, audit.EventFailed:
+				e, found = te, true
+				return false
+			}
+			return true
+		}); err != nil {
+			return r, nil, fmt.Errorf("nothing decided: %w", err)
 		}
 		if found {
 			t = &tamper{what: "record", detail: fmt.Sprintf("record.json says pending but the audit log holds %q for this task (seq %d)", e.Event, e.Seq)}
@@ -293,27 +300,21 @@ func (q *Queue) logApproved(r *Record) error {
 
 // approvalOfRecord checks an approved record against the log before
 // recovery runs it, reading the task's entries from its submitted entry on
-// (not from log_from, which an edit could move past them). undo: the
+// through the chain (taskEntries; not from log_from, which an edit could
+// move past them). undo: the
 // approval is not in the log and the record says a transition was under
 // way (log_from), which is what a crash after A1 leaves. A *tamper: the
 // approval is not in the log and no crash leaves that, or the log already
 // holds an outcome for the task (a finished record rolled back by hand,
 // which must not reach the device again).
 func (q *Queue) approvalOfRecord(r *Record) (*tamper, bool, error) {
-	from := int64(0)
-	if r.SubmittedOffset != nil {
-		from = *r.SubmittedOffset
-	}
 	approved, outcome := false, audit.Entry{}
-	_, err := audit.Scan(q.o.Audit.Path(), from, func(l audit.Line) bool {
-		if l.Err != nil || l.Entry.TaskID != r.TaskID {
-			return true
-		}
-		switch l.Entry.Event {
+	err := q.taskEntries(r, func(e audit.Entry, _ int64) bool {
+		switch e.Event {
 		case audit.EventApproved:
 			approved = true
 		case audit.EventDenied, audit.EventExpired, eventTampered, audit.EventExecuted, audit.EventFailed:
-			outcome = l.Entry
+			outcome = e
 			return false
 		}
 		return true

@@ -115,7 +115,9 @@
 // request). A mismatch, a missing manifest or
 // a missing submitted entry moves the task to tampered: nothing runs, a
 // signed EXECUTION_FAILED result names both hashes, and a "tampered" entry
-// is logged. A decision also reads the log from the submitted entry on: a
+// is logged. A decision also reads the log from the submitted entry on,
+// through the chain (every entry's hash and link checked: a break there
+// fails the decision closed, as a damaged end does): a
 // pending record whose task already has a decision or outcome there was
 // rolled back by hand (no crash can leave that, the record moves first), and
 // is tampered too. An approval carries the preview hash the person saw; if the

@@ -178,3 +178,44 @@ func (q *Queue) checkStored(r *Record) (*checked, *tamper, error) {
 	}
 	return &checked{m: m, plan: plan}, nil, nil
 }
+
+// taskEntries calls fn for each entry of r's task (and its offset) from the
+// task's submitted entry on, until fn returns false, checking on the way
+// that every entry's hash is right and that it links to the one before.
+// Appends check only the log's end, so an entry edited in the middle (a
+// decision renamed to another task, say) would otherwise hide what the log
+// says about the task; a break is an *audit.DamagedError, and a decision
+// fails closed on it. A record from before offsets were kept is read by a
+// plain scan from the log's start.
+func (q *Queue) taskEntries(r *Record, fn func(e audit.Entry, off int64) bool) error {
+	path := q.o.Audit.Path()
+	if r.SubmittedOffset == nil || r.SubmittedSeq == nil {
+		_, err := audit.Scan(path, 0, func(l audit.Line) bool {
+			return l.Err != nil || l.Entry.TaskID != r.TaskID || fn(l.Entry, l.Offset)
+		})
+		return err
+	}
+	next, prev := *r.SubmittedSeq, ""
+	var bad error
+	_, err := audit.Scan(path, max(*r.SubmittedOffset, 0), func(l audit.Line) bool {
+		e := l.Entry
+		why := ""
+		if l.Err != nil {
+			why = "not an intact audit entry"
+		} else if h, err := e.ComputeHash(); err != nil || h != e.Hash {
+			why = "its hash does not match its content (edited)"
+		} else if e.Seq != next || (prev != "" && e.Prev != prev) {
+			why = fmt.Sprintf("seq %d does not link on to entry #%d", e.Seq, next-1)
+		}
+		if why != "" {
+			bad = &audit.DamagedError{Index: next, Reason: fmt.Sprintf("entry #%d, read for task %s: %s", next, r.TaskID, why)}
+			return false
+		}
+		next, prev = e.Seq+1, e.Hash
+		return e.TaskID != r.TaskID || fn(e, l.Offset)
+	})
+	if err != nil {
+		return err
+	}
+	return bad
+}
