@@ -280,6 +280,15 @@ type hassAttributes struct {
 	PositionAt     *string  `json:"media_position_updated_at"`
 }
 
+// attr is attribute name as a T, or nil when it is absent, null or not a T.
+func attr[T any](raw map[string]json.RawMessage, name string) *T {
+	var v *T
+	if b, ok := raw[name]; !ok || json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	return v
+}
+
 func parseHassState(data []byte) (hassState, error) {
 	var st hassState
 	if err := json.Unmarshal(data, &st); err != nil {
@@ -291,10 +300,14 @@ func parseHassState(data []byte) (hassState, error) {
 	if len(st.Attributes) == 0 || string(st.Attributes) == "null" {
 		st.Attributes = json.RawMessage("{}")
 	}
-	var a hassAttributes
-	if err := json.Unmarshal(st.Attributes, &a); err != nil {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(st.Attributes, &raw); err != nil {
 		return st, fmt.Errorf("attributes: %w", err)
 	}
+	// each attribute on its own: one of another type than a media player's
+	// (a custom integration's) is left out, and the others are still read
+	a := hassAttributes{MediaContentID: attr[string](raw, "media_content_id"), MediaTitle: attr[string](raw, "media_title"),
+		MediaPosition: attr[float64](raw, "media_position"), PositionAt: attr[string](raw, "media_position_updated_at")}
 	if a.MediaContentID != nil {
 		st.MediaURI = *a.MediaContentID
 	}

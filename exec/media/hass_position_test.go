@@ -23,3 +23,17 @@ func TestDescribeStateOmitsImpossiblePositions(t *testing.T) {
 		}
 	}
 }
+
+// One attribute of an unexpected type (a custom integration's string
+// position) does not lose the rest of the state: the title and the state
+// are still read, and the state read does not fail.
+func TestHassStateOddAttributeType(t *testing.T) {
+	in := `{"entity_id":"media_player.k","state":"playing","attributes":{"media_position":"12","media_title":"Kind of Blue","media_content_id":7}}`
+	if got := DescribeState([]byte(in)); got != "playing Kind of Blue" {
+		t.Errorf("DescribeState = %q", got)
+	}
+	st, err := parseHassState([]byte(in))
+	if err != nil || st.MediaTitle != "Kind of Blue" || st.Position != nil || st.MediaURI != "" {
+		t.Errorf("parseHassState = %+v, %v", st, err)
+	}
+}
