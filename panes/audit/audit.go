@@ -145,7 +145,8 @@ type Pane struct {
 	mark       fileMark      // which file the rows came from, and its last line
 	gen        int           // generation of the latest full load
 	loading    bool          // a full load is in flight
-	pending    bool          // a change arrived while the full load ran
+	pending    bool          // a change arrived while a read ran
+	reads      int           // incremental reads in flight
 	loadErr    error
 
 	filter     textinput.Model
@@ -328,6 +329,7 @@ func (m fileMark) appendedOnly(path string, from int64) bool {
 }
 
 func (p *Pane) readMore() tea.Cmd {
+	p.reads++
 	path, from, gen, mark, small := p.path, p.end, p.gen, p.mark.clone(), p.smallLog
 	broken := p.broken() != nil
 	return func() tea.Msg {
@@ -442,46 +444,21 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		}
 	case changedMsg:
 		next := p.watcher.Wait(changedMsg{})
-		if !p.full || p.loading {
+		if !p.full || p.loading || p.reads > 0 {
+			// one read at a time (a large log's costs a pass over the file):
+			// the change is read when the one in flight is done
 			p.pending = true
 			return next
 		}
 		return tea.Batch(next, p.readMore())
 	case moreMsg:
-		if msg.gen != p.gen || p.loading {
-			return nil // a full load since (or in flight) covers it
+		p.reads = max(p.reads-1, 0)
+		cmd := p.applyMore(msg)
+		if p.pending && p.reads == 0 && !p.loading {
+			p.pending = false
+			cmd = tea.Batch(cmd, p.readMore())
 		}
-		if msg.reload {
-			return p.loadAll()
-		}
-		if msg.from != p.end {
-			// an overlapping read (two change signals in a burst): drop it,
-			// and read again if it saw further than what was applied
-			if msg.end > p.end {
-				return p.readMore()
-			}
-			return nil
-		}
-		if msg.err == nil && msg.end >= p.end {
-			from := len(p.rows)
-			for _, l := range msg.lines {
-				p.chain.FeedParsed(l.Entry, l.Err)
-				p.rows = append(p.rows, newRow(l))
-			}
-			p.end, p.mark = msg.end, msg.mark
-			if p.chain.CheckAnchor(msg.anchor) != nil {
-				return p.confirmLater()
-			}
-			first := ""
-			if msg.from == 0 && len(msg.lines) > 0 {
-				first = msg.lines[0].Entry.Hash
-			}
-			p.noteSeen(first)
-			p.noteEvents(from)
-			if !p.filterBusy {
-				p.extendView(from) // only the new rows: appends cost what they add
-			}
-		}
+		return cmd
 	case detailMsg:
 		if msg.off != p.wantDetail {
 			return nil // closed, or another entry was asked for since
@@ -496,6 +473,45 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		}
 	case tea.KeyPressMsg:
 		return p.handleKey(msg)
+	}
+	return nil
+}
+
+// applyMore applies an incremental read.
+func (p *Pane) applyMore(msg moreMsg) tea.Cmd {
+	if msg.gen != p.gen || p.loading {
+		return nil // a full load since (or in flight) covers it
+	}
+	if msg.reload {
+		return p.loadAll()
+	}
+	if msg.from != p.end {
+		// an overlapping read (two change signals in a burst): drop it,
+		// and read again if it saw further than what was applied
+		if msg.end > p.end {
+			return p.readMore()
+		}
+		return nil
+	}
+	if msg.err == nil && msg.end >= p.end {
+		from := len(p.rows)
+		for _, l := range msg.lines {
+			p.chain.FeedParsed(l.Entry, l.Err)
+			p.rows = append(p.rows, newRow(l))
+		}
+		p.end, p.mark = msg.end, msg.mark
+		if p.chain.CheckAnchor(msg.anchor) != nil {
+			return p.confirmLater()
+		}
+		first := ""
+		if msg.from == 0 && len(msg.lines) > 0 {
+			first = msg.lines[0].Entry.Hash
+		}
+		p.noteSeen(first)
+		p.noteEvents(from)
+		if !p.filterBusy {
+			p.extendView(from) // only the new rows: appends cost what they add
+		}
 	}
 	return nil
 }

@@ -45,3 +45,31 @@ func TestLargeLogAppendsStayIncremental(t *testing.T) {
 		t.Fatal("an in-place edit was taken for an append")
 	}
 }
+
+// TestChangeSignalsDuringAReadDoNotStackReads: a change signalled while a
+// read is in flight waits for it, then one read follows; reads (each hashes
+// the whole log on the large path) never run side by side.
+func TestChangeSignalsDuringAReadDoNotStackReads(t *testing.T) {
+	path, l := liveLog(t, 20)
+	pal, _ := themes.Palettes("dark")
+	p := New(path, themes.New(pal))
+	p.smallLog = 0
+	p.LoadSync()
+	l.Append(audit.Entry{Actor: "agent", Event: audit.EventSubmitted, TaskID: "late", Success: true})
+	first := p.Update(changedMsg{})
+	if first == nil {
+		t.Fatal("a change started no read")
+	}
+	l.Append(audit.Entry{Actor: "agent", Event: audit.EventSubmitted, TaskID: "later", Success: true})
+	if again := p.Update(changedMsg{}); again != nil {
+		t.Fatal("a second read started while the first was in flight")
+	}
+	next := p.Update(first())
+	if next == nil {
+		t.Fatal("the change signalled meanwhile was not read after the first read")
+	}
+	p.Update(next())
+	if p.chain.Len() != 22 || p.broken() != nil {
+		t.Fatalf("%d entries, badge %q", p.chain.Len(), p.Report())
+	}
+}
