@@ -13,6 +13,7 @@ import (
 // encodedShapes run after the plain detectors, so a run they already claimed is not decoded again.
 var encodedShapes = []detector{
 	{"base64", func(s string) bool { return len(s) >= minBase64 }, findBase64},
+	{"base64-lines", func(s string) bool { return len(s) > 2*minBase64 && strings.IndexByte(s, '\n') >= 0 }, findWrappedBase64},
 }
 
 // percentShape runs before the plain detectors; see textDetectors.
@@ -42,6 +43,59 @@ func findBase64(m *masker, s string) []span {
 		}
 		i = end
 	}
+	return out
+}
+
+// findWrappedBase64 decodes base64 wrapped over lines (MIME's 76 columns, an
+// indented YAML block): two or more lines, each only base64 after its
+// indentation, all of one length (a multiple of 4, at least minBase64) but
+// the last, which is no longer. Each line alone decodes to a piece of the
+// secret that no detector knows; together they are masked whole.
+func findWrappedBase64(m *masker, s string) []span {
+	type line struct{ a, b int } // the base64 of a line: s[a:b]
+	var out []span
+	var block []line
+	flush := func() {
+		if len(block) >= 2 {
+			var joined strings.Builder
+			for _, l := range block {
+				joined.WriteString(s[l.a:l.b])
+			}
+			if _, masked := m.maskDecoded(joined.String()); masked {
+				out = append(out, fixedSpan(s, block[0].a, block[len(block)-1].b))
+			}
+		}
+		block = block[:0]
+	}
+	for i := 0; i <= len(s); {
+		e := strings.IndexByte(s[i:], '\n')
+		if e < 0 {
+			e = len(s)
+		} else {
+			e += i
+		}
+		a := i + runFwd(s, i, func(c byte) bool { return c == ' ' || c == '\t' })
+		b := strings.TrimSuffix(s[a:e], "\r")
+		n := runFwd(b, 0, b64Body)
+		pad := runFwd(b, n, func(c byte) bool { return c == '=' })
+		ok := n > 0 && n+pad == len(b) && pad <= 2
+		switch {
+		case !ok:
+			flush()
+		case len(block) > 0 && len(b) <= block[0].b-block[0].a:
+			block = append(block, line{a, a + len(b)})
+			if pad > 0 || len(b) < block[0].b-block[0].a {
+				flush() // the last line
+			}
+		default:
+			flush()
+			if pad == 0 && len(b) >= minBase64 && len(b)%4 == 0 {
+				block = append(block, line{a, a + len(b)})
+			}
+		}
+		i = e + 1
+	}
+	flush()
 	return out
 }
 

@@ -2,6 +2,7 @@ package preview
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"net/http"
 	"reflect"
@@ -395,5 +396,36 @@ func TestMaskNestedPercentEncodingBounded(t *testing.T) {
 	// Double encoding, the usual case, still decodes to the secret.
 	if got := MaskString("x%2570assword%253Dhunter22%2526y"); strings.Contains(got, "hunter22") {
 		t.Errorf("a double-encoded password shows: %q", got)
+	}
+}
+
+// Base64 wrapped over lines (MIME's columns, an indented YAML value) is
+// decoded as one text: line by line, each piece of the token decoded to
+// nothing any detector knew, and the wrapped token showed.
+func TestMaskWrappedBase64(t *testing.T) {
+	tok := cat("ghp_", "abcdefghijklmnopqrstuvwxyz0123456789")
+	enc := base64.StdEncoding.EncodeToString([]byte("user: bob\ntoken: " + tok + "\n"))
+	var lines []string
+	for len(enc) > 20 {
+		lines, enc = append(lines, enc[:20]), enc[20:]
+	}
+	lines = append(lines, enc)
+	for _, c := range []struct{ in, want string }{
+		{"data:\n  " + strings.Join(lines, "\n  ") + "\nend", "data:\n  " + Fixed + "\nend"},
+		{strings.Join(lines, "\r\n"), Fixed},
+	} {
+		if got := MaskString(c.in); got != c.want {
+			t.Errorf("MaskString(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// Wrapped base64 of harmless text stays.
+	for _, s := range []string{"aGVsbG8gd29ybGQgaGVsbG8g\nd29ybGQ=", "QUJDREVGR0hJSktM\nTU5PUA==\nok"} {
+		if got := MaskString(s); got != s {
+			t.Errorf("MaskString(%q) = %q, want it unchanged", s, got)
+		}
+	}
+	long := strings.Repeat("QUJDREVGR0hJSktM\n", 1<<16)
+	if got := MaskString(long); got != long {
+		t.Errorf("1 MB of wrapped harmless base64 changed")
 	}
 }
