@@ -254,10 +254,12 @@ func Escape(r rune) (string, bool) {
 // invisibleLetter lists characters Unicode counts as letters or marks that
 // draw nothing: they are used to hide text inside names (Hangul fillers, the
 // combining grapheme joiner, Khmer inherent vowels, variation selectors other
-// than the emoji ones).
+// than the emoji ones, the Mongolian free variation selectors).
 func invisibleLetter(r rune) bool {
 	switch r {
 	case 0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x3164, 0xffa0, 0x2800:
+		return true
+	case 0x180b, 0x180c, 0x180d, 0x180f:
 		return true
 	}
 	return (r >= 0xfe00 && r <= 0xfe0d) || (r >= 0xe0100 && r <= 0xe01ef)

@@ -31,6 +31,7 @@ var hostile = []struct{ name, in, want string }{
 	{"line separator", "a\u2028b\u2029c", `a\u2028b\u2029c`},
 	{"tag character", "a\U000e0041", `a\U000e0041`},
 	{"hangul filler", "a\u3164b", `a\u3164b`},
+	{"mongolian free variation selector", "pay\u180bpal\u180f", `pay\u180bpal\u180f`},
 	{"invalid UTF-8", "a\xffb", `a\xffb`},
 }
 
