@@ -25,8 +25,10 @@ type Host struct {
 }
 
 // confusable are the scripts whose letters are drawn like Latin ones; a host
-// mixing two of them is a look-alike.
-var confusable = []string{"Latin", "Cyrillic", "Greek", "Armenian", "Cherokee", "Coptic"}
+// mixing two of them is a look-alike. Lisu's letters are Latin capitals
+// ("ꓲ" is an I, "ꓮ" an A), and it has no case to give them away in a
+// lower-cased host.
+var confusable = []string{"Latin", "Cyrillic", "Greek", "Armenian", "Cherokee", "Coptic", "Lisu"}
 
 // InspectHost describes a host name for display.
 func InspectHost(h string) Host {

@@ -98,6 +98,9 @@ func TestInspectHostShowsPunycodeAndFlagsLookAlikes(t *testing.T) {
 	if h.ASCII != "xn--pypal-4ve.com" || !h.LookAlike {
 		t.Fatalf("mixed host: %+v", h)
 	}
+	if h := InspectHost("paypa\ua4f2.com"); !h.LookAlike { // Lisu ꓲ for l
+		t.Errorf("a Latin host with a Lisu letter is not a look-alike: %+v", h)
+	}
 	if h := InspectHost("bücher.de"); h.ASCII != "xn--bcher-kva.de" || h.LookAlike {
 		t.Fatalf("German IDN: %+v", h)
 	}
