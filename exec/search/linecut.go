@@ -47,25 +47,41 @@ func lineWindow(text []byte, first, limit int) (lo, hi int) {
 	first = min(max(first, 0), n)
 	lo = max(first-limit/4, 0)
 	lo = min(lo, max(n-limit, 0))
-	// Onto a character's start: forward while that stays at or before the
-	// match (the window then still reaches the line's end when it did),
-	// else back.
-	if k := lo; k > 0 {
-		for k < min(lo+utf8.UTFMax-1, first) && !utf8.RuneStart(text[k]) {
-			k++
+	// Off the inside of a character: forward when that stays at or before
+	// the match (the window then still reaches the line's end when it did),
+	// else back. Invalid bytes are characters of their own (shown one by
+	// one as \xff), so a window may start or end among them: moving back
+	// over them could leave a match at the line's end out of the window.
+	if s, e, inside := inRune(text, lo); inside {
+		if e <= first {
+			lo = e
+		} else {
+			lo = s
 		}
-		if k < n && utf8.RuneStart(text[k]) {
-			lo = k
-		}
-	}
-	for k := 0; k < utf8.UTFMax-1 && lo > 0 && lo < n && !utf8.RuneStart(text[lo]); k++ {
-		lo--
 	}
 	hi = min(lo+limit, n)
-	for k := 0; k < utf8.UTFMax-1 && hi < n && hi > lo && !utf8.RuneStart(text[hi]); k++ {
-		hi--
+	if s, _, inside := inRune(text, hi); inside && s > lo {
+		hi = s
 	}
 	return lo, hi
+}
+
+// inRune reports whether byte i of text lies inside (not at the start of) a
+// valid UTF-8 sequence, and where that sequence starts and ends.
+func inRune(text []byte, i int) (start, end int, inside bool) {
+	if i <= 0 || i >= len(text) || utf8.RuneStart(text[i]) {
+		return 0, 0, false
+	}
+	for s := i - 1; s >= 0 && s >= i-(utf8.UTFMax-1); s-- {
+		if utf8.RuneStart(text[s]) {
+			r, size := utf8.DecodeRune(text[s:])
+			if (r != utf8.RuneError || size > 1) && s+size > i {
+				return s, s + size, true
+			}
+			return 0, 0, false
+		}
+	}
+	return 0, 0, false
 }
 
 // cutLine returns the part of text to keep and where it lies, given the

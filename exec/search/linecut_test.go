@@ -230,3 +230,18 @@ func TestJSONEscapesHiddenCharacters(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
 }
+
+// A window starting among invalid bytes is not moved back over them: each
+// is a character of its own, and moving back pulled the window's end in
+// front of a match at the line's end, which then was not in its own text.
+func TestLineWindowKeepsAMatchAtTheEndAfterInvalidBytes(t *testing.T) {
+	line := []byte("\xffé\x80😀\x80a\xff日😀\xffa😀é😀😀日é\xff\x80😀é日😀a\x80\xff\xff😀é😀\x80é😀a\xff😀日")
+	first := len(line) - len("日")
+	lo, hi := lineWindow(line, first, 79)
+	if first < lo || first >= hi {
+		t.Errorf("window [%d,%d) of %d bytes leaves out the match at %d", lo, hi, len(line), first)
+	}
+	if hi-lo > 79 {
+		t.Errorf("window [%d,%d) is longer than 79 bytes", lo, hi)
+	}
+}
