@@ -371,7 +371,7 @@ func contentLines(evs []Event) string {
 
 // appendContentLine appends one event's line of the content view.
 func appendContentLine(b []byte, ev *Event) []byte {
-	b = append(b, ev.Path...)
+	b = append(b, contentPath(ev.Path)...)
 	if ev.Type == "match" {
 		b = append(b, ':')
 		b = strconv.AppendUint(b, ev.LineNumber, 10)
@@ -400,6 +400,20 @@ func appendCutNote(b []byte, ev *Event) []byte {
 	return append(b, ']')
 }
 
+// contentPath is a file's name as the content view writes it. content is
+// grep-like text an agent reads line by line: a name holding a line end (or
+// another control or invisible character) would forge match lines of its
+// own, so such a name is written as safetext shows it; any other name is
+// written as it is (the JSON fields keep every name exact).
+func contentPath(p string) string {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c >= 0x7f {
+			return safetext.Line(p)
+		}
+	}
+	return p
+}
+
 // cutNoteLen is the length appendCutNote appends.
 func cutNoteLen(ev *Event) int {
 	return len(" [cut: line of  bytes, shown from byte ]") + decimalLen(uint64(ev.LineBytes)) + decimalLen(uint64(ev.TextOffset))
@@ -410,7 +424,7 @@ func contentSize(evs []Event) int {
 	n := 0
 	for i := range evs {
 		ev := &evs[i]
-		n += len(ev.Path) + len(ev.Line) + 3 + decimalLen(ev.LineNumber)
+		n += len(contentPath(ev.Path)) + len(ev.Line) + 3 + decimalLen(ev.LineNumber)
 		if ev.LineBytes > 0 {
 			n += cutNoteLen(ev)
 		}
