@@ -11,6 +11,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/exec/search"
 )
@@ -215,6 +216,14 @@ func (p *Pane) copySelection() tea.Cmd {
 	} else if ev, ok := p.selected(); ok {
 		s = fmt.Sprintf("%s:%d", ev.Path, ev.LineNumber)
 	} else {
+		return nil
+	}
+	// A name is pasted into shells and editors: control characters in it
+	// (an ESC[201~ ending bracketed paste, a newline) would run as typed
+	// there, and invisible ones would paste something other than what was
+	// read. Such a name is not copied at all.
+	if n := safetext.Hidden(s); n > 0 {
+		p.notice = fmt.Sprintf("not copied: the name holds %d control or invisible characters (pasting it could run what it hides)", n)
 		return nil
 	}
 	p.notice = "copied " + s

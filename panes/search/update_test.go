@@ -344,4 +344,10 @@ func TestEditorAndClipboard(t *testing.T) {
 	if press(p, "o") == nil {
 		t.Fatal("o did not open the editor")
 	}
+	// a name that would run commands when pasted never reaches the clipboard
+	p.res.add([]search.Event{{Type: "match", Path: "ev\x1b[201~;echo INJECTED\n.txt", LineNumber: 2, Line: "x", Column: 1, MatchText: "x"}})
+	p.sel = 3 // rows: a.go, its match, the hostile file, its match
+	if cmd := press(p, "y"); cmd != nil || !strings.HasPrefix(p.notice, "not copied: the name holds 2 control or invisible characters") {
+		t.Fatalf("copy of a hostile name: cmd %v, notice %q", cmd, p.notice)
+	}
 }
