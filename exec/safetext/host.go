@@ -16,6 +16,9 @@ type Host struct {
 	// ASCII is the punycode (A-label) form of a host that is not pure
 	// ASCII; "" for an ASCII host.
 	ASCII string
+	// Unicode is what an ASCII host written in punycode (an xn-- label)
+	// reads as once decoded, as browsers show it; "" otherwise.
+	Unicode string
 	// Scripts lists the scripts of the host's letters, sorted.
 	Scripts []string
 	// LookAlike is set when the host mixes scripts whose letters are
@@ -33,34 +36,67 @@ var confusable = []string{"Latin", "Cyrillic", "Greek", "Armenian", "Cherokee", 
 // InspectHost describes a host name for display.
 func InspectHost(h string) Host {
 	out := Host{Shown: Line(h)}
+	letters := h
 	if isASCII(h) {
-		return out
-	}
-	// The Punycode profile converts without judging: a host that breaks
-	// IDNA's rules (a zero-width space inside, say) still gets the ASCII form
-	// the resolver would be asked for, which is what the person must see.
-	if a, err := idna.Punycode.ToASCII(strings.ToLower(h)); err == nil {
-		out.ASCII = a
-	}
-	seen := map[string]bool{}
-	for _, r := range h {
-		if !unicode.IsLetter(r) {
-			continue
+		u := unicodeForm(h)
+		if u == "" {
+			return out
 		}
-		seen[scriptOf(r)] = true
+		out.Unicode, letters = Line(u), u
+	} else {
+		out.ASCII = asciiForm(h)
 	}
-	for s := range seen {
-		out.Scripts = append(out.Scripts, s)
+	out.Scripts, out.LookAlike = scriptsOf(letters)
+	return out
+}
+
+// asciiForm is a non-ASCII host's punycode. The Punycode profile converts
+// without judging: a host that breaks IDNA's rules (a zero-width space
+// inside, say) still gets the ASCII form the resolver would be asked for,
+// which is what the person must see.
+func asciiForm(h string) string {
+	a, err := idna.Punycode.ToASCII(strings.ToLower(h))
+	if err != nil {
+		return ""
 	}
-	sort.Strings(out.Scripts)
+	return a
+}
+
+// unicodeForm is what an ASCII host with xn-- labels decodes to, or "" when
+// it has none or decodes to ASCII: xn--pple-43d.com is "аpple.com" with a
+// Cyrillic а, and its letters are what must be judged.
+func unicodeForm(h string) string {
+	if !strings.Contains(strings.ToLower(h), "xn--") {
+		return ""
+	}
+	u, err := idna.Punycode.ToUnicode(strings.ToLower(h))
+	if err != nil || isASCII(u) {
+		return ""
+	}
+	return u
+}
+
+// scriptsOf lists the scripts of s's letters, sorted, and whether two of
+// them are confusable with each other.
+func scriptsOf(s string) ([]string, bool) {
+	seen := map[string]bool{}
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			seen[scriptOf(r)] = true
+		}
+	}
+	var names []string
+	for name := range seen {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	n := 0
-	for _, s := range confusable {
-		if seen[s] {
+	for _, name := range confusable {
+		if seen[name] {
 			n++
 		}
 	}
-	out.LookAlike = n > 1
-	return out
+	return names, n > 1
 }
 
 func scriptOf(r rune) string {
@@ -105,6 +141,9 @@ func URLWarnings(raw string) []string {
 	h := InspectHost(u.Hostname())
 	if h.ASCII != "" {
 		out = append(out, "host "+h.Shown+" is "+Line(h.ASCII)+" in ASCII")
+	}
+	if h.Unicode != "" {
+		out = append(out, "host "+h.Shown+" reads as "+h.Unicode+" in Unicode")
 	}
 	if h.LookAlike {
 		out = append(out, "look-alike host: it mixes "+strings.Join(h.Scripts, " and ")+" letters")

@@ -127,3 +127,20 @@ func TestURLWarningsNameEachProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestPunycodeHostIsJudgedByWhatItDecodesTo(t *testing.T) {
+	h := InspectHost("xn--pple-43d.com") // "аpple.com" with a Cyrillic а
+	if h.Unicode != "аpple.com" || !h.LookAlike {
+		t.Fatalf("punycode look-alike: %+v", h)
+	}
+	w := strings.Join(URLWarnings("https://xn--pple-43d.com/song.mp3"), "|")
+	if !strings.Contains(w, "reads as аpple.com in Unicode") || !strings.Contains(w, "look-alike host: it mixes Cyrillic and Latin") {
+		t.Fatalf("warnings = %q", w)
+	}
+	if h := InspectHost("xn--bcher-kva.de"); h.Unicode != "bücher.de" || h.LookAlike {
+		t.Fatalf("honest IDN in punycode: %+v", h)
+	}
+	if h := InspectHost("xn--invalid-.com"); h.LookAlike {
+		t.Fatalf("undecodable label: %+v", h)
+	}
+}
