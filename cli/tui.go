@@ -47,7 +47,7 @@ func runTUI(ctx context.Context, app *App) error {
 func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
 	ap := auditpane.New(app.Paths.Audit, styles)
 	opts := approvals.Options{TasksDir: filepath.Join(app.Paths.State, "tasks"), InboxDir: app.Paths.Inbox, AuditPath: app.Paths.Audit,
-		Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell}
+		Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell, Notify: app.Cfg.Notify.Terminal}
 	if eng, err := app.Engine(context.Background()); err != nil {
 		opts.QueueErr = err
 	} else {

@@ -15,12 +15,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/notify"
 	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/panes"
@@ -37,6 +39,10 @@ type Options struct {
 	Operator  string          // operator:<user>
 	Now       func() time.Time
 	Bell      bool
+	// Notify ([notify] terminal) rings the bell and sends an OSC 9 desktop
+	// notification when a task arrives and when one is a minute from its
+	// deadline (once each); it takes the place of Bell.
+	Notify bool
 	// Tick is how often countdowns refresh; 0 means every second.
 	Tick time.Duration
 	// ResultKey is the operator's public key: a decided task's stored
@@ -155,6 +161,7 @@ type Pane struct {
 
 	watchers []*panes.Watcher
 	known    map[string]bool
+	warned   map[string]bool // tasks announced as a minute from their deadline
 }
 
 // New builds the pane.
@@ -361,7 +368,7 @@ func (p *Pane) applyView(v approval.View, err error) {
 func (p *Pane) applyList(msg listMsg) tea.Cmd {
 	p.listErr = msg.err
 	old := p.selID
-	arrived := false
+	var arrived []approval.Record
 	if p.known == nil {
 		p.known = map[string]bool{}
 		for _, r := range msg.list {
@@ -370,7 +377,7 @@ func (p *Pane) applyList(msg listMsg) tea.Cmd {
 	} else {
 		for _, r := range msg.list {
 			if !p.known[r.TaskID] {
-				arrived = true
+				arrived = append(arrived, r)
 				p.known[r.TaskID] = true
 			}
 		}
@@ -432,10 +439,45 @@ func (p *Pane) applyList(msg listMsg) tea.Cmd {
 		cmds = append(cmds, p.loadView(p.selID))
 	}
 	cmds = append(cmds, p.applyDecided(msg.decided))
-	if arrived && p.o.Bell {
-		cmds = append(cmds, tea.Raw("\a"))
-	}
+	cmds = append(cmds, p.announce(arrived))
 	return tea.Batch(cmds...)
+}
+
+// announce tells the person through the terminal that tasks arrived and
+// that tasks are a minute from their deadline (each once): the bell and an
+// OSC 9 desktop notification with [notify] terminal, else the bell alone
+// with [approvals] bell. The text is masked and display-safe (notify.Event).
+func (p *Pane) announce(arrived []approval.Record) tea.Cmd {
+	now := p.o.Now()
+	var out strings.Builder
+	if p.o.Notify {
+		for _, r := range arrived {
+			out.WriteString(notify.Terminal(terminalEvent(notify.Arrived, r, now)))
+		}
+		for _, r := range p.list {
+			at, _ := r.Deadline()
+			left := at.Sub(now)
+			if r.State != approval.Pending || p.warned[r.TaskID] || left <= 0 || left > notify.ExpiringBefore {
+				continue
+			}
+			if p.warned == nil {
+				p.warned = map[string]bool{}
+			}
+			p.warned[r.TaskID] = true
+			out.WriteString(notify.Terminal(terminalEvent(notify.Expiring, r, now)))
+		}
+	} else if len(arrived) > 0 && p.o.Bell {
+		out.WriteString(notify.Bell)
+	}
+	if out.Len() == 0 {
+		return nil
+	}
+	return tea.Raw(out.String())
+}
+
+func terminalEvent(kind string, r approval.Record, now time.Time) notify.Event {
+	at, _ := r.Deadline()
+	return notify.Event{Kind: kind, TaskID: r.TaskID, Agent: r.Agent, Action: r.CapabilityID, Device: r.Device, ExpiresIn: at.Sub(now)}
 }
 
 func (p *Pane) pending(id string) bool {

@@ -1,0 +1,87 @@
+package approvals
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
+	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/ui"
+)
+
+// startNotifying runs the pane in a real program with [notify] terminal set
+// as given; the pane's clock is the queue's.
+func startNotifying(t *testing.T, env *approvaltest.Env, notify bool) *teatest.TestModel {
+	t.Helper()
+	p := New(Options{Queue: env.Queue, TasksDir: env.TasksDir(), InboxDir: env.InboxDir(), AuditPath: env.AuditPath(),
+		Operator: "operator:ada", Now: env.Clock.Now, Tick: 50 * time.Millisecond, Notify: notify}, styles())
+	t.Cleanup(p.Close)
+	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("effect")) },
+		teatest.WithDuration(10*time.Second))
+	return tm
+}
+
+// The TUI tells the person when a task arrives and when one is a minute from
+// its deadline: the bell, then an OSC 9 desktop notification with masked,
+// display-safe text — once each, and nothing for tasks already waiting at start.
+func TestTerminalNotificationsOnArrivalAndNearDeadline(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("already-here", "/media/a.mkv"))
+	tm := startNotifying(t, env, true)
+	var seen bytes.Buffer
+	waitOut := func(want string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+			seen.Write(b)
+			return strings.Contains(seen.String(), want)
+		}, teatest.WithDuration(10*time.Second))
+	}
+	env.Submit(env.Play("newcomer", "https://ada:hunter2@media.example.com/s.m3u8"))
+	waitOut("\a\x1b]9;")
+	env.Clock.Advance(9*time.Minute + 30*time.Second) // both tasks are now 30 s from the 10-minute deadline
+	waitOut("expires in 30s\a")
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	all := seen.String()
+	if n := strings.Count(all, "\x1b]9;"); n != 3 {
+		t.Fatalf("%d OSC 9 notifications, want 3 (one arrival, two near their deadline):\n%q", n, all)
+	}
+	if strings.Count(all, " asks to MEDIA_PLAY on living-room\a") != 1 {
+		t.Fatalf("the arrival notification is not there once:\n%q", all)
+	}
+	if strings.Contains(all, "hunter2") {
+		t.Fatal("a secret reached the terminal")
+	}
+}
+
+func TestTerminalNotificationsOffSendNothing(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("before", "/media/a.mkv"))
+	tm := startNotifying(t, env, false)
+	env.Submit(env.Play("quiet", "/media/b.mkv"))
+	var seen bytes.Buffer
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		seen.Write(b)
+		return strings.Contains(seen.String(), "quiet")
+	}, teatest.WithDuration(10*time.Second))
+	env.Clock.Advance(9*time.Minute + 30*time.Second)
+	time.Sleep(300 * time.Millisecond) // several reloads at the 50 ms tick
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	if strings.Contains(seen.String(), "\x1b]9;") || strings.Contains(seen.String(), "\a") {
+		t.Fatalf("notifications sent with terminal = false:\n%q", seen.String())
+	}
+}
