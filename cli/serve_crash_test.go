@@ -162,6 +162,20 @@ func (h *crashHome) approveAndDie(id string) {
 	}
 }
 
+// metricsWith scrapes /metrics until it holds want (or within has passed)
+// and returns the last answer.
+func metricsWith(t *testing.T, base, want string, within time.Duration) (int, string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		code, body := httpGet(t, base+"/metrics")
+		if (code == 200 && strings.Contains(body, want)) || time.Now().After(deadline) {
+			return code, body
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -189,7 +203,8 @@ func TestServeRunsAnApprovalWhoseProcessDied(t *testing.T) {
 	}
 	sc := h.startServe()
 	h.waitEvent("orphan", "executed", 10*time.Second)
-	code, body := httpGet(t, sc.url+"/metrics")
+	// the counters follow the log on their own schedule: wait for the entry to be counted
+	code, body := metricsWith(t, sc.url, `abos_executor_requests_total{action="MEDIA_PLAY",status="executed"} 1`, 10*time.Second)
 	if code != 200 || !strings.Contains(body, `abos_executor_requests_total{action="MEDIA_PLAY",status="executed"} 1`) ||
 		!strings.Contains(body, "abos_executor_approvals_pending 0") || !strings.Contains(body, "vigil_build_info{") {
 		t.Fatalf("/metrics %d:\n%s", code, body)
