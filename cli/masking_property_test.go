@@ -166,7 +166,10 @@ driver = "sim"
 	}
 	// the rendered pane, on each task in turn
 	pal, _ := themes.Palettes("dark")
-	p := approvals.New(approvals.Options{Queue: eng.Queue, Operator: "operator:test", Now: func() time.Time { return time.Now().Add(time.Hour) }}, themes.New(pal))
+	// no watchers and a tick that never comes: every command drain meets
+	// answers (a loaded preview) or never does, so drain can wait long
+	p := approvals.New(approvals.Options{Queue: eng.Queue, Operator: "operator:test", Now: func() time.Time { return time.Now().Add(time.Hour) },
+		Tick: 24 * time.Hour}, themes.New(pal))
 	drain(p, p.Init())
 	var pane strings.Builder
 	for i := 0; i < tasks; i++ {
@@ -229,6 +232,6 @@ func drain(p *approvals.Pane, cmd tea.Cmd) {
 		default:
 			drain(p, p.Update(m))
 		}
-	case <-time.After(200 * time.Millisecond): // a watcher or a tick: not needed here
+	case <-time.After(2 * time.Second): // the tick, which never comes: not needed here
 	}
 }
