@@ -28,12 +28,12 @@ func TestLogFilesThatAreNotRegularFiles(t *testing.T) {
 		"fifo": func(t *testing.T, p string) {
 			os.Remove(p)
 			if err := syscall.Mkfifo(p, 0o600); err != nil {
-				t.Skip("mkfifo:", err)
+				t.Fatal("mkfifo:", err)
 			}
 		},
 		"dev-zero": func(t *testing.T, p string) {
 			if _, err := os.Stat("/dev/zero"); err != nil {
-				t.Skip("no /dev/zero")
+				t.Fatal("no /dev/zero")
 			}
 			os.Remove(p)
 			if err := os.Symlink("/dev/zero", p); err != nil {

@@ -175,7 +175,7 @@ func TestPreviewShowsHiddenCharacters(t *testing.T) {
 	os.WriteFile(mf, b, 0o600)
 	out, _, code := runReal(t, h.home, "submit", mf)
 	if code != 0 {
-		t.Skipf("the input rules refuse the URI already: %s", out)
+		t.Fatalf("a URI with zero-width characters must be accepted (and shown escaped): %s", out)
 	}
 	human := h.must(0, "preview", "zw")
 	if strings.ContainsAny(human, "\u200b\u200d") || !strings.Contains(human, "hidden characters shown as") {

@@ -45,7 +45,7 @@ func auditBuildVigil(t *testing.T) string {
 func TestAuditBadgeTmuxSedInPlace(t *testing.T) {
 	tmux := needTmux(t)
 	if _, err := exec.LookPath("sed"); err != nil {
-		t.Skip("sed not installed")
+		t.Fatal("sed is required: it makes the in-place edit")
 	}
 	bin := auditBuildVigil(t)
 	home := t.TempDir()

@@ -20,21 +20,21 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
+		t.Fatalf("no pseudo-terminal: %v", err)
 	}
 	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
 		m.Close()
-		t.Skipf("unlockpt: %v", err)
+		t.Fatalf("unlockpt: %v", err)
 	}
 	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
 	if err != nil {
 		m.Close()
-		t.Skipf("ptsname: %v", err)
+		t.Fatalf("ptsname: %v", err)
 	}
 	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		m.Close()
-		t.Skipf("open slave: %v", err)
+		t.Fatalf("open slave: %v", err)
 	}
 	tio, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
 	if err != nil {

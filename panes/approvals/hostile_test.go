@@ -255,7 +255,7 @@ func TestHostileSubmissionThroughTheProgram(t *testing.T) {
 	lookalike := "p\u0430ypal"
 	out := env.Submit(hostileManifest(env, "look", "agent:"+lookalike, "jti-"+lookalike, "https://"+lookalike+".com/\u200ba.mp3"))
 	if out.State != "pending" {
-		t.Skipf("the engine now refuses these at submit: %v", out.Error)
+		t.Fatalf("a look-alike host and a zero-width character must pass submit (and be shown escaped): %v", out.Error)
 	}
 	s := start(t, env, 160, 50, "effect")
 	final := s.final()
