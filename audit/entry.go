@@ -82,6 +82,18 @@ func (e Entry) ComputeHash() (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// validUTF8 replaces invalid UTF-8 in e's strings with U+FFFD, as the JSON
+// encoder does when it writes them: without it the stored line would decode
+// to other strings than were hashed, and no reader could accept it (the log
+// would be damaged by an agent's odd file name).
+func (e Entry) validUTF8() Entry {
+	for _, s := range []*string{&e.Time, &e.Actor, &e.Event, &e.TaskID, &e.Capability, &e.Target,
+		&e.TokenJTI, &e.ErrorCode, &e.ContentHashBefore, &e.ContentHashAfter, &e.Prev} {
+		*s = strings.ToValidUTF8(*s, "\uFFFD")
+	}
+	return e
+}
+
 // Line is the exact bytes written to disk for a sealed entry (without newline).
 func (e Entry) Line() ([]byte, error) { return marshal(e) }
 

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 )
 
@@ -21,6 +22,13 @@ func FuzzParseLine(f *testing.F) {
 		e, err := parseLine(line)
 		c := NewChain()
 		c.Feed(line)
+		// the byte-level reader agrees with the decoder on every input
+		if fe, ferr := parseLineFast(line); ferr != err || err == nil && !reflect.DeepEqual(fe, e) {
+			t.Fatalf("parseLineFast %#v %v; parseLine %#v %v", fe, ferr, e, err)
+		}
+		if c2 := NewChain(); c2.feedLine(line) != (c.Bad() == nil) || !reflect.DeepEqual(c2.Bad(), c.Bad()) {
+			t.Fatalf("feedLine %+v; Feed %+v", c2.Bad(), c.Bad())
+		}
 		if err != nil {
 			return
 		}

@@ -134,6 +134,7 @@ func (l *Log) appendAfter(e Entry, last Entry, ok bool) (Entry, error) {
 		e.Seq, e.Prev = last.Seq+1, last.Hash
 	}
 	e.Time = l.now().UTC().Format(time.RFC3339)
+	e = e.validUTF8()
 	if len(e.Details) == 0 {
 		e.Details = json.RawMessage("{}")
 	}

@@ -117,7 +117,7 @@ func Scan(path string, from int64, fn func(Line) bool) (int64, error) {
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 && line[len(line)-1] == '\n' {
-			e, perr := parseLine(line[:len(line)-1])
+			e, perr := parseLineFast(line[:len(line)-1])
 			if !fn(Line{Offset: off, Entry: e, Err: perr}) {
 				return off + int64(len(line)), nil
 			}
@@ -140,7 +140,7 @@ func splitLines(buf []byte, base int64) []Line {
 		if i < 0 {
 			break
 		}
-		e, err := parseLine(buf[:i])
+		e, err := parseLineFast(buf[:i])
 		out = append(out, Line{Offset: off, Entry: e, Err: err})
 		off += int64(i + 1)
 		buf = buf[i+1:]

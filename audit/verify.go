@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -115,6 +116,7 @@ type Chain struct {
 	key    ed25519.PublicKey // checks seals' signatures when set
 	sealed []SealedGap
 	recent [4]string // hashes of the last entries, by seq modulo 4
+	digest hash.Hash // reused by feedLine
 }
 
 // Sealed lists the sealed entries seen so far.
@@ -138,8 +140,64 @@ func (c *Chain) Feed(line []byte) (Entry, bool) {
 	if c.bad != nil {
 		return Entry{}, false
 	}
-	e, err := parseLine(line)
-	return c.feed(line, e, err)
+	var r rawLine
+	if !scanCanonical(line, &r) {
+		e, err := parseLine(line)
+		return c.feed(line, e, err)
+	}
+	return c.feed(line, r.entry(), nil)
+}
+
+// feedLine is Feed for a verifier that needs no Entry back: a canonical line
+// is checked from its raw fields, building nothing but its hash's string.
+func (c *Chain) feedLine(line []byte) bool {
+	if c.bad != nil {
+		return false
+	}
+	var r rawLine
+	// an escape in the hash, prev or event, or a seal, takes the general
+	// path (a canonical hash or prev is plain hex; only seals need details)
+	const general = 1<<rawHash | 1<<rawPrev | 1<<rawEvent
+	if !scanCanonical(line, &r) || r.escaped&general != 0 || string(r.str[rawEvent]) == EventSealed {
+		_, ok := c.Feed(line)
+		return ok
+	}
+	idx := c.next
+	fail := func(reason, detail string) bool {
+		c.bad = &Report{Index: idx, Reason: reason, Detail: detail}
+		return false
+	}
+	if !c.bodyHashIs(line[:r.body], r.str[rawHash]) {
+		return fail(ReasonEdited, "hash mismatch")
+	}
+	switch {
+	case r.seq < idx:
+		return fail(ReasonReordered, fmt.Sprintf("seq %d where %d was expected", r.seq, idx))
+	case r.seq > idx:
+		return fail(ReasonDeleted, fmt.Sprintf("seq %d where %d was expected", r.seq, idx))
+	case string(r.str[rawPrev]) != c.prev:
+		return fail(ReasonEdited, "prev does not match the previous entry's hash")
+	}
+	h := string(r.str[rawHash])
+	c.recent[idx%int64(len(c.recent))] = h
+	c.next++
+	c.prev = h
+	return true
+}
+
+// bodyHashIs reports whether hex SHA-256 of body+"}" (an entry's canonical
+// bytes: its line up to the hash field, closed) is want.
+func (c *Chain) bodyHashIs(body, want []byte) bool {
+	if c.digest == nil {
+		c.digest = sha256.New()
+	}
+	c.digest.Reset()
+	c.digest.Write(body)
+	c.digest.Write([]byte("}"))
+	var sum [sha256.Size]byte
+	var hexSum [2 * sha256.Size]byte
+	hex.Encode(hexSum[:], c.digest.Sum(sum[:0]))
+	return bytes.Equal(hexSum[:], want)
 }
 
 // FeedParsed is Feed for a line already decoded by Scan or ReadTail (their
@@ -359,7 +417,7 @@ func (v *verifier) feedFrom(f *os.File, off int64) (int64, bool, error) {
 			return off, false, err
 		}
 		if len(line) > 0 && line[len(line)-1] == '\n' {
-			if _, ok := v.c.Feed(line[:len(line)-1]); !ok {
+			if !v.c.feedLine(line[:len(line)-1]) {
 				return off, false, nil
 			}
 			off += int64(len(line))
