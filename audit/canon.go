@@ -2,8 +2,10 @@ package audit
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
-	"strconv"
+	"math"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -87,6 +89,8 @@ func scanCanonical(line []byte, r *rawLine) bool {
 	if !bytes.HasPrefix(line, keySeq) {
 		return false
 	}
+	// most lines are plain: every string can then be cut at its next quote
+	plain := plainLine(line)
 	i := len(keySeq)
 	j := i
 	if j < len(line) && line[j] == '-' {
@@ -95,9 +99,8 @@ func scanCanonical(line []byte, r *rawLine) bool {
 	for j < len(line) && line[j] >= '0' && line[j] <= '9' {
 		j++
 	}
-	seq, err := strconv.ParseInt(string(line[i:j]), 10, 64)
-	// canonical integers: no leading zero, no "-0", no "+"
-	if err != nil || strconv.FormatInt(seq, 10) != string(line[i:j]) {
+	seq, ok := canonicalInt(line[i:j])
+	if !ok {
 		return false
 	}
 	r.seq, i = seq, j
@@ -108,7 +111,7 @@ func scanCanonical(line []byte, r *rawLine) bool {
 	r.escaped = 0
 	strs := func(from, to int) bool { // string fields from..to, each followed by its key text
 		for f := from; f <= to; f++ {
-			end, esc, ok := canonicalString(line, i)
+			end, esc, ok := canonicalString(line, i, plain)
 			if !ok || !bytes.HasPrefix(line[end:], keysAfter[f]) {
 				return false
 			}
@@ -138,8 +141,8 @@ func scanCanonical(line []byte, r *rawLine) bool {
 	if !strs(rawErrorCode, rawHashAfter) {
 		return false
 	}
-	end, ok := skipValue(line, i)
-	if !ok || !compactJSON(line[i:end]) || !bytes.HasPrefix(line[end:], keyPrev) {
+	end, ok := jsonValue(line, i, 0, plain)
+	if !ok || !bytes.HasPrefix(line[end:], keyPrev) {
 		return false
 	}
 	r.details = line[i:end]
@@ -160,8 +163,16 @@ func scanCanonical(line []byte, r *rawLine) bool {
 // opening quote) and returns the offset of its closing quote and whether it
 // holds escapes. Canonical means: exactly what Go's encoder writes for the
 // decoded value with HTML escaping off (see encoding/json appendString).
-func canonicalString(line []byte, i int) (end int, escaped, ok bool) {
+func canonicalString(line []byte, i int, plain bool) (end int, escaped, ok bool) {
+	if plain {
+		j := bytes.IndexByte(line[i:], '"')
+		return i + j, false, j >= 0
+	}
 	for i < len(line) {
+		i += plainRun(line[i:])
+		if i >= len(line) {
+			break
+		}
 		c := line[i]
 		switch {
 		case c == '"':
@@ -236,56 +247,247 @@ func lowerHex4(s []byte) (rune, bool) {
 	return v, true
 }
 
-// skipValue returns the end of the JSON value starting at line[i], following
-// strings and nesting only far enough to find where it ends; compactJSON
-// then checks it properly.
-func skipValue(line []byte, i int) (int, bool) {
-	depth := 0
-	for i < len(line) {
-		switch c := line[i]; c {
-		case '"':
-			i++
-			for i < len(line) && line[i] != '"' {
-				if line[i] == '\\' {
-					i++
+// compactJSON reports whether v is valid JSON that the encoder would write
+// unchanged: a RawMessage is written through json.Compact (no HTML
+// escaping), so it must be valid and hold no space outside its strings.
+//
+// Hand-written rather than json.Compact because it runs on every line of a
+// verification or a filter, where Compact's byte-at-a-time state machine and
+// its buffer cost more than the rest of the line. It follows the grammar
+// encoding/json's scanner accepts (strings: any byte from 0x20 up, the
+// escapes \" \\ \/ \b \f \n \r \t \uXXXX in either case), and when in doubt
+// (deep nesting) says false, which only sends the line to parseLine.
+func compactJSON(v []byte) bool {
+	end, ok := jsonValue(v, 0, 0, false)
+	return ok && end == len(v)
+}
+
+// jsonValue returns the end of the compact JSON value at v[i].
+// plain: v holds no backslash, control character or byte from 0x80 up.
+func jsonValue(v []byte, i, depth int, plain bool) (int, bool) {
+	if i >= len(v) || depth > 512 {
+		return 0, false
+	}
+	switch c := v[i]; {
+	case c == '{' || c == '[':
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		i++
+		if i < len(v) && v[i] == closing {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if c == '{' {
+				if i >= len(v) || v[i] != '"' {
+					return 0, false
+				}
+				if i, ok = jsonString(v, i+1, plain); !ok || i >= len(v) || v[i] != ':' {
+					return 0, false
 				}
 				i++
 			}
-			if i >= len(line) {
+			if i, ok = jsonValue(v, i, depth+1, plain); !ok || i >= len(v) {
 				return 0, false
 			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth < 0 {
-				return i, true // the end of the enclosing line: a scalar ran to here
-			}
-			if depth == 0 {
+			switch v[i] {
+			case ',':
+				i++
+			case closing:
 				return i + 1, true
-			}
-		case ',':
-			if depth == 0 {
-				return i, true
+			default:
+				return 0, false
 			}
 		}
-		i++
+	case c == '"':
+		return jsonString(v, i+1, plain)
+	case c == 't':
+		return jsonLiteral(v, i, "true")
+	case c == 'f':
+		return jsonLiteral(v, i, "false")
+	case c == 'n':
+		return jsonLiteral(v, i, "null")
+	default:
+		return jsonNumber(v, i)
+	}
+}
+
+// jsonString returns the end of the string whose content starts at v[i]
+// (after the closing quote).
+func jsonString(v []byte, i int, plain bool) (int, bool) {
+	if plain {
+		j := bytes.IndexByte(v[i:], '"')
+		return i + j + 1, j >= 0
+	}
+	for i < len(v) {
+		i += plainRun(v[i:])
+		if i >= len(v) {
+			break
+		}
+		switch c := v[i]; {
+		case c == '"':
+			return i + 1, true
+		case c == '\\':
+			if i+1 >= len(v) {
+				return 0, false
+			}
+			switch v[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(v) || !isHex(v[i+2]) || !isHex(v[i+3]) || !isHex(v[i+4]) || !isHex(v[i+5]) {
+					return 0, false
+				}
+				i += 6
+			default:
+				return 0, false
+			}
+		case c < 0x20:
+			return 0, false
+		default: // any other byte, UTF-8 or not, as the scanner allows
+			i++
+		}
 	}
 	return 0, false
 }
 
-// compactJSON reports whether v is valid JSON that the encoder would write
-// unchanged: a RawMessage is written through json.Compact (no HTML
-// escaping), so it must already be compact.
-func compactJSON(v []byte) bool {
-	if len(v) == 0 {
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func jsonLiteral(v []byte, i int, lit string) (int, bool) {
+	if !bytes.HasPrefix(v[i:], []byte(lit)) {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// jsonNumber: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func jsonNumber(v []byte, i int) (int, bool) {
+	digits := func() int {
+		n := 0
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			i, n = i+1, n+1
+		}
+		return n
+	}
+	if i < len(v) && v[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(v) && v[i] == '0':
+		i++
+	case digits() == 0:
+		return 0, false
+	}
+	if i < len(v) && v[i] == '.' {
+		i++
+		if digits() == 0 {
+			return 0, false
+		}
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return 0, false
+		}
+	}
+	return i, true
+}
+
+// canonicalInt reads an integer as the encoder writes an int64: no sign but
+// a minus, no leading zero, no "-0".
+func canonicalInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	d := b
+	if neg {
+		d = b[1:]
+	}
+	if len(d) == 0 || len(d) > 19 || d[0] == '0' && (len(d) > 1 || neg) {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	switch {
+	case !neg && u <= math.MaxInt64:
+		return int64(u), true
+	case neg && u <= 1<<63:
+		return int64(-u), true // -1<<63 included: -u wraps to it
+	}
+	return 0, false
+}
+
+// plainLine reports whether line holds only printable ASCII and no
+// backslash: then no string in it has an escape or a byte to check, and
+// each ends at its next quote. The test is branch-free over eight bytes at
+// a time (a byte below 0x20 borrows into its high bit, one from 0x80 up has
+// it set; with no such byte there is no borrow), then one IndexByte.
+func plainLine(line []byte) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	var a, b, c, d uint64
+	i := 0
+	for ; len(line)-i >= 32; i += 32 {
+		w0 := binary.LittleEndian.Uint64(line[i:])
+		w1 := binary.LittleEndian.Uint64(line[i+8:])
+		w2 := binary.LittleEndian.Uint64(line[i+16:])
+		w3 := binary.LittleEndian.Uint64(line[i+24:])
+		a |= w0 | (w0 - ones*0x20)
+		b |= w1 | (w1 - ones*0x20)
+		c |= w2 | (w2 - ones*0x20)
+		d |= w3 | (w3 - ones*0x20)
+	}
+	if (a|b|c|d)&highs != 0 {
 		return false
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, len(v)))
-	if err := json.Compact(buf, v); err != nil {
-		return false
+	for _, ch := range line[i:] {
+		if ch < 0x20 || ch >= 0x80 {
+			return false
+		}
 	}
-	return bytes.Equal(buf.Bytes(), v)
+	return bytes.IndexByte(line, '\\') < 0
+}
+
+// plainRun is how many bytes at the start of b need no second look inside a
+// string: printable ASCII other than the quote and the backslash. It tests
+// eight bytes at a time (SWAR), since most of a line is such bytes.
+func plainRun(b []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	n := 0
+	for len(b)-n >= 8 {
+		x := binary.LittleEndian.Uint64(b[n:])
+		q := x ^ (ones * '"')
+		s := x ^ (ones * '\\')
+		// a byte is flagged when it is below 0x20, at or above 0x80, or zero
+		// after the xor (the quote or the backslash); borrows only flag bytes
+		// after a flagged one, so the first flag is exact
+		special := ((x - ones*0x20) | x | (q-ones)&^q | (s-ones)&^s) & highs
+		if special != 0 {
+			return n + bits.TrailingZeros64(special)/8
+		}
+		n += 8
+	}
+	for n < len(b) {
+		c := b[n]
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // entry builds the Entry a canonical raw line decodes to.

@@ -25,11 +25,11 @@ type auditFilter struct {
 	task, event string
 }
 
-func (f auditFilter) match(e audit.Entry) bool {
-	return (f.task == "" || e.TaskID == f.task) && (f.event == "" || e.Event == f.event)
-}
+func (f auditFilter) query() audit.Query { return audit.Query{TaskID: f.task, Event: f.event} }
 
-func (f auditFilter) none() bool { return f.task == "" && f.event == "" }
+func (f auditFilter) match(e audit.Entry) bool { return f.query().Match(e) }
+
+func (f auditFilter) none() bool { return f.query().Empty() }
 
 func newAuditCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
@@ -92,10 +92,8 @@ func selectEntries(path string, f auditFilter, limit int) ([]audit.Line, error) 
 		return lines, err
 	}
 	var out []audit.Line
-	_, err := audit.Scan(path, 0, func(l audit.Line) bool {
-		if l.Err == nil && !f.match(l.Entry) {
-			return true
-		}
+	// the fields as written rule most lines out before any is decoded
+	_, err := audit.ScanQuery(context.Background(), path, 0, f.query(), func(l audit.Line) bool {
 		out = append(out, l)
 		if limit > 0 && len(out) > 2*limit {
 			// keep memory bounded on a huge log: drop what can no longer be shown
