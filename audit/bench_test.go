@@ -34,7 +34,7 @@ func BenchmarkAppendFsync(b *testing.B) {
 
 // writeBigLog writes n chained entries straight to a file (no fsync, no
 // lock), the same bytes Append would write, plus the head anchor.
-func writeBigLog(b *testing.B, n int) string {
+func writeBigLog(b testing.TB, n int) string {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "audit.log")
 	f, err := os.Create(path)

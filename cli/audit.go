@@ -59,7 +59,9 @@ func newAuditShowCmd(app *App) *cobra.Command {
 			"as one JSON line as stored in the log (hash and prev included), byte for byte except that DEL, C1,\n" +
 			"bidi and format characters are written as JSON \\u escapes (the same strings: parse and re-encode\n" +
 			"to get the stored bytes and their hash).\n" +
-			"Lines that are not valid entries are named on stderr; run `vigil audit verify` for the chain.",
+			"Lines that are not valid entries are named on stderr; run `vigil audit verify` for the chain.\n" +
+			"--task and --event read only the lines that hold the value (as grep would find them), so a\n" +
+			"damaged line elsewhere is left to `vigil audit verify`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 0 {
