@@ -3,6 +3,7 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -323,32 +324,53 @@ func (r Report) against(cp Checkpoint) *Report {
 }
 
 func verify(path string, o VerifyOptions) (Report, error) {
+	rep, _, err := verifyResume(context.Background(), path, o, nil, nil)
+	return rep, err
+}
+
+// verifyResume verifies the log at path. With from, the prefix it records
+// is checked by its SHA-256 alone and the chain resumes after it (a prefix
+// that differs, or cannot serve o, means a pass from the start). The
+// verifier it returns holds the chain's end and, when from was given, the
+// SHA-256 of the bytes it verified. progress, when set, hears bytes done and
+// the file's size as the pass goes; ctx stops it.
+func verifyResume(ctx context.Context, path string, o VerifyOptions, from *Verified, progress func(done, total int64)) (Report, *verifier, error) {
 	h, hs := loadHead(path)
 	hasHead := hs == headOK
 	f, err := open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if hasHead {
 			return Report{Index: 0, Reason: ReasonDeleted,
-				Detail: fmt.Sprintf("the log is missing but its head says %d entries", h.Seq+1)}, nil
+				Detail: fmt.Sprintf("the log is missing but its head says %d entries", h.Seq+1)}, nil, nil
 		}
-		return Report{OK: true}, nil
+		return Report{OK: true}, nil, nil
 	}
 	if err != nil {
-		return Report{}, err
+		return Report{}, nil, err
 	}
 	defer f.Close()
 	c := NewChain()
 	c.key = o.Key
-	v := verifier{c: c, head: h, hasHead: hasHead}
+	v := &verifier{c: c, head: h, hasHead: hasHead, ctx: ctx, progress: progress}
+	if st, err := f.Stat(); err == nil {
+		v.total = st.Size()
+	}
 	if len(o.Checkpoints) > 0 {
 		v.want = map[int64]string{}
 		for _, cp := range o.Checkpoints {
 			v.want[cp.Size-1] = ""
 		}
 	}
-	off, partial, err := v.feedFrom(f, 0)
+	var off int64
+	if from != nil {
+		v.prefix = sha256.New()
+		if off, err = v.resume(f, from); err != nil {
+			return Report{}, nil, err
+		}
+	}
+	off, partial, err := v.feedFrom(f, off)
 	if err != nil {
-		return Report{}, err
+		return Report{}, nil, err
 	}
 	if v.c.bad == nil && partial {
 		// an append may be in flight: look again while appenders are held off
@@ -356,34 +378,37 @@ func verify(path string, o VerifyOptions) (Report, error) {
 			off, partial, err = v.feedFrom(f, off)
 			lk()
 			if err != nil {
-				return Report{}, err
+				return Report{}, nil, err
 			}
 		}
 	}
+	v.end = off
 	if v.c.bad != nil {
 		rep := *v.c.bad
 		rep.Entries = v.c.next
 		rep.Sealed = v.c.sealed
-		return classify(path, rep)
+		rep, err := classify(path, rep)
+		return rep, v, err
 	}
 	if partial {
-		return v.unterminated(f, off)
+		rep, err := v.unterminated(f, off)
+		return rep, v, err
 	}
 	if hasHead {
 		switch {
 		case h.Seq >= v.c.next:
 			return Report{Entries: v.c.next, Index: v.c.next, Reason: ReasonDeleted, Sealed: v.c.sealed,
-				Detail: fmt.Sprintf("the log ends at %d entries but its head says %d", v.c.next, h.Seq+1)}, nil
+				Detail: fmt.Sprintf("the log ends at %d entries but its head says %d", v.c.next, h.Seq+1)}, v, nil
 		case h.Seq >= 0 && v.headHash != h.Hash:
 			return Report{Entries: v.c.next, Index: h.Seq, Reason: ReasonEdited, Sealed: v.c.sealed,
-				Detail: "entry's hash differs from the one its head anchor recorded"}, nil
+				Detail: "entry's hash differs from the one its head anchor recorded"}, v, nil
 		}
 	}
 	if bad := headless(path, hs, v.c.next); bad != nil {
 		bad.Sealed = v.c.sealed
-		return *bad, nil
+		return *bad, v, nil
 	}
-	return Report{OK: true, Entries: v.c.next, Sealed: v.c.sealed, First: v.first, Last: v.c.prev, at: v.want}, nil
+	return Report{OK: true, Entries: v.c.next, Sealed: v.c.sealed, First: v.first, Last: v.c.prev, at: v.want}, v, nil
 }
 
 type verifier struct {
@@ -393,6 +418,21 @@ type verifier struct {
 	headHash string           // hash of the entry at head.Seq once reached
 	first    string           // hash of entry #0
 	want     map[int64]string // checkpoints' last indexes → the hashes found there
+	end      int64            // offset after the last line fed
+
+	ctx      context.Context
+	progress func(done, total int64)
+	total    int64
+	prefix   hash.Hash // when set, every verified line's bytes go into it
+	resumed  bool      // the chain went on from a recorded prefix (see resume)
+}
+
+// stopped reports whether the pass was cancelled.
+func (v *verifier) stopped() error {
+	if v.ctx == nil {
+		return nil
+	}
+	return v.ctx.Err()
 }
 
 // feedFrom feeds every complete line from off on. It returns the offset after
@@ -402,6 +442,7 @@ func (v *verifier) feedFrom(f *os.File, off int64) (int64, bool, error) {
 		return off, false, err
 	}
 	r := bufio.NewReaderSize(f, 64<<10)
+	n := 0
 	for {
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -420,6 +461,9 @@ func (v *verifier) feedFrom(f *os.File, off int64) (int64, bool, error) {
 			if !v.c.feedLine(line[:len(line)-1]) {
 				return off, false, nil
 			}
+			if v.prefix != nil {
+				v.prefix.Write(line)
+			}
 			off += int64(len(line))
 			idx := v.c.next - 1
 			if v.hasHead && idx == v.head.Seq {
@@ -431,8 +475,19 @@ func (v *verifier) feedFrom(f *os.File, off int64) (int64, bool, error) {
 			if _, ok := v.want[idx]; ok {
 				v.want[idx] = v.c.prev
 			}
+			if n++; n%4096 == 0 {
+				if err := v.stopped(); err != nil {
+					return off, false, err
+				}
+				if v.progress != nil {
+					v.progress(off, v.total)
+				}
+			}
 		}
 		if err == io.EOF {
+			if v.progress != nil {
+				v.progress(off, v.total)
+			}
 			return off, len(line) > 0 && line[len(line)-1] != '\n', nil
 		}
 	}
