@@ -79,9 +79,11 @@ func TestVerifyIncrementalResumesAfterTheVerifiedPrefix(t *testing.T) {
 // the resumed check finds it exactly where a full verification does.
 func TestVerifiedPrefixCatchesARewriteInsideIt(t *testing.T) {
 	for name, rewrite := range map[string]func(lines [][]byte){
-		"a byte of a value": func(lines [][]byte) { lines[3] = bytes.Replace(lines[3], []byte("living-room"), []byte("living-ROOM"), 1) },
-		"first entry":       func(lines [][]byte) { lines[0] = bytes.Replace(lines[0], []byte("agent-0"), []byte("agent-9"), 1) },
-		"two swapped":       func(lines [][]byte) { lines[5], lines[6] = lines[6], lines[5] },
+		"a byte of a value": func(lines [][]byte) {
+			lines[3] = bytes.Replace(lines[3], []byte("living-room"), []byte("living-ROOM"), 1)
+		},
+		"first entry":                       func(lines [][]byte) { lines[0] = bytes.Replace(lines[0], []byte("agent-0"), []byte("agent-9"), 1) },
+		"two swapped":                       func(lines [][]byte) { lines[5], lines[6] = lines[6], lines[5] },
 		"a line replaced by an earlier one": func(lines [][]byte) { lines[4] = lines[2] },
 	} {
 		t.Run(name, func(t *testing.T) {
