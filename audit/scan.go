@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -125,6 +126,69 @@ func ScanQuery(ctx context.Context, path string, from int64, q Query, yield func
 			chunk = chunk[end+1:]
 		}
 	})
+}
+
+// ScanRaw calls fn with the offset and bytes (without the newline) of every
+// complete line from offset from on, parsing nothing: a viewer builds its
+// index of offsets with it, or tests lines with its own byte filter. line is
+// valid only during the call. Stops and returns as ScanContext does.
+func ScanRaw(ctx context.Context, path string, from int64, fn func(offset int64, line []byte) bool) (int64, error) {
+	n := 0
+	return eachChunk(ctx, path, from, func(chunk []byte, base int64) bool {
+		for len(chunk) > 0 {
+			i := bytes.IndexByte(chunk, '\n')
+			if !fn(base, chunk[:i]) {
+				return false
+			}
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				return false
+			}
+			base += int64(i) + 1
+			chunk = chunk[i+1:]
+		}
+		return true
+	})
+}
+
+// ReadLinesAt parses the lines that start at the given offsets (a viewer's
+// visible rows, from its index): it reads only those lines. An offset past
+// the end, or a line without its newline yet, is an error.
+func ReadLinesAt(path string, offsets []int64) ([]Line, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := make([]Line, 0, len(offsets))
+	buf := make([]byte, 4096)
+	for _, off := range offsets {
+		line, err := lineAt(f, off, buf)
+		if err != nil {
+			return out, err
+		}
+		e, perr := parseLineFast(line)
+		out = append(out, Line{Offset: off, Entry: e, Err: perr})
+	}
+	return out, nil
+}
+
+// lineAt reads the line starting at off, growing past buf for a long line.
+func lineAt(f *os.File, off int64, buf []byte) ([]byte, error) {
+	var line []byte
+	for pos := off; ; {
+		n, err := f.ReadAt(buf, pos)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return append(line, buf[:i]...), nil
+		}
+		line = append(line, buf[:n]...)
+		pos += int64(n)
+		if err == io.EOF || n == 0 {
+			return nil, fmt.Errorf("audit: no complete line at offset %d", off)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // finder looks for a needle the way grep does: it jumps with IndexByte (SIMD)

@@ -273,6 +273,9 @@ type VerifyOptions struct {
 	// Key, when set, is the operator's public key: sealed entries must carry
 	// its signature.
 	Key ed25519.PublicKey
+	// Progress, when set, hears the bytes verified so far and the log's
+	// size, every few thousand entries (a terminal shows how far it is).
+	Progress func(done, total int64)
 }
 
 // VerifyWith is Verify, then checks that the log extends each checkpoint:
@@ -324,7 +327,7 @@ func (r Report) against(cp Checkpoint) *Report {
 }
 
 func verify(path string, o VerifyOptions) (Report, error) {
-	rep, _, err := verifyResume(context.Background(), path, o, nil, nil)
+	rep, _, err := verifyResume(context.Background(), path, o, nil, o.Progress)
 	return rep, err
 }
 

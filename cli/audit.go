@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/cobra"
 
@@ -346,7 +348,10 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 				}
 				o.Checkpoints = append(o.Checkpoints, cps...)
 			}
+			var done func()
+			o.Progress, done = terminalProgress(app, "verifying")
 			rep, err := audit.VerifyWith(app.Paths.Audit, o)
+			done()
 			if err != nil {
 				return Fail(ExitExecution, fmt.Errorf("audit log %s: %w", app.Paths.Audit, err))
 			}
@@ -358,6 +363,29 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 	fl.StringArrayVar(&checkpoints, "checkpoint", nil, "also check that the log extends the signed checkpoint(s) in `FILE` (repeatable)")
 	fl.StringVar(&keyFile, "key", "", "the operator's public key `FILE` (PEM) to check checkpoints and seals with (default keys/operator.pub.pem)")
 	return cmd
+}
+
+// terminalProgress shows how far a long pass over the log is, on stderr
+// when it is a terminal (nothing otherwise: output piped or captured stays
+// clean). The line is redrawn at most five times a second and erased by done.
+func terminalProgress(app *App, what string) (progress func(done, total int64), done func()) {
+	f, ok := app.Err.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return nil, func() {}
+	}
+	var last time.Time
+	shown := false
+	progress = func(n, total int64) {
+		if now := time.Now(); now.Sub(last) >= 200*time.Millisecond && total > 0 {
+			last, shown = now, true
+			fmt.Fprintf(f, "\r%s… %d%% (%d of %d MB)", what, n*100/total, n>>20, total>>20)
+		}
+	}
+	return progress, func() {
+		if shown {
+			fmt.Fprint(f, "\r\x1b[K")
+		}
+	}
 }
 
 // operatorPublicKey is --key, or the home's operator public key when there
