@@ -101,3 +101,34 @@ func FieldOf(err error) (*FieldError, bool) {
 	ok := errors.As(err, &fe)
 	return fe, ok
 }
+
+// ErrorKind is the SRD's closed set of tool failures.
+type ErrorKind string
+
+const (
+	// BadArgs: the request is wrong; fixing the request fixes the call.
+	BadArgs ErrorKind = "BadArgs"
+	// ExecutionFailed: the request is fine but the search could not run.
+	ExecutionFailed ErrorKind = "ExecutionFailed"
+)
+
+// ToolError is the SRD's ToolError. Message names the field and the rule.
+// Err is the *FieldError behind Message when the error is about one field
+// of the request (FieldOf finds it).
+type ToolError struct {
+	Kind    ErrorKind `json:"kind"`
+	Message string    `json:"message"`
+	Err     error     `json:"-"`
+}
+
+func (e *ToolError) Error() string { return string(e.Kind) + ": " + e.Message }
+
+func (e *ToolError) Unwrap() error { return e.Err }
+
+func badArgs(format string, a ...any) *ToolError {
+	return &ToolError{Kind: BadArgs, Message: fmt.Sprintf(format, a...)}
+}
+
+func execFailed(format string, a ...any) *ToolError {
+	return &ToolError{Kind: ExecutionFailed, Message: fmt.Sprintf(format, a...)}
+}

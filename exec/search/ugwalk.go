@@ -1,8 +1,6 @@
 package search
 
 import (
-	"bytes"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -160,37 +158,4 @@ func (p *prepared) ugrepWalkSelection() (flags []string, root string) {
 		}
 	}
 	return a, p.walkRoot()
-}
-
-// walkRoot is the search root as the walking backend is given it,
-// relative to its working directory (the sandbox root).
-func (p *prepared) walkRoot() string {
-	if rel := relSlash(p.pl.sandbox, p.pl.target); rel != "" {
-		return "./" + rel
-	}
-	return "."
-}
-
-// finishUgrepFile decides the fate of a file ugrep reported, as the
-// ordered path does once a file matched (sniffAfter): read whole (over
-// max_file_size_bytes: dropped, counted), a NUL byte in the first 8 KiB
-// makes it binary (dropped, counted), a byte-order mark is decoded as
-// ugrep decodes it, and ugrep's offsets give the lines.
-func (p *prepared) finishUgrepFile(f *walkFile, bp *[]byte, texts *[]byte) {
-	if len(f.recs.lines) == 0 {
-		return
-	}
-	data, err := readRegularInto(filepath.Join(p.pl.orderRoot, f.orderRel), (*bp)[:0], p.e.maxSize)
-	*bp = data[:0]
-	switch {
-	case err == errTooLarge:
-		f.recs = fileRecs{}
-	case err != nil:
-		f.recs = fileRecs{}
-		f.err = &FileError{Path: f.display, Error: errText(err)}
-	case bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
-		f.recs = fileRecs{} // binary
-	default:
-		p.keepLines(f, decodeLikeBackend(data, &f.recs), texts)
-	}
 }
