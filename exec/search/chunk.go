@@ -463,19 +463,15 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 	if resolve := p.be.Name == "ugrep" && !f.resolved; p.e.context > 0 || resolve {
 		bp := fileBufs.Get().(*[]byte)
 		defer fileBufs.Put(bp)
-		data, err := readRegularInto(it.abs, (*bp)[:0], p.e.maxSize)
-		*bp = data[:0]
-		if err == errTooLarge {
-			return out, whyTooLarge // grew past the cap since it was checked
-		}
-		if err != nil {
-			if resolve {
-				return out, errText(err) // as when the file is gone before the backend runs
-			}
+		// Sniffed here when the chunk left it for after the match.
+		data, why := p.readMatched(it.abs, bp, resolve && p.sniffAfter())
+		switch {
+		case why == whyTooLarge || why == whyBinary:
+			return out, why // (too large: grew past the cap since it was checked)
+		case why != "" && !resolve:
 			return out, "cannot read file for context lines"
-		}
-		if resolve && p.sniffAfter() && bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0 {
-			return out, whyBinary // the sniff the chunk left for after the match
+		case why != "":
+			return out, why // as when the file is gone before the backend runs
 		}
 		var unresolved *fileRecs
 		if resolve {
@@ -613,3 +609,23 @@ const (
 	maxChunk      = 16384
 	maxChunkBytes = 512 << 10
 )
+
+// readMatched reads a file the backend matched in, whole, and decides its
+// fate as the ordered path does: whyTooLarge (over max_file_size_bytes:
+// dropped, counted), whyBinary when sniff is set (a NUL byte in the first
+// sniffBytes: dropped, counted), or a read error's text (a per-file
+// error); or "" and the file's bytes. bp is the read buffer, kept for the
+// next file (the bytes are valid until then).
+func (p *prepared) readMatched(path string, bp *[]byte, sniff bool) ([]byte, string) {
+	data, err := readRegularInto(path, (*bp)[:0], p.e.maxSize)
+	*bp = data[:0]
+	switch {
+	case err == errTooLarge:
+		return nil, whyTooLarge
+	case err != nil:
+		return nil, errText(err)
+	case sniff && bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
+		return nil, whyBinary
+	}
+	return data, ""
+}

@@ -141,3 +141,50 @@ func stderrPath(l string) (rel, msg string, ok bool) {
 	}
 	return l[2:k], strings.ToLower(strings.TrimSuffix(msg, ".")), true
 }
+
+// pinRGStderr reads rg's stderr into per-path errors (a directory it
+// could not read, a file it could not open), with the files among them
+// (which the walker must have selected too). ok is false for a message
+// Vigil cannot pin on a path (or a path with a newline, split across
+// lines). orderRel turns a path relative to the sandbox root into one
+// relative to the order root.
+func (p *prepared) pinRGStderr(stderr string, orderRel func(string) string) (errs []*walkFile, unreadable []string, ok bool) {
+	var buf [sniffBytes]byte
+	for _, l := range strings.Split(strings.TrimSpace(lossy(stderr)), "\n") {
+		if l == "" || ignoreFileWarning(l) {
+			continue
+		}
+		rel, msg, ok := stderrPath(l)
+		if !ok {
+			return nil, nil, false
+		}
+		abs := filepath.Join(p.pl.sandbox, rel)
+		e := newWalkFile(orderRel(rel))
+		if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
+			e.isDir = true
+			msg = "cannot read directory: " + dirError(abs, msg)
+		} else {
+			unreadable = append(unreadable, e.orderRel)
+			if v := sniff(abs, 0, buf[:]); v != "" && v != "binary" {
+				msg = v
+			}
+		}
+		e.err = &FileError{Path: e.display, Error: msg}
+		errs = append(errs, e)
+	}
+	return errs, unreadable, true
+}
+
+// dirError is why a directory cannot be read, in Vigil's words (rg's
+// otherwise).
+func dirError(abs, rgSaid string) string {
+	f, err := os.Open(abs)
+	if err != nil {
+		return errText(err)
+	}
+	defer f.Close()
+	if _, err := f.ReadDir(1); err != nil {
+		return errText(err)
+	}
+	return rgSaid
+}

@@ -131,6 +131,12 @@ func grownSlab[T any](slab []T, from, n, most int) ([]T, int) {
 	return append(make([]T, 0, size), part...), 0
 }
 
+// newWalkFile is a file the walk found, by its raw path relative to the
+// order root.
+func newWalkFile(orderRel string) *walkFile {
+	return &walkFile{orderRel: orderRel, display: displayPath(orderRel)}
+}
+
 // displayPath is path.text for a raw path relative to the order root: each
 // component as the walker keys it.
 func displayPath(rel string) string {

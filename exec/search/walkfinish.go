@@ -8,32 +8,8 @@ import (
 	"sync"
 )
 
-// finishUgrepFile decides the fate of a file ugrep reported, as the
-// ordered path does once a file matched (sniffAfter): read whole (over
-// max_file_size_bytes: dropped, counted), a NUL byte in the first 8 KiB
-// makes it binary (dropped, counted), a byte-order mark is decoded as
-// ugrep decodes it, and ugrep's offsets give the lines.
-func (p *prepared) finishUgrepFile(f *walkFile, bp *[]byte, texts *[]byte) {
-	if len(f.recs.lines) == 0 {
-		return
-	}
-	data, err := readRegularInto(filepath.Join(p.pl.orderRoot, f.orderRel), (*bp)[:0], p.e.maxSize)
-	*bp = data[:0]
-	switch {
-	case err == errTooLarge:
-		f.recs = fileRecs{}
-	case err != nil:
-		f.recs = fileRecs{}
-		f.err = &FileError{Path: f.display, Error: errText(err)}
-	case bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
-		f.recs = fileRecs{} // binary
-	default:
-		p.keepLines(f, decodeLikeBackend(data, &f.recs), texts)
-	}
-}
-
-// walkFinisher decides the fate of each file rg is done with, on all
-// cores, while rg goes on (finishFile).
+// walkFinisher decides the fate of each file the backend is done with, on all
+// cores, while the backend goes on (finishFile).
 type walkFinisher struct {
 	todo chan *walkFile
 	wg   sync.WaitGroup
@@ -51,11 +27,7 @@ func (p *prepared) startFinisher(ctx context.Context) *walkFinisher {
 			defer fileBufs.Put(bp)
 			var texts []byte // where this worker's files keep their lines' texts
 			for f := range w.todo {
-				switch {
-				case ctx.Err() != nil:
-				case p.be.Name == "ugrep":
-					p.finishUgrepFile(f, bp, &texts)
-				default:
+				if ctx.Err() == nil {
 					p.finishFile(f, bp, &texts)
 				}
 			}
@@ -64,7 +36,7 @@ func (p *prepared) startFinisher(ctx context.Context) *walkFinisher {
 	return w
 }
 
-// add queues a file rg is done with; its records must be sealed.
+// add queues a file the backend is done with; its records must be sealed.
 func (w *walkFinisher) add(f *walkFile) { w.todo <- f }
 
 // wait returns once every queued file is finished (no more may be added).
@@ -73,29 +45,28 @@ func (w *walkFinisher) wait() {
 	w.wg.Wait()
 }
 
-// finishFile decides a reported file's fate. It is read and sniffed
-// exactly as on the ordered path (NUL in the first 8 KiB: binary, dropped
-// but counted; over max_file_size_bytes: dropped, counted), so what rg did
-// with encodings or NUL bytes never decides it. A text file that starts
-// with a byte-order mark (rg's offsets are then in its transcoded text) is
-// searched again as the ordered path would, and so is one wholeLastLine
-// describes; the lines of the rest come from the bytes read, at rg's
-// offsets. bp is the read buffer and texts the slab for the lines' texts,
-// both the worker's own.
+// finishFile decides the fate of a file the backend reported, on either
+// walk. It is read and sniffed exactly as on the ordered path
+// (readMatched), so what the backend did with encodings or NUL bytes
+// never decides it. ugrep's offsets are in the text as ugrep decodes it
+// (a byte-order mark is decoded likewise); rg's are in the bytes, except
+// in a file that starts with a byte-order mark (rg transcodes it), which
+// is searched again as the ordered path would, and so is one
+// wholeLastLine describes. bp is the read buffer and texts the slab for
+// the lines' texts, both the worker's own.
 func (p *prepared) finishFile(f *walkFile, bp *[]byte, texts *[]byte) {
 	if len(f.recs.lines) == 0 {
 		return
 	}
-	data, err := readRegularInto(filepath.Join(p.pl.orderRoot, f.orderRel), (*bp)[:0], p.e.maxSize)
-	*bp = data[:0]
+	data, why := p.readMatched(filepath.Join(p.pl.orderRoot, f.orderRel), bp, true)
 	switch {
-	case err == errTooLarge:
+	case why == whyTooLarge || why == whyBinary:
+		f.recs = fileRecs{} // dropped, counted
+	case why != "":
 		f.recs = fileRecs{}
-	case err != nil:
-		f.recs = fileRecs{}
-		f.err = &FileError{Path: f.display, Error: errText(err)}
-	case bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
-		f.recs = fileRecs{} // binary
+		f.err = &FileError{Path: f.display, Error: why}
+	case p.be.Name == "ugrep":
+		p.keepLines(f, decodeLikeBackend(data, &f.recs), texts)
 	case hasBOM(data) || wholeLastLine(data, &f.recs):
 		f.again = true
 	default:
@@ -152,4 +123,32 @@ func wholeLastLine(data []byte, f *fileRecs) bool {
 func hasBOM(data []byte) bool {
 	return bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}) ||
 		bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF})
+}
+
+// searchAgain searches the text files rg's offsets do not describe
+// (finishFile), alone, as the ordered path would.
+func (p *prepared) searchAgain(ctx context.Context, files []*walkFile) {
+	var again []item
+	var againFiles []*walkFile
+	for _, f := range files {
+		if f.again {
+			again = append(again, item{abs: filepath.Join(p.pl.orderRoot, f.orderRel), arg: "./" + f.orderRel, rel: f.display, size: -1})
+			againFiles = append(againFiles, f)
+		}
+	}
+	if len(again) == 0 {
+		return
+	}
+	// whole: these files are not a run of the final order, so every
+	// file's events are wanted (no cut inside the chunk).
+	c := &chunk{items: again, results: make(chan fileResult, 2*len(again)+2), whole: true}
+	p.searchChunk(ctx, c)
+	k := 0
+	for fr := range c.results {
+		if fr.last {
+			continue
+		}
+		againFiles[k].events, againFiles[k].err = fr.events, fr.err
+		k++
+	}
 }
