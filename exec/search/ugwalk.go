@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The ugrep walk: the rg walk (rgwalk.go) with ugrep walking the tree
+// The ugrep walk: the rg walk (rgwalk.go, run by walkrun.go) with ugrep walking the tree
 // (-r) on all cores, instead of being handed Vigil's ordered file lists,
 // which cost ugrep's slower explicit-path mode plus Vigil's stat of every
 // file before the search. The run, the reading of matched files for their
@@ -37,7 +37,7 @@ import (
 //     file itself).
 //
 // Matched files are read, sniffed and decoded exactly as on the ordered
-// path (finishUgrepFile): ugrep runs with -a there too, so a text file's
+// path (finishFile): ugrep runs with -a there too, so a text file's
 // matches are the same whether it was listed or walked.
 
 // ugrepWalkEligible reports whether ugrep can walk the tree for this
