@@ -360,54 +360,6 @@ func command(ctx context.Context, be BackendInfo, dir string, env []string, args
 	return cmd
 }
 
-// checkPattern asks the backend itself whether the pattern compiles, by
-// searching empty input: exit 2 means the regex (or flag combination) is
-// invalid (FR-LS-SRC-02).
-//
-// The check gets the search's timeout too (at least checkPatternMin, so
-// that a bad pattern is still told apart under a tiny timeout_ms): ugrep
-// 3.11 never finishes compiling some patterns (`(?:$){1,}é` loops at full
-// CPU), and a check without a deadline, asked after the search itself
-// timed out, hung the call for good. A check cut off by its deadline
-// proves nothing against the pattern (nil): the search's own timeout then
-// answers.
-func checkPattern(ctx context.Context, be BackendInfo, e effective, pat string, fixed bool, env []string) error {
-	ctx, cancel := context.WithTimeout(ctx, max(time.Duration(e.timeoutMS)*time.Millisecond, checkPatternMin))
-	defer cancel()
-	args := backendArgs(be, e, pat, fixed, []string{"-"})
-	cmd := command(ctx, be, "", env, args)
-	cmd.Stdin = bytes.NewReader(nil)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Start()
-	if err == nil {
-		limitMemory(cmd, e.maxSize)
-		err = cmd.Wait()
-	}
-	code := exitCode(err)
-	if code == 0 || code == 1 {
-		return nil
-	}
-	if code < 0 {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return execFailed("%s could not run: %v", be.Name, err)
-	}
-	msg := strings.TrimSpace(lossy(stderr.String()))
-	msg = strings.TrimPrefix(msg, "ugrep: error: ")
-	if strings.Contains(msg, "bad_alloc") {
-		// ugrep has no size limit of its own (rg refuses a regex that
-		// compiles to over 100 MB): limitMemory stopped it.
-		return badArgs("pattern: too complex for %s: compiling it took over its memory limit of %d MiB (FR-LS-SRC-02)", be.Name, memoryLimit(e.maxSize)>>20)
-	}
-	return badArgs("pattern: invalid regular expression for %s: %s (FR-LS-SRC-02)", be.Name, msg)
-}
-
-// checkPatternMin is the shortest time a pattern check is given: a bad
-// pattern fails in milliseconds, even on a loaded machine.
-const checkPatternMin = 2 * time.Second
-
 // backendMemoryBase is the memory (RLIMIT_DATA: heap and private
 // mappings, not mapped files) a backend process may take beyond four times
 // the largest file it may read. ugrep has no limit of its own on the
@@ -467,4 +419,27 @@ func Classify(code int) Classification {
 		return OKNoMatches
 	}
 	return BackendError
+}
+
+// limitedBuffer keeps the first stderrLimit bytes of stderr.
+type limitedBuffer struct{ bytes.Buffer }
+
+const stderrLimit = 64 << 10
+
+func (l *limitedBuffer) Write(b []byte) (int, error) {
+	if room := stderrLimit - l.Len(); room > 0 {
+		l.Buffer.Write(b[:min(room, len(b))])
+	}
+	return len(b), nil
+}
+
+// lineCap is how many matching lines of one file the ordered path keeps:
+// the per-file cap (FR-LS-SRC-10), and never more than max_results + 1, as
+// one file cannot contribute more events than that before the cut
+// (FR-LS-06a's look-ahead included). This bounds memory for dense files.
+func (e effective) lineCap() int {
+	if e.maxPerFile > 0 && e.maxPerFile <= e.maxResults {
+		return e.maxPerFile
+	}
+	return e.maxResults + 1
 }

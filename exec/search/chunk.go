@@ -12,107 +12,6 @@ import (
 	"unsafe"
 )
 
-// fileRecs is one file's matching lines as the backend reported them. Texts
-// and spans are packed into two arenas so that a dense file costs a few
-// allocations instead of several per line.
-type fileRecs struct {
-	lines []recLine
-	text  []byte
-	spans []span
-	// resolved: texts and line-relative spans are filled in. ugrep's
-	// records hold file offsets until resolveLines reads the file.
-	resolved bool
-}
-
-type recLine struct {
-	line         uint64
-	text0, text1 int // text[text0:text1] is the line without terminator (or its window: cut)
-	span0, span1 int // spans[span0:span1] are its matches (see capSpans), offsets in the whole line
-	cut          lineCut
-}
-
-// maxSubmatches caps the spans kept per matching line. A minified file is
-// one long line: "a" in a 2 MB bundle (the default size cap) is two
-// million matches, whose spans cost 32 bytes each to hold and about as
-// much again to print, and took Vigil to 780 MB. The first thousand are
-// more than a screen can highlight; the event says when there were more
-// (Event.SubmatchesTruncated). column and match_text describe the first
-// match, which is always kept.
-const maxSubmatches = 1000
-
-// capSpans returns the part of spans that a line already holding have
-// spans keeps: up to maxSubmatches+1 in all. One more than an event shows,
-// because only once spans past the line's text are dropped (resolveLines,
-// clampSpans: a match in a CRLF's line end) can it be told whether the
-// line had more than maxSubmatches; those are always the last ones, so
-// what remains decides it (matchEvent).
-func capSpans(spans []span, have int) []span {
-	if room := max(maxSubmatches+1-have, 0); len(spans) > room {
-		return spans[:room]
-	}
-	return spans
-}
-
-// add merges records of the same line (ugrep prints one per match) and
-// applies the per-file cap on matching lines (FR-LS-SRC-10). rec's slices
-// may alias the backend's read buffer: they are copied.
-func (f *fileRecs) add(rec record, maxPerFile int) {
-	if n := len(f.lines); n > 0 && f.lines[n-1].line == rec.line {
-		l := &f.lines[n-1]
-		f.spans = append(f.spans, capSpans(rec.spans, l.span1-l.span0)...)
-		l.span1 = len(f.spans)
-		return
-	}
-	if maxPerFile > 0 && len(f.lines) >= maxPerFile {
-		return
-	}
-	l := recLine{line: rec.line, text0: len(f.text), span0: len(f.spans)}
-	f.text = append(f.text, rec.text...)
-	f.spans = append(f.spans, capSpans(rec.spans, 0)...)
-	l.text1, l.span1 = len(f.text), len(f.spans)
-	f.lines = append(f.lines, l)
-}
-
-// addCut is add keeping only a window of a line longer than maxLine (when
-// > 0) around its first match: rg's JSON carries whole lines, and a
-// minified file's would otherwise be held, and printed, whole.
-func (f *fileRecs) addCut(rec record, maxPerFile, maxLine int) {
-	if maxLine <= 0 || len(rec.text) <= maxLine || (len(f.lines) > 0 && f.lines[len(f.lines)-1].line == rec.line) {
-		f.add(rec, maxPerFile)
-		return
-	}
-	if maxPerFile > 0 && len(f.lines) >= maxPerFile {
-		return
-	}
-	first := 0
-	if len(rec.spans) > 0 {
-		first = rec.spans[0].start
-	}
-	text, cut := cutLine(rec.text, first, maxLine)
-	l := recLine{line: rec.line, text0: len(f.text), span0: len(f.spans), cut: cut}
-	f.text = append(f.text, text...)
-	f.spans = append(f.spans, capSpans(rec.spans, 0)...)
-	l.text1, l.span1 = len(f.text), len(f.spans)
-	f.lines = append(f.lines, l)
-}
-
-// lineCap is how many matching lines of one file the ordered path keeps:
-// the per-file cap (FR-LS-SRC-10), and never more than max_results + 1, as
-// one file cannot contribute more events than that before the cut
-// (FR-LS-06a's look-ahead included). This bounds memory for dense files.
-func (e effective) lineCap() int {
-	if e.maxPerFile > 0 && e.maxPerFile <= e.maxResults {
-		return e.maxPerFile
-	}
-	return e.maxResults + 1
-}
-
-// inOrder reports whether a record for line may follow the file's
-// records so far (same line again: another match on it, from ugrep).
-func (f *fileRecs) inOrder(line uint64) bool {
-	return len(f.lines) == 0 || f.lines[len(f.lines)-1].line <= line
-}
-
 // searchChunk runs the backend over the chunk's files and delivers one
 // fileResult per item, in item order, once the backend has finished: only
 // then are all per-file errors (some of which the backend reports on
@@ -564,19 +463,15 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 	if resolve := p.be.Name == "ugrep" && !f.resolved; p.e.context > 0 || resolve {
 		bp := fileBufs.Get().(*[]byte)
 		defer fileBufs.Put(bp)
-		data, err := readRegularInto(it.abs, (*bp)[:0], p.e.maxSize)
-		*bp = data[:0]
-		if err == errTooLarge {
-			return out, whyTooLarge // grew past the cap since it was checked
-		}
-		if err != nil {
-			if resolve {
-				return out, errText(err) // as when the file is gone before the backend runs
-			}
+		// Sniffed here when the chunk left it for after the match.
+		data, why := p.readMatched(it.abs, bp, resolve && p.sniffAfter())
+		switch {
+		case why == whyTooLarge || why == whyBinary:
+			return out, why // (too large: grew past the cap since it was checked)
+		case why != "" && !resolve:
 			return out, "cannot read file for context lines"
-		}
-		if resolve && p.sniffAfter() && bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0 {
-			return out, whyBinary // the sniff the chunk left for after the match
+		case why != "":
+			return out, why // as when the file is gone before the backend runs
 		}
 		var unresolved *fileRecs
 		if resolve {
@@ -654,4 +549,83 @@ func endsInString(line []byte) bool {
 		}
 	}
 	return in
+}
+
+// mayMatchNUL reports whether the pattern might match text that contains
+// a NUL byte (sniffAfter says why that matters). Conservative: "." or a
+// negated class will do.
+func (p *prepared) mayMatchNUL() bool {
+	if p.fixed {
+		return strings.IndexByte(p.pat, 0) >= 0
+	}
+	if strings.IndexByte(p.pat, 0) >= 0 || strings.Contains(p.pat, ".") || strings.Contains(p.pat, "[^") ||
+		strings.Contains(p.pat, "[:") || strings.Contains(p.pat, "(?") {
+		return true
+	}
+	for _, esc := range []string{`\W`, `\D`, `\S`, `\x`, `\0`, `\u`, `\U`, `\p`, `\P`, `\C`, `\B`, `\H`, `\N`} {
+		if strings.Contains(p.pat, esc) {
+			return true
+		}
+	}
+	return false
+}
+
+// chunk is a run of eligible files searched by one backend process.
+type chunk struct {
+	items   []item
+	results chan fileResult
+	whole   bool // every file's events are wanted: not a run of the final order
+}
+
+type fileResult struct {
+	pos    int64
+	events []Event
+	err    *FileError
+	code   int    // backend exit code, on the chunk's last result
+	stderr string // unexplained backend stderr, on the chunk's last result
+	last   bool
+}
+
+// chunkLimit is how many files the chunk being filled may hold. From the
+// second chunk on it waits (growing to maxChunk meanwhile) until a backend
+// run has shown its start-up cost: when each process costs tens of
+// milliseconds before it reads a file (ugrep turning a Unicode \w into a
+// DFA), few large chunks beat many growing ones.
+func (p *prepared) chunkLimit(pushed, size int) int {
+	if pushed < 1 || (p.startKnown.Load() && !p.heavyStart.Load()) {
+		return size
+	}
+	return maxChunk
+}
+
+// Chunks start small so that the first results (and early stop for dense
+// patterns) come quickly, then grow fast: a backend process costs its
+// start-up (ugrep compiles a Unicode \w into a DFA in ~40 ms) and each
+// runs on all cores. Argument bytes are capped well below ARG_MAX.
+const (
+	heavyStartup  = 30 * time.Millisecond // a run over a few files this slow is mostly start-up
+	firstChunk    = 32
+	chunkGrowth   = 4
+	maxChunk      = 16384
+	maxChunkBytes = 512 << 10
+)
+
+// readMatched reads a file the backend matched in, whole, and decides its
+// fate as the ordered path does: whyTooLarge (over max_file_size_bytes:
+// dropped, counted), whyBinary when sniff is set (a NUL byte in the first
+// sniffBytes: dropped, counted), or a read error's text (a per-file
+// error); or "" and the file's bytes. bp is the read buffer, kept for the
+// next file (the bytes are valid until then).
+func (p *prepared) readMatched(path string, bp *[]byte, sniff bool) ([]byte, string) {
+	data, err := readRegularInto(path, (*bp)[:0], p.e.maxSize)
+	*bp = data[:0]
+	switch {
+	case err == errTooLarge:
+		return nil, whyTooLarge
+	case err != nil:
+		return nil, errText(err)
+	case sniff && bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
+		return nil, whyBinary
+	}
+	return data, ""
 }

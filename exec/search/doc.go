@@ -28,10 +28,10 @@
 // regroups their output per file and delivers a chunk's files in walk order
 // once its backend has exited, when every per-file error (some come from the
 // backend's stderr) is known. Non-streaming searches take a walk instead
-// (rgwalk.go, ugwalk.go): the backend walks the tree itself, Vigil's walker
+// (walkrun.go; rgwalk.go, ugwalk.go): the backend walks the tree itself, Vigil's walker
 // only counts and cross-checks (rg) or filters ugrep's superset (ugrep reads
 // no ignore file), results are sorted at the end, and anything that would
-// make the answer differ (truncation, max_files, a disagreement) hands the
+// make the answer differ (truncation, max_files, a disagreement: walkverdict.go) hands the
 // request to the ordered path. Vigil reads context lines itself.
 // Case-insensitive searches are rewritten into ASCII-only letter classes so
 // neither backend folds Unicode.

@@ -213,3 +213,7 @@ func openRegular(path string) (int, error) {
 		}
 	}
 }
+
+// sniffBytes is how much of a file's start is looked at for a NUL byte,
+// which makes it binary.
+const sniffBytes = 8192

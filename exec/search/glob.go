@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // glob is one gitignore-style pattern. Vigil applies include/exclude, deny
@@ -422,4 +423,13 @@ func dropGitignores(stack []ignoreFile) []ignoreFile {
 		}
 	}
 	return out
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

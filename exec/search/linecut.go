@@ -113,11 +113,3 @@ func windowSpans(spans []Span, off, n int) (out []Span, dropped, firstCut bool) 
 	}
 	return out, dropped, firstCut
 }
-
-// contextEvent is the event of one context line, cut to the cap from its
-// start (it holds no match to centre on).
-func contextEvent(rel string, line uint64, raw []byte, limit int) Event {
-	text, lc := cutLine(raw, 0, limit)
-	return Event{Type: "context", Path: rel, LineNumber: line, Line: lossy(string(text)),
-		TextOffset: lc.off, LineBytes: lc.full}
-}

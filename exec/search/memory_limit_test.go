@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,23 @@ func TestPatternTooLargeForMemoryIsBadArgs(t *testing.T) {
 		}
 		if be == "ugrep" && !strings.Contains(te.Message, "memory limit of 71 MiB") {
 			t.Errorf("ugrep: %q does not say it ran out of its memory limit", te.Message)
+		}
+	}
+}
+
+// memoryLimit overflows for a large max_file_size_bytes: the config only
+// checks that it is positive, and a "no limit" setting such as
+// 9223372036854775807 gives 4*max = -4 (wrapped), so the limit is 2 GiB - 4
+// bytes, under the base itself; 1<<62 wraps 4*max to 0 (limit 2 GiB for
+// files of any size); other values wrap negative, i.e. no limit at all once
+// converted to uint64.
+// Fix: saturate, e.g. if maxFileSize > (math.MaxInt64-backendMemoryBase)/4
+// return math.MaxInt64 (or RLIM_INFINITY).
+func TestMemoryLimitDoesNotOverflow(t *testing.T) {
+	for _, size := range []int64{1 << 61, 1 << 62, math.MaxInt64 / 2, math.MaxInt64} {
+		got := memoryLimit(size)
+		if got < backendMemoryBase || got < size {
+			t.Errorf("memoryLimit(%d) = %d, below the base %d or the file size itself", size, got, backendMemoryBase)
 		}
 	}
 }

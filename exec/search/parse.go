@@ -7,16 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-// A record is one matching line as the backends report it, in raw bytes.
-type record struct {
-	path  []byte
-	line  uint64
-	text  []byte // the line without its line terminator
-	spans []span // byte offsets into text, in order
-}
-
-type span struct{ start, end int }
-
 var errSyntax = errors.New("malformed backend output")
 
 // jscan is a small, allocation-light JSON reader for the two backends'
@@ -393,16 +383,6 @@ func parseRGGeneric(line []byte) (rec record, ok bool, err error) {
 	return rec, true, nil
 }
 
-func trimEOL(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-	}
-	if n := len(b); n > 0 && b[n-1] == '\r' {
-		b = b[:n-1]
-	}
-	return b
-}
-
 // rgSubmatchesKey starts the list of a match message's spans. It cannot
 // occur inside a JSON string, where every quote is escaped, so its first
 // occurrence is the key.
@@ -531,65 +511,6 @@ func ugrepSpan(off, length uint64, pb *parseBuf) []span {
 	}
 	pb.spans = append(pb.spans[:0], sp)
 	return pb.spans
-}
-
-// resolveLines completes a file's ugrep records from the file's bytes:
-// each line's text (without its terminator, like rg's) and its spans made
-// relative to the line. It is false when the data does not fit the
-// records (the file changed since ugrep read it: a line number that no
-// longer holds the offset, or an offset past the end).
-func resolveLines(data []byte, f *fileRecs) bool { return resolveLinesCut(data, f, 0) }
-
-// resolveLinesCut is resolveLines keeping, of a line longer than maxLine
-// (when > 0), only a window around its first match (linecut.go); spans
-// stay offsets in the whole line.
-func resolveLinesCut(data []byte, f *fileRecs, maxLine int) bool {
-	spans := f.spans
-	f.text = f.text[:0]
-	line := uint64(1) // the line that starts at start
-	start := 0
-	for k := range f.lines {
-		r := &f.lines[k]
-		if r.span1 <= r.span0 {
-			return false
-		}
-		off := spans[r.span0].start
-		if off < start || spans[r.span1-1].end > len(data) {
-			return false // the match would lie past the file's end
-		}
-		// One vectorized count for the lines in between, not a search per
-		// line (Go source has a line end every 30-40 bytes: a dense
-		// search's files took 1.9M searches).
-		if n := bytes.Count(data[start:off], []byte{'\n'}); n > 0 {
-			line += uint64(n)
-			start += bytes.LastIndexByte(data[start:off], '\n') + 1
-		}
-		if line != r.line {
-			return false
-		}
-		end := len(data)
-		if nl := bytes.IndexByte(data[start:], '\n'); nl >= 0 {
-			end = start + nl
-		}
-		text := trimEOL(data[start:end])
-		window, cut := cutLine(text, off-start, maxLine)
-		r.text0, r.cut = len(f.text), cut
-		f.text = append(f.text, window...)
-		r.text1 = len(f.text)
-		kept := r.span0
-		for _, sp := range spans[r.span0:r.span1] {
-			sp = span{sp.start - start, sp.end - start}
-			if sp.start < 0 || sp.start > len(text) || sp.end < sp.start {
-				continue
-			}
-			sp.end = min(sp.end, len(text))
-			spans[kept] = sp
-			kept++
-		}
-		r.span1 = kept
-	}
-	f.resolved = true
-	return true
 }
 
 // expect consumes lit at the cursor.

@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -147,4 +148,27 @@ func TestUgrepRepeatCountOverLimit(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Guard. ugrep-only patterns with a newline (rg rejects them):
+// multi-line matches resolve to their first line without a spurious
+// "file changed" error, and fuzzy matches land on the text they matched.
+func TestUgrepMultilineAndFuzzy(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "m.txt", "ab\ncb\ncd\n\n\nx")
+	write(t, root, "z.txt", "hello wrld\nhéllo wörld\nxx helo\n")
+	for _, c := range []struct{ req, want string }{
+		{`{"pattern":"b\\nc"}`, "m.txt:1:b m.txt:2:b"},
+		{`{"pattern":"\\n[cx]"}`, "m.txt:1: m.txt:2: m.txt:5: z.txt:2:"},
+		{`{"pattern":"world","fuzzy":1}`, "z.txt:1:wrld z.txt:2:wörld"},
+	} {
+		r := search(t, "ugrep", root, c.req)
+		var got []string
+		for _, m := range r.Matches {
+			got = append(got, fmt.Sprintf("%s:%d:%s", m.Path, m.LineNumber, m.MatchText))
+		}
+		if strings.Join(got, " ") != c.want || len(r.Errors) != 0 {
+			t.Errorf("%s: got %q errors %+v, want %q", c.req, got, r.Errors, c.want)
+		}
+	}
 }

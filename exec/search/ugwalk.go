@@ -1,14 +1,12 @@
 package search
 
 import (
-	"bytes"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// The ugrep walk: the rg walk (rgwalk.go) with ugrep walking the tree
+// The ugrep walk: the rg walk (rgwalk.go, run by walkrun.go) with ugrep walking the tree
 // (-r) on all cores, instead of being handed Vigil's ordered file lists,
 // which cost ugrep's slower explicit-path mode plus Vigil's stat of every
 // file before the search. The run, the reading of matched files for their
@@ -39,7 +37,7 @@ import (
 //     file itself).
 //
 // Matched files are read, sniffed and decoded exactly as on the ordered
-// path (finishUgrepFile): ugrep runs with -a there too, so a text file's
+// path (finishFile): ugrep runs with -a there too, so a text file's
 // matches are the same whether it was listed or walked.
 
 // ugrepWalkEligible reports whether ugrep can walk the tree for this
@@ -160,37 +158,4 @@ func (p *prepared) ugrepWalkSelection() (flags []string, root string) {
 		}
 	}
 	return a, p.walkRoot()
-}
-
-// walkRoot is the search root as the walking backend is given it,
-// relative to its working directory (the sandbox root).
-func (p *prepared) walkRoot() string {
-	if rel := relSlash(p.pl.sandbox, p.pl.target); rel != "" {
-		return "./" + rel
-	}
-	return "."
-}
-
-// finishUgrepFile decides the fate of a file ugrep reported, as the
-// ordered path does once a file matched (sniffAfter): read whole (over
-// max_file_size_bytes: dropped, counted), a NUL byte in the first 8 KiB
-// makes it binary (dropped, counted), a byte-order mark is decoded as
-// ugrep decodes it, and ugrep's offsets give the lines.
-func (p *prepared) finishUgrepFile(f *walkFile, bp *[]byte, texts *[]byte) {
-	if len(f.recs.lines) == 0 {
-		return
-	}
-	data, err := readRegularInto(filepath.Join(p.pl.orderRoot, f.orderRel), (*bp)[:0], p.e.maxSize)
-	*bp = data[:0]
-	switch {
-	case err == errTooLarge:
-		f.recs = fileRecs{}
-	case err != nil:
-		f.recs = fileRecs{}
-		f.err = &FileError{Path: f.display, Error: errText(err)}
-	case bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0:
-		f.recs = fileRecs{} // binary
-	default:
-		p.keepLines(f, decodeLikeBackend(data, &f.recs), texts)
-	}
 }

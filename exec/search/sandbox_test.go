@@ -7,9 +7,7 @@ package search
 
 import (
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,35 +161,6 @@ func TestPathErrorDoesNotNameOutsideLinkTarget(t *testing.T) {
 	}
 }
 
-// Field names are matched case-insensitively by encoding/json; the schema
-// has additionalProperties:false, so "PATTERN" must be an unknown field.
-func TestDecodeRejectsCaseVariantFields(t *testing.T) {
-	for _, in := range []string{
-		`{"PATTERN":"x"}`,
-		`{"Pattern":"x"}`,
-		`{"pattern":"x","Max_Results":5}`,
-		`{"pattern":"x","PATH":"/etc"}`,
-		`{"pattern":"x","Include_Glob":["*.go"]}`,
-	} {
-		if _, err := DecodeRequest([]byte(in)); err == nil {
-			t.Errorf("%s: accepted; want BadArgs unknown field", in)
-		}
-	}
-}
-
-// null is not a string/boolean/integer/array: the schema rejects it (the
-// decoder alone would treat it as absent).
-func TestDecodeRejectsNull(t *testing.T) {
-	for _, f := range []string{"path", "case", "fixed_strings", "include_glob", "exclude_glob", "glob", "recursive", "hidden", "follow", "no_ignore", "context", "max_results", "max_files", "timeout_ms", "fuzzy"} {
-		in := `{"pattern":"x","` + f + `":null}`
-		_, err := DecodeRequest([]byte(in))
-		var te *ToolError
-		if err == nil || !errors.As(err, &te) || te.Kind != BadArgs || !strings.Contains(te.Message, f) {
-			t.Errorf("%s: got %v; want BadArgs naming %s", in, err, f)
-		}
-	}
-}
-
 // An absolute path spelled through the (symlinked) sandbox root is
 // canonicalized before the containment check (Appendix A step 3).
 func TestAbsolutePathThroughSymlinkedRoot(t *testing.T) {
@@ -206,35 +175,6 @@ func TestAbsolutePathThroughSymlinkedRoot(t *testing.T) {
 	req := Request{Pattern: "needle", Path: Ptr(filepath.Join(link, "sub"))}
 	if _, err := Run(context.Background(), req, opts, nil); err != nil {
 		t.Errorf("path %q inside the sandbox root %q (a symlink): %v", *req.Path, link, err)
-	}
-}
-
-// binary = "ug" is accepted (its --version says ugrep); run as "ug" it
-// would load a .ugrep config file from its working directory, inside the
-// searched tree, and a repository could run commands through filter=.
-func TestUgBinaryLoadsNoRepoConfig(t *testing.T) {
-	ug, err := exec.LookPath("ug")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("ug (part of Debian's ugrep package) is required in CI: %v", err)
-		}
-		t.Skip("ug not installed")
-	}
-	base := t.TempDir()
-	root := filepath.Join(base, "sb")
-	marker := filepath.Join(base, "PWNED")
-	write(t, root, "a.txt", "needle\n")
-	write(t, root, ".ugrep", "filter=txt:touch "+marker+"\n")
-	opts := DefaultOptions(root)
-	opts.Search.Binary = ug
-	opts.Search.FallbackBinary = ""
-	opts.Backend = "ugrep"
-	be, err := selectBackend(opts)
-	t.Logf("selected %+v err=%v", be, err)
-	resp, err := Run(context.Background(), Request{Pattern: "needle"}, opts, nil)
-	t.Logf("resp=%s err=%v", dump(resp), err)
-	if _, err := os.Stat(marker); err == nil {
-		t.Errorf("a .ugrep file in the searched tree ran a command (binary %s)", ug)
 	}
 }
 
@@ -258,17 +198,6 @@ func TestDenyCoversNFDVariant(t *testing.T) {
 			}
 		})
 	})
-}
-
-// [tools.search] enabled = false stops a search.
-func TestDisabledToolDoesNotRun(t *testing.T) {
-	root := t.TempDir()
-	write(t, root, "a.txt", "needle\n")
-	opts := DefaultOptions(root)
-	opts.Search.Enabled = false
-	if _, err := Run(context.Background(), Request{Pattern: "needle"}, opts, nil); err == nil {
-		t.Errorf("search ran with [tools.search] enabled = false")
-	}
 }
 
 // Probes that found no problem (kept as regression checks).

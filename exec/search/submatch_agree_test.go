@@ -13,10 +13,10 @@ import (
 // Tests from a review of the per-line submatch cap (maxSubmatches), the
 // cut of long rg JSON messages (cutRGMatch) and the rg walk's switch to -a.
 
-// reviewPaths runs req through each backend's ordered path, its walk (when
+// bothBackendPaths runs req through each backend's ordered path, its walk (when
 // eligible and when it answers by itself) and Run, keyed "ordered rg",
 // "walk rg", "run rg" and so on.
-func reviewPaths(t *testing.T, root, reqJSON string) map[string]Response {
+func bothBackendPaths(t *testing.T, root, reqJSON string) map[string]Response {
 	t.Helper()
 	req, err := DecodeRequest([]byte(reqJSON))
 	if err != nil {
@@ -69,9 +69,9 @@ func findLine(r Response, path string, line uint64) (Event, bool) {
 // fileRecs.add caps the spans, and answers 1000 spans, not truncated.
 //
 // The rg walk gets one record per match (rg -o) and caps them in
-// recStore.add (rgwalk.go:234-258, capSpans) as they arrive: the 1001st
+// recStore.add (walkfiles.go, capSpans) as they arrive: the 1001st
 // record sets more, and only afterwards does resolveLines (parse.go:575,
-// called from keepLines, rgwalk.go:872) drop the span because it starts
+// called from keepLines, walkfinish.go) drop the span because it starts
 // past the line's text. The walk (and so Run with rg) answers the same
 // 1000 spans with "submatches_truncated":true although nothing on the line
 // was left out.
@@ -79,10 +79,10 @@ func findLine(r Response, path string, line uint64) (Event, bool) {
 // Correct: every path gives 1000 spans and no flag; the cap should count
 // only spans that survive resolveLines (or the flag be recomputed after
 // it), as the ordered rg path effectively does.
-func TestSubmatchReviewFixedRGWalkFlagsTerminatorMatch(t *testing.T) {
+func TestSubmatchFixedRGWalkFlagsTerminatorMatch(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "crlf.txt", strings.Repeat("a", maxSubmatches)+"\r\n")
-	res := reviewPaths(t, root, `{"pattern":"a|$"}`)
+	res := bothBackendPaths(t, root, `{"pattern":"a|$"}`)
 	if _, ok := res["walk rg"]; !ok {
 		t.Fatal("the rg walk handed over")
 	}
@@ -109,19 +109,19 @@ func TestSubmatchReviewFixedRGWalkFlagsTerminatorMatch(t *testing.T) {
 // 999, the end of the line's text: kept as the span {999,999}) and the
 // empty "$" before the "\n" (offset 1000, past the text: resolveLines drops
 // it). fileRecs.add (chunk.go:56-70, ordered path) and recStore.add
-// (rgwalk.go:234-258, ugrep walk) cap at 1000 and set more on the 1001st
+// (walkfiles.go, ugrep walk) cap at 1000 and set more on the 1001st
 // record, before resolveLines (parse.go:575-583) runs; the event then
 // lists 1000 spans, every match on the line, yet says
 // "submatches_truncated":true.
 //
 // Correct: 1000 spans and no flag (without the cap the event lists the
 // same 1000 spans: nothing on the line was left out).
-func TestSubmatchReviewFixedUgrepFlagsTerminatorMatch(t *testing.T) {
+func TestSubmatchFixedUgrepFlagsTerminatorMatch(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "crlf.txt", strings.Repeat("a", maxSubmatches-1)+"\r\n")
-	res := reviewPaths(t, root, `{"pattern":"a|$"}`)
+	res := bothBackendPaths(t, root, `{"pattern":"a|$"}`)
 	if _, ok := res["ordered ugrep"]; !ok {
-		// backends (reviewPaths) already fails under CI=true when ugrep is
+		// backends (bothBackendPaths) already fails under CI=true when ugrep is
 		// missing; elsewhere there is nothing to check.
 		if os.Getenv("CI") == "true" {
 			t.Fatal("no answer from the ordered ugrep path")
@@ -153,7 +153,7 @@ func TestSubmatchReviewFixedUgrepFlagsTerminatorMatch(t *testing.T) {
 // `,"submatches":[` in both the line's text and the file's name (it must
 // not be taken for the key), with context lines and a per-file cap; and
 // lines of 999 and 1001 matches.
-func TestSubmatchReviewLongRGLinesAgree(t *testing.T) {
+func TestSubmatchLongRGLinesAgree(t *testing.T) {
 	root := t.TempDir()
 	key := `,"submatches":[{"match":{"text":"a"},"start":0,"end":1}`
 	write(t, root, "esc.txt", strings.Repeat(`"a\`, 400_000)+"\n")
@@ -212,7 +212,7 @@ func TestSubmatchReviewLongRGLinesAgree(t *testing.T) {
 // (rg's -o prints them raw, its JSON as \u0000, also in a message cut
 // down by cutRGMatch), and a binary file with a line of many matches is
 // dropped by every path.
-func TestSubmatchReviewNULMatchesPastSniffWindow(t *testing.T) {
+func TestSubmatchNULMatchesPastSniffWindow(t *testing.T) {
 	root := t.TempDir()
 	pad := strings.Repeat("x", sniffBytes+100) + "\n"
 	write(t, root, "late.txt", pad+strings.Repeat("\x00", maxSubmatches+500)+"\n"+
@@ -244,7 +244,7 @@ func TestSubmatchReviewNULMatchesPastSniffWindow(t *testing.T) {
 // resolveLines counts the lines between two matches with bytes.Count now:
 // it must place every record as the line-by-line search it replaced did,
 // and refuse the same ones.
-func TestSubmatchReviewResolveLinesLikeLineLoop(t *testing.T) {
+func TestSubmatchResolveLinesLikeLineLoop(t *testing.T) {
 	old := func(data []byte, offs []int, lines []uint64) ([]int, bool) {
 		var starts []int
 		line, start := uint64(1), 0

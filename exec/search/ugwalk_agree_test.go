@@ -1,5 +1,5 @@
-// Review of the ugrep walk (ugwalk.go, runWalk in rgwalk.go).
-// TestUgwalkReviewFixed* are bugs this review found, since fixed (kept as
+// The ugrep walk (ugwalk.go, runWalk in walkrun.go) against the ordered path.
+// TestUgrepWalkFixed* are bugs this review found, since fixed (kept as
 // regressions); the others are regression cases for shapes that were
 // checked and held.
 package search
@@ -19,9 +19,9 @@ import (
 	"unicode/utf16"
 )
 
-// ugwalkReviewPrepare prepares req (JSON) for the ugrep backend over root
+// ugwalkPrepare prepares req (JSON) for the ugrep backend over root
 // with the given deny list (nil: the default one).
-func ugwalkReviewPrepare(t *testing.T, root, reqJSON string, deny []string) (*prepared, Request, Options) {
+func ugwalkPrepare(t *testing.T, root, reqJSON string, deny []string) (*prepared, Request, Options) {
 	t.Helper()
 	req, err := DecodeRequest([]byte(reqJSON))
 	if err != nil {
@@ -39,12 +39,12 @@ func ugwalkReviewPrepare(t *testing.T, root, reqJSON string, deny []string) (*pr
 	return p, req, opts
 }
 
-// ugwalkReviewDeniedRead lists the files ugrep reads with the ugrep walk's
+// ugwalkDeniedRead lists the files ugrep reads with the ugrep walk's
 // selection flags (-l, empty pattern: every non-empty file) that the
 // walker's deny list denies (as stored or in NFC, or through an
 // ancestor directory). Any such file is a sandbox breach, whatever
 // happens to its matches afterwards.
-func ugwalkReviewDeniedRead(t *testing.T, p *prepared) []string {
+func ugwalkDeniedRead(t *testing.T, p *prepared) []string {
 	t.Helper()
 	flags, from := p.ugrepWalkSelection()
 	cmd := exec.Command("ugrep", slices.Concat(flags, []string{"-l", "-e", "", "--", from})...)
@@ -66,12 +66,12 @@ func ugwalkReviewDeniedRead(t *testing.T, p *prepared) []string {
 	return bad
 }
 
-// ugwalkReviewCompare runs req through the ugrep walk (when eligible) and
+// ugwalkCompare runs req through the ugrep walk (when eligible) and
 // the ordered ugrep path, with the given deny list, and fails when the walk
 // answers differently. It returns whether the walk answered.
-func ugwalkReviewCompare(t *testing.T, root, reqJSON string, deny []string) bool {
+func ugwalkCompare(t *testing.T, root, reqJSON string, deny []string) bool {
 	t.Helper()
-	p, req, opts := ugwalkReviewPrepare(t, root, reqJSON, deny)
+	p, req, opts := ugwalkPrepare(t, root, reqJSON, deny)
 	if !p.ugrepWalkEligible() {
 		return false
 	}
@@ -103,42 +103,42 @@ func ugwalkReviewCompare(t *testing.T, root, reqJSON string, deny []string) bool
 // the walker denies "k.pem"; ugrepSafeGlob (ugwalk.go:66, via rgSafeGlob,
 // glob.go:261) accepts it, and ugrep 3.11's --exclude/--exclude-dir match
 // nothing with it: ugrep reads every file the walker denies.
-func TestUgwalkReviewFixedDenyLeadingDoubleStarIsRead(t *testing.T) {
+func TestUgrepWalkFixedDenyLeadingDoubleStarIsRead(t *testing.T) {
 	root := t.TempDir()
 	for _, f := range []string{"k.pem", "s/k.pem", "a/x", "s/t/x", "secret", "ok.txt"} {
 		write(t, root, f, "needle\n")
 	}
-	ugwalkReviewExpectNoDeniedRead(t, root, "**.pem", "**x", "a/**x", "***", "**secret", "/s/**t")
+	ugwalkExpectNoDeniedRead(t, root, "**.pem", "**x", "a/**x", "***", "**secret", "/s/**t")
 }
 
-// ugwalkReviewExpectNoDeniedRead fails when, with any one of globs as the
+// ugwalkExpectNoDeniedRead fails when, with any one of globs as the
 // deny list, the ugrep walk would run and ugrep would read a denied file.
-func ugwalkReviewExpectNoDeniedRead(t *testing.T, root string, globs ...string) {
+func ugwalkExpectNoDeniedRead(t *testing.T, root string, globs ...string) {
 	t.Helper()
 	for _, g := range globs {
-		p, _, _ := ugwalkReviewPrepare(t, root, `{"pattern":"needle"}`, []string{g})
+		p, _, _ := ugwalkPrepare(t, root, `{"pattern":"needle"}`, []string{g})
 		if !p.ugrepWalkEligible() {
 			continue
 		}
-		if bad := ugwalkReviewDeniedRead(t, p); len(bad) > 0 {
+		if bad := ugwalkDeniedRead(t, p); len(bad) > 0 {
 			t.Errorf("deny %q: ugrep reads denied files %q", g, bad)
 		}
 	}
 }
 
 // FIXED for the ugrep walk (commit e09d677, ugrepSafeGlob refuses "//"),
-// and for the rg walk (TestUgwalkReviewFixedRGWalkDenyDoubleLeadingSlashIsRead).
+// and for the rg walk (TestUgrepWalkFixedRGWalkDenyDoubleLeadingSlashIsRead).
 // Was: a deny glob with more than one leading slash ("//secret"). rgSafeGlob
 // trims every slash before checking for empty components (glob.go:273), so
 // it passes; compileGlob trims them all too (glob.go:46) and anchors
 // "secret" at the sandbox root, but ugrep's --exclude=//secret matches
 // nothing: the denied file is read.
-func TestUgwalkReviewFixedDenyDoubleLeadingSlashIsRead(t *testing.T) {
+func TestUgrepWalkFixedDenyDoubleLeadingSlashIsRead(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "secret", "needle\n")
 	write(t, root, "s/x", "needle\n")
 	write(t, root, "ok.txt", "needle\n")
-	ugwalkReviewExpectNoDeniedRead(t, root, "//secret", "//s", "//s/", "///s/x")
+	ugwalkExpectNoDeniedRead(t, root, "//secret", "//s", "//s/", "///s/x")
 }
 
 // FIXED (commit e09d677).
@@ -146,14 +146,14 @@ func TestUgwalkReviewFixedDenyDoubleLeadingSlashIsRead(t *testing.T) {
 // reads it as "s*/t" (one component), ugrep as "s*" followed by any number
 // of directories: ugrep skips s/u/t/x, which the walker selects, and the
 // walk answers without its matches.
-func TestUgwalkReviewFixedNameDoubleStarSlashLosesMatches(t *testing.T) {
+func TestUgrepWalkFixedNameDoubleStarSlashLosesMatches(t *testing.T) {
 	root := t.TempDir()
 	for _, f := range []string{"s/t/x", "s/u/t/x", "s/u/v/x", "sa/t/x"} {
 		write(t, root, f, "needle\n")
 	}
 	for _, g := range []string{"s**/t", "s**/x"} {
-		ugwalkReviewCompare(t, root, `{"pattern":"needle","exclude_glob":[`+mustJSON(g)+`]}`, nil)
-		ugwalkReviewCompare(t, root, `{"pattern":"needle"}`, []string{g})
+		ugwalkCompare(t, root, `{"pattern":"needle","exclude_glob":[`+mustJSON(g)+`]}`, nil)
+		ugwalkCompare(t, root, `{"pattern":"needle"}`, []string{g})
 	}
 }
 
@@ -161,35 +161,35 @@ func TestUgwalkReviewFixedNameDoubleStarSlashLosesMatches(t *testing.T) {
 // globs match names in NFC too (walk.go, "as stored and as shown"), ugrep
 // only the stored bytes, and NFC maps U+212A, U+037E and U+1FEF to "K", ";"
 // and "`". A directory "\u212Aeys" denied by "Keys/" must not be read.
-func TestUgwalkReviewFixedDenyNFCNameIsNotRead(t *testing.T) {
+func TestUgrepWalkFixedDenyNFCNameIsNotRead(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "\u212Aeys/private", "needle\n")
 	write(t, root, "a;b.key", "needle\n")
 	write(t, root, "ok.txt", "needle\n")
 	for _, deny := range [][]string{{"Keys/"}, {"**/Keys/**"}, {"**/*;*"}} {
-		p, _, _ := ugwalkReviewPrepare(t, root, `{"pattern":"needle","max_results":100}`, deny)
+		p, _, _ := ugwalkPrepare(t, root, `{"pattern":"needle","max_results":100}`, deny)
 		if !p.ugrepWalkEligible() {
 			continue
 		}
-		if bad := ugwalkReviewDeniedRead(t, p); len(bad) > 0 {
+		if bad := ugwalkDeniedRead(t, p); len(bad) > 0 {
 			t.Errorf("deny %q: ugrep reads denied files %q", deny, bad)
 		}
-		ugwalkReviewCompare(t, root, `{"pattern":"needle","max_results":100}`, deny)
+		ugwalkCompare(t, root, `{"pattern":"needle","max_results":100}`, deny)
 	}
 	// The same with the U+037E name, which NFC turns into "a;b.key".
 	root2 := t.TempDir()
 	write(t, root2, "a\u037Eb.key", "needle\n")
-	p, _, _ := ugwalkReviewPrepare(t, root2, `{"pattern":"needle"}`, []string{"*;*"})
+	p, _, _ := ugwalkPrepare(t, root2, `{"pattern":"needle"}`, []string{"*;*"})
 	if p.ugrepWalkEligible() {
-		if bad := ugwalkReviewDeniedRead(t, p); len(bad) > 0 {
+		if bad := ugwalkDeniedRead(t, p); len(bad) > 0 {
 			t.Errorf("deny \"*;*\": ugrep reads denied files %q", bad)
 		}
 	}
 }
 
-// ugwalkReviewRandomCase builds one random tree and request; it returns
+// ugwalkRandomCase builds one random tree and request; it returns
 // the root, the request and the deny list (nil: the default).
-func ugwalkReviewRandomCase(t *testing.T, rng *rand.Rand) (string, string, []string) {
+func ugwalkRandomCase(t *testing.T, rng *rand.Rand) (string, string, []string) {
 	root := t.TempDir()
 	dirs := []string{"", "", "d/", "e/", "d/f/", ".hd/", "-d/", "sp d/", "caf\u00e9/", "cafe\u0301/", "node_modules/", "c.pem/", ".ssh/", ".git/", "x/y/z/"}
 	names := []string{"a.txt", "b", "b.log", "-dash.txt", "sp ace.txt", "q\"uote", "back\\slash", "tab\tx", "co: lon", "caf\u00e9.txt",
@@ -290,7 +290,7 @@ func ugwalkReviewRandomCase(t *testing.T, rng *rand.Rand) (string, string, []str
 // Randomized: small trees with awkward names and contents, random
 // requests and deny lists. Wherever the ugrep walk answers, it must be the
 // ordered path's answer, and ugrep must read no denied file.
-func TestUgwalkReviewRandomAgainstOrdered(t *testing.T) {
+func TestUgrepWalkRandomAgainstOrdered(t *testing.T) {
 	seed, limit, budget := int64(20261124), 600, 15*time.Second
 	if s := os.Getenv("UGWALK_REVIEW_SEED"); s != "" { // longer runs by hand
 		seed, _ = strconv.ParseInt(s, 10, 64)
@@ -301,7 +301,7 @@ func TestUgwalkReviewRandomAgainstOrdered(t *testing.T) {
 	cases, eligible, answered, timedOut := 0, 0, 0, 0
 	for time.Since(start) < budget && cases < limit {
 		cases++
-		root, reqJSON, deny := ugwalkReviewRandomCase(t, rng)
+		root, reqJSON, deny := ugwalkRandomCase(t, rng)
 		req, err := DecodeRequest([]byte(reqJSON))
 		if err != nil {
 			t.Fatal(err)
@@ -316,7 +316,7 @@ func TestUgwalkReviewRandomAgainstOrdered(t *testing.T) {
 			continue
 		}
 		eligible++
-		if bad := ugwalkReviewDeniedRead(t, p); len(bad) > 0 {
+		if bad := ugwalkDeniedRead(t, p); len(bad) > 0 {
 			t.Errorf("case %d %s deny=%q: ugrep reads denied files %q", cases, reqJSON, deny, bad)
 		}
 		walk, fb, err := p.runWalk(context.Background(), req.Pattern)
@@ -355,7 +355,7 @@ func TestUgwalkReviewRandomAgainstOrdered(t *testing.T) {
 
 // Cancelling the ugrep walk mid-run: Run returns context.Canceled
 // promptly and leaves no ugrep process or goroutine behind.
-func TestUgwalkReviewCancelLeavesNothing(t *testing.T) {
+func TestUgrepWalkCancelLeavesNothing(t *testing.T) {
 	root := denseTree(t, 2000, 200)
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -382,7 +382,7 @@ func TestUgwalkReviewCancelLeavesNothing(t *testing.T) {
 // file (ugrep 3.11 loops forever on -w -Z1 "\N" over "\xffneedle\xfe", as it
 // did on "." before Vigil handed it `[^\n]` for a dot):
 // each returns on time and leaves nothing running.
-func TestUgwalkReviewDeadlinesAndHandOversLeaveNothing(t *testing.T) {
+func TestUgrepWalkDeadlinesAndHandOversLeaveNothing(t *testing.T) {
 	root := denseTree(t, 1500, 200)
 	write(t, root, "zz/hang.txt", "\xffneedle\xfe\n")
 	for _, c := range []struct {
@@ -429,7 +429,7 @@ func TestUgwalkReviewDeadlinesAndHandOversLeaveNothing(t *testing.T) {
 // hidden directory ("!.gh/"), hidden is
 // off, and a directory inside it cannot be read. ugrep never enters .gh
 // (hidden), so it says nothing on stderr; the walker enters it and reports
-// "cannot read directory", but tallyWalk (rgwalk.go, emit) only looks at
+// "cannot read directory", but tallyWalk (walktally.go, emit) only looks at
 // files (it.abs != "") for its hidden check and ignores error items, so no
 // file with a hidden part is seen and the walk answers, without the
 // per-path error the ordered path (and the rg walk) report. The hidden
@@ -437,13 +437,13 @@ func TestUgwalkReviewDeadlinesAndHandOversLeaveNothing(t *testing.T) {
 // walker enters a whitelisted hidden directory.
 // (The unreadable directory is one whose path passes PATH_MAX, which
 // stays unreadable for root too.)
-func TestUgwalkReviewFixedWhitelistedHiddenDirErrorLost(t *testing.T) {
+func TestUgrepWalkFixedWhitelistedHiddenDirErrorLost(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, ".gitignore", "!.gh/\n")
 	write(t, root, "a.txt", "needle\n")
 	write(t, root, ".gh/x", "needle\n")
 	nestPastPathMax(t, filepath.Join(root, ".gh"))
-	ugwalkReviewCompare(t, root, `{"pattern":"needle"}`, nil)
+	ugwalkCompare(t, root, `{"pattern":"needle"}`, nil)
 	r := search(t, "ugrep", root, `{"pattern":"needle"}`)
 	if len(r.Errors) != 1 || !strings.HasSuffix(r.Errors[0].Error, "file name too long") {
 		t.Errorf("errors %s, want the unreadable directory past PATH_MAX", mustJSON(r.Errors))
@@ -456,14 +456,14 @@ func TestUgwalkReviewFixedWhitelistedHiddenDirErrorLost(t *testing.T) {
 // Unreadable directories that ugrep does walk into (one past PATH_MAX,
 // unreadable for root too): the ordered path answers, with the same
 // per-path errors.
-func TestUgwalkReviewUnreadableHandsOver(t *testing.T) {
+func TestUgrepWalkUnreadableHandsOver(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "a.txt", "needle\n")
 	write(t, root, "sub/x", "needle\n")
 	write(t, root, "big.txt", "needle\n"+strings.Repeat("x", 100))
 	nestPastPathMax(t, filepath.Join(root, "sub"))
 	for _, req := range []string{`{"pattern":"needle"}`, `{"pattern":"needle","max_file_size_bytes":50}`, `{"pattern":"needle","recursive":false}`} {
-		ugwalkReviewCompare(t, root, req, nil)
+		ugwalkCompare(t, root, req, nil)
 	}
 	if r := search(t, "ugrep", root, `{"pattern":"hit"}`); len(r.Errors) != 1 || r.Count != 15 {
 		t.Errorf("count %d errors %s, want 15 and the directory past PATH_MAX", r.Count, mustJSON(r.Errors))
@@ -473,27 +473,27 @@ func TestUgwalkReviewUnreadableHandsOver(t *testing.T) {
 // FIXED (ugrepIgnoredBudget: past 1 MiB of ignored files the ordered path
 // answers; walkSpanCap bounds the matches a walk holds). Was: the same superset, in memory. Files an ignore file names (here
 // *.min.js, 1 MiB each, under the 2 MB cap, so no hand-over) are never
-// searched by the ordered path (ugrepUnfitIgnored, ugwalk.go:99, hands
+// searched by the ordered path (ugrepUnfitIgnored, ugwalk.go, hands
 // over only for ignored directories and files over the cap), but ugrep
 // reads them and prints a record per match; runWalk keeps every span of a
-// line (recStore.add, rgwalk.go:247-254: a record for the same line only
+// line (recStore.add, walkfiles.go: a record for the same line only
 // appends spans, uncapped, and "lines" counts lines, so max_results,
-// rgwalk.go:476, never trips on one long line), finishes each such file
-// (finishUgrepFile, ugwalk.go:165-180, reads it and keeps its lines) and
-// drops them only at the very end (tally.listed, rgwalk.go:536). Ten ignored bundles of "e" cost
+// walkstream.go, never trips on one long line), finishes each such file
+// (finishFile, walkfinish.go, reads it and keeps its lines) and
+// drops them only at the very end (tally.listed, walkrun.go). Ten ignored bundles of "e" cost
 // the walk hundreds of MiB of heap for pattern "e" (the ordered path:
 // nothing); a node-style tree of ignored bundles costs gigabytes. Heap use
 // should not grow with files the walker does not select (drop a file's
 // records as soon as ugrep reports a path the tally will not list, or cap
 // spans per line).
-func TestUgwalkReviewFixedIgnoredFilesMemory(t *testing.T) {
+func TestUgrepWalkFixedIgnoredFilesMemory(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "a.txt", "e\n")
 	write(t, root, ".gitignore", "*.min.js\n")
 	for i := range 10 {
 		write(t, root, "b"+strconv.Itoa(i)+".min.js", strings.Repeat("e", 1<<20))
 	}
-	p, req, _ := ugwalkReviewPrepare(t, root, `{"pattern":"e"}`, nil)
+	p, req, _ := ugwalkPrepare(t, root, `{"pattern":"e"}`, nil)
 	var w Response
 	var fb bool
 	start := time.Now()
@@ -510,7 +510,7 @@ func TestUgwalkReviewFixedIgnoredFilesMemory(t *testing.T) {
 // max_file_size_bytes, empty, no final line end, a line past 256 KiB), with
 // search roots given relatively, absolutely, through a symlink, and with
 // "-" in them. The walk answers and agrees with the ordered path.
-func TestUgwalkReviewAwkwardNamesContentsAndRoots(t *testing.T) {
+func TestUgrepWalkAwkwardNamesContentsAndRoots(t *testing.T) {
 	u16 := func(s string, be bool) string {
 		b := []byte{0xff, 0xfe}
 		if be {
@@ -561,7 +561,7 @@ func TestUgwalkReviewAwkwardNamesContentsAndRoots(t *testing.T) {
 		`{"pattern":"needle","max_results":1000,"recursive":false,"max_matches_per_file":1}`,
 	}
 	for _, r := range reqs {
-		if !ugwalkReviewCompare(t, root, r, nil) {
+		if !ugwalkCompare(t, root, r, nil) {
 			t.Errorf("%s: the ugrep walk did not answer", r)
 		}
 	}
@@ -571,7 +571,7 @@ func TestUgwalkReviewAwkwardNamesContentsAndRoots(t *testing.T) {
 // that ugrep reads as the walker does (everything but the two families in
 // the Fixed tests above), from the sandbox root and from search roots below
 // it, with and without hidden and recursion.
-func TestUgwalkReviewGlobShapesAgree(t *testing.T) {
+func TestUgrepWalkGlobShapesAgree(t *testing.T) {
 	root := t.TempDir()
 	for _, f := range []string{"s/t/x", "s/x", "x", "a/b/x", "a/x", "sa/x", "s/u/t/x", "ab/x", "a/xb/c/b", "q/a/r/b/x", "k.pem",
 		"s/k.pem", "-a/x", "a-b/x", "a.b/x", "a b/x", ".h/x", "s/.h/x", "s/s/x", "y/s/t", "s/t/s/t/x", "a+b@c=d%e/x", "-/x"} {
@@ -611,7 +611,7 @@ func TestUgwalkReviewGlobShapesAgree(t *testing.T) {
 // components, so a deny glob "//secret" passes; the walker anchors it like
 // "/secret" (compileGlob trims all leading slashes), rg's "-g !//secret"
 // matches nothing, and rg reads the denied file (walkFileSets: only rg).
-func TestUgwalkReviewFixedRGWalkDenyDoubleLeadingSlashIsRead(t *testing.T) {
+func TestUgrepWalkFixedRGWalkDenyDoubleLeadingSlashIsRead(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "secret", "needle\n")
 	write(t, root, "s/x", "needle\n")
