@@ -175,12 +175,17 @@ func demoApprovals(ctx context.Context, app *App, _ string) error {
 
 func newDemoCmd(app *App) *cobra.Command {
 	var dir string
-	var noOpen bool
+	var noOpen, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Build a ready demo home (files, memories, pending actions, audit) and open it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !noOpen {
+				if err := needTerminal(app); err != nil {
+					return Failf(ExitBadInput, "%w; vigil demo --no-open builds the demo home without opening it", err)
+				}
+			}
 			if dir == "" {
 				d, err := os.MkdirTemp("", "vigil-demo-")
 				if err != nil {
@@ -214,7 +219,13 @@ func newDemoCmd(app *App) *cobra.Command {
 					return Failf(ExitExecution, "demo: %s: %w", step.name, err)
 				}
 			}
-			fmt.Fprintln(app.Out, abs)
+			if asJSON {
+				if err := app.PrintJSON(map[string]string{"dir": abs}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintln(app.Out, abs)
+			}
 			if noOpen {
 				return nil
 			}
@@ -223,5 +234,6 @@ func newDemoCmd(app *App) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "build the demo home in `DIR` (default: a fresh temp dir)")
 	cmd.Flags().BoolVar(&noOpen, "no-open", false, "build the home and print its path without opening the TUI")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"dir": DIR} as JSON`)
 	return cmd
 }

@@ -21,6 +21,7 @@ func newLeaseCmd(app *App) *cobra.Command {
 func newLeaseIssueCmd(app *App) *cobra.Command {
 	var o lease.IssueOptions
 	var keyPath string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "issue --sub AGENT --task-id ID --cap CAP... [--device D...] [--ttl 10m]",
 		Short: "Print a lease JWT signed by the local issuer key",
@@ -46,6 +47,9 @@ func newLeaseIssueCmd(app *App) *cobra.Command {
 			if err != nil {
 				return Fail(ExitBadInput, err)
 			}
+			if asJSON {
+				return app.PrintJSON(map[string]string{"lease": tok, "task_id": o.TaskID})
+			}
 			fmt.Fprintln(app.Out, tok)
 			return nil
 		},
@@ -58,5 +62,6 @@ func newLeaseIssueCmd(app *App) *cobra.Command {
 	f.DurationVar(&o.TTL, "ttl", lease.DefaultIssueTTL, "how long the lease is valid (at most 24h)")
 	f.StringVar(&o.KID, "kid", lease.LocalIssuerKID, "the kid written into the token header")
 	f.StringVar(&keyPath, "key", "", "the issuer's private key (default keys/issuer.key.pem)")
+	f.BoolVar(&asJSON, "json", false, `print {"lease","task_id"} as JSON instead of the bare token`)
 	return cmd
 }

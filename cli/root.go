@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"charm.land/fang/v2"
 	"github.com/spf13/cobra"
@@ -14,10 +13,14 @@ import (
 	"github.com/vigil-dev/vigil/exec/safetext"
 )
 
-// Version and Commit are set at build time with -ldflags; debug.ReadBuildInfo fills gaps.
+// Version, Commit and Modified may be set at build time with -ldflags -X
+// (scripts/release.sh does): the Go toolchain stamps the commit into the
+// build info only when it builds in a git checkout whose .git is a folder,
+// not in a git worktree or from a source archive.
 var (
-	Version = "0.1.0-dev"
-	Commit  = ""
+	Version  = "0.1.0-dev"
+	Commit   = ""
+	Modified = "" // "true" when the tree had uncommitted changes
 )
 
 // NewRootCmd builds the whole command tree around app.
@@ -48,12 +51,17 @@ func NewRootCmd(app *App) *cobra.Command {
 	for _, c := range commands(app) {
 		root.AddCommand(c)
 	}
+	acceptJSON(root)
+	registerCompletions(app, root)
 	return root
 }
 
 // Execute runs Vigil's CLI and returns the process exit code.
-func Execute(ctx context.Context, args []string) int {
-	app := NewApp()
+func Execute(ctx context.Context, args []string) int { return execute(ctx, NewApp(), args) }
+
+// execute runs the CLI as the vigil binary does (through fang, which adds
+// `man` and styles help and errors), on app's streams.
+func execute(ctx context.Context, app *App, args []string) int {
 	root := NewRootCmd(app)
 	root.SetArgs(args)
 	err := fang.Execute(ctx, root,
@@ -103,16 +111,10 @@ func errorLines(err error) []string {
 	return []string{err.Error()}
 }
 
+// commit is the revision alone (or "unknown"), for labels such as vigil_build_info's.
 func commit() string {
-	if Commit != "" {
-		return Commit
-	}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
-		}
+	if c := readStamp().Commit; c != "" {
+		return c
 	}
 	return "unknown"
 }

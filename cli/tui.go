@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/vigil-dev/vigil/exec/memory"
 	"github.com/vigil-dev/vigil/panes"
@@ -19,8 +20,34 @@ import (
 	"github.com/vigil-dev/vigil/ui"
 )
 
+// errNoTerminal is what `vigil` says, exit 2, when it has no terminal to
+// draw on: without this check bubbletea's raw "could not open TTY" surfaces.
+var errNoTerminal = Failf(ExitBadInput, "the TUI needs a terminal; use the headless commands, e.g. vigil search --json PATTERN "+
+	"or vigil pending --json (vigil --help lists them all)")
+
+// needTerminal checks that the TUI can draw (stdout is a terminal) and read
+// keys (stdin is one, or the controlling terminal /dev/tty can be opened, as
+// bubbletea does when stdin is a pipe).
+func needTerminal(app *App) error {
+	out, ok := app.Out.(*os.File)
+	if !ok || !term.IsTerminal(out.Fd()) {
+		return errNoTerminal
+	}
+	if in, ok := app.In.(*os.File); ok && term.IsTerminal(in.Fd()) {
+		return nil
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return errNoTerminal
+	}
+	return tty.Close()
+}
+
 // runTUI opens the screens on the current home.
 func runTUI(ctx context.Context, app *App) error {
+	if err := needTerminal(app); err != nil {
+		return err
+	}
 	if err := app.EnsureState(); err != nil {
 		return err
 	}

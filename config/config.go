@@ -49,7 +49,7 @@ type SearchConfig struct {
 	MaxFileSizeBytes  int64  `toml:"max_file_size_bytes" json:"max_file_size_bytes"`
 	// MaxLineBytes caps what one line contributes to a result: a longer
 	// line's text is cut to a window of this many bytes around its first
-	// match (an extension; see docs/search-backends.md).
+	// match (an extension; see docs/search.md).
 	MaxLineBytes int64 `toml:"max_line_bytes" json:"max_line_bytes"`
 }
 

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
 )
 
 // Error is a configuration problem, located so a person can fix it:
@@ -54,35 +57,74 @@ func Load(path, cwd string) (Config, error) {
 }
 
 // Parse decodes TOML strictly into cfg (which holds the defaults) and validates it.
+// Every error names the key as written in the file, with the index of its
+// array table (devices[2].driver), and the line it is on; none names a Go type.
 func Parse(data []byte, file string, cfg *Config) error {
+	sites := mapKeys(data)
+	if e := misplacedTable(sites, cfg); e != nil {
+		e.File = file
+		return e
+	}
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().EnableUnmarshalerInterface()
 	if err := dec.Decode(cfg); err != nil {
-		var strict *toml.StrictMissingError
-		if errors.As(err, &strict) && len(strict.Errors) > 0 {
-			first := strict.Errors[0]
-			row, _ := first.Position()
-			return &Error{File: file, Line: row, Key: strings.Join(first.Key(), "."), Rule: "unknown key"}
-		}
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			row, _ := de.Position()
-			return &Error{File: file, Line: row, Key: strings.Join(de.Key(), "."), Rule: de.Error()}
-		}
-		if e := locateBadDuration(data); e != nil {
-			e.File = file
-			return e
-		}
-		return &Error{File: file, Rule: err.Error()}
+		return decodeError(err, data, file, sites, cfg)
 	}
 	if err := cfg.Validate(); err != nil {
 		var ce *Error
 		if errors.As(err, &ce) {
 			ce.File = file
-			ce.Line = lineOfKey(data, ce.Key)
+			ce.Line = sites.lineOf(ce.Key)
 		}
 		return err
 	}
 	return nil
+}
+
+// decodeError turns the TOML decoder's error into an *Error that names the
+// key as written and says what the setting takes in TOML words.
+func decodeError(err error, data []byte, file string, sites keySites, cfg *Config) error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		first := strict.Errors[0]
+		row, _ := first.Position()
+		return &Error{File: file, Line: row, Key: sites.keyAt(row, first.Key()), Rule: "unknown key"}
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, _ := de.Position()
+		s, ok := sites.at(row)
+		if !ok {
+			return &Error{File: file, Line: row, Key: strings.Join(de.Key(), "."), Rule: de.Error()}
+		}
+		if s.kind == unstable.ArrayTable {
+			s.path = s.path[:strings.LastIndex(s.path, "[")] // the setting, not the element it would add
+		}
+		want := goTypeOf(cfg, s.path)
+		switch {
+		case want == durationType && s.kind != unstable.String:
+			return &Error{File: file, Line: row, Key: s.path, Rule: fmt.Sprintf("must be %s, got %s", durationWords, describeKind(s.kind))}
+		case want != nil && isTypeMismatch(de.Error()):
+			return &Error{File: file, Line: row, Key: s.path, Rule: fmt.Sprintf("must be %s, got %s", describeGoType(want, s.path), describeKind(s.kind))}
+		case want == nil && isTypeMismatch(de.Error()):
+			// a dotted key (socket.path = …) made a table of a setting that is not one
+			if key, t := settingAbove(cfg, s.path); t != nil {
+				return &Error{File: file, Line: row, Key: key, Rule: fmt.Sprintf("must be %s, got a table", describeGoType(t, key))}
+			}
+		}
+		return &Error{File: file, Line: row, Key: s.path, Rule: de.Error()}
+	}
+	if e := badDuration(sites, cfg); e != nil {
+		e.File = file
+		return e
+	}
+	return &Error{File: file, Rule: err.Error()}
+}
+
+// isTypeMismatch tells the decoder's type errors (whose messages name Go
+// types) from its syntax errors (whose messages are about TOML and kept).
+func isTypeMismatch(msg string) bool {
+	return strings.Contains(msg, "cannot decode") || strings.Contains(msg, "cannot store") ||
+		strings.Contains(msg, "cannot assign") || strings.Contains(msg, "cannot unmarshal")
 }
 
 // MaxResultsLimit bounds a search's max_results, requested or configured
@@ -195,28 +237,6 @@ func (c *Config) Validate() error {
 	return c.Notify.validate()
 }
 
-// lineOfKey finds the line where the last segment of a dotted key is set, so
-// validation errors can point at it. Best effort: 0 when not found.
-func lineOfKey(data []byte, key string) int {
-	if key == "" {
-		return 0
-	}
-	leaf := key
-	if i := strings.LastIndex(key, "."); i >= 0 {
-		leaf = key[i+1:]
-	}
-	for n, line := range strings.Split(string(data), "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, leaf) {
-			rest := strings.TrimSpace(t[len(leaf):])
-			if strings.HasPrefix(rest, "=") {
-				return n + 1
-			}
-		}
-	}
-	return 0
-}
-
 // resolvePaths makes the config's relative paths absolute against the config's folder.
 func resolvePaths(c *Config, dir, cwd string) {
 	abs := func(p string) string {
@@ -244,40 +264,293 @@ func resolvePaths(c *Config, dir, cwd string) {
 	}
 }
 
-// durationKeys are the settings written as Go durations.
-var durationKeys = map[string]bool{"leases.leeway": true, "approvals.timeout": true,
-	"media.action_timeout": true, "ui.search_debounce": true, "notify.timeout": true}
+// keySite is one table header or key-value of the file: its key as written,
+// with array-table indices (devices[2].driver), its line, and the kind of its
+// value (Table or ArrayTable for a header).
+type keySite struct {
+	path  string
+	line  int
+	kind  unstable.Kind
+	value string // a string value's text
+}
 
-// locateBadDuration finds the first duration setting that does not parse, so
-// its error can name the line and key (the TOML decoder reports neither for
-// errors raised while converting a value).
-func locateBadDuration(data []byte) *Error {
-	section := ""
-	for n, line := range strings.Split(string(data), "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "[") {
-			section = strings.Trim(t, "[] ")
+type keySites []keySite
+
+// mapKeys lists every header and key-value of data in order. It uses
+// go-toml's own parser, so keys are split exactly as the decoder splits them
+// (quoted keys, dotted keys, whitespace); a document that does not parse is
+// mapped up to the error, which the decoder then reports itself.
+func mapKeys(data []byte) keySites {
+	var p unstable.Parser
+	p.Reset(data)
+	var sites keySites
+	count := map[string]int{} // array tables seen, by indexed path
+	indexed := func(parts []string) string {
+		cur := ""
+		for _, part := range parts {
+			cur = joinKey(cur, part)
+			if n, ok := count[cur]; ok {
+				cur += "[" + strconv.Itoa(n-1) + "]"
+			}
+		}
+		return cur
+	}
+	table := ""
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			parts, line := keyParts(&p, e)
+			var path string
+			if e.Kind == unstable.ArrayTable {
+				// a new element of the list: its parents' current elements, then the next index
+				path = joinKey(indexed(parts[:len(parts)-1]), parts[len(parts)-1])
+				count[path]++
+				path += "[" + strconv.Itoa(count[path]-1) + "]"
+			} else {
+				path = indexed(parts)
+			}
+			table = path
+			sites = append(sites, keySite{path: path, line: line, kind: e.Kind})
+		case unstable.KeyValue:
+			parts, line := keyParts(&p, e)
+			v := e.Value()
+			site := keySite{path: joinKey(table, strings.Join(parts, ".")), line: line, kind: v.Kind}
+			if v.Kind == unstable.String {
+				site.value = string(v.Data)
+			}
+			sites = append(sites, site)
+		}
+	}
+	return sites
+}
+
+// keyParts returns the parts of a header's or key-value's key and its line.
+func keyParts(p *unstable.Parser, e *unstable.Node) ([]string, int) {
+	var parts []string
+	line := 0
+	for it := e.Key(); it.Next(); {
+		k := it.Node()
+		if line == 0 {
+			line = p.Shape(k.Raw).Start.Line
+		}
+		parts = append(parts, string(k.Data))
+	}
+	return parts, line
+}
+
+func joinKey(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// at is the site on line row.
+func (ss keySites) at(row int) (keySite, bool) {
+	for _, s := range ss {
+		if s.line == row {
+			return s, true
+		}
+	}
+	return keySite{}, false
+}
+
+// keyAt names the key on line row as written, with its array-table index;
+// the decoder's own key (which has no index) when the line is not mapped.
+func (ss keySites) keyAt(row int, decoderKey []string) string {
+	if s, ok := ss.at(row); ok {
+		return s.path
+	}
+	return strings.Join(decoderKey, ".")
+}
+
+// lineOf is the line where key is set; when the file does not set it (a
+// rule about a default, or one element of an array), the line of the
+// nearest enclosing key or table that it does set; 0 when none is.
+func (ss keySites) lineOf(key string) int {
+	for key != "" {
+		for _, s := range ss {
+			if s.path == key {
+				return s.line
+			}
+		}
+		if i := strings.LastIndexAny(key, ".["); i >= 0 {
+			key = key[:i]
+		} else {
+			key = ""
+		}
+	}
+	return 0
+}
+
+// misplacedTable finds a [name] header where the setting is a list of tables
+// ([[name]]). go-toml would read it as a one-element list, so an entry meant
+// to be one of several would silently be the only one.
+func misplacedTable(sites keySites, cfg *Config) *Error {
+	for _, s := range sites {
+		if s.kind != unstable.Table {
 			continue
 		}
-		k, v, ok := strings.Cut(t, "=")
-		if !ok {
-			continue
-		}
-		key := strings.TrimSpace(k)
-		if section != "" {
-			key = section + "." + key
-		}
-		if !durationKeys[key] {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		if i := strings.Index(v, "#"); i >= 0 && !strings.HasPrefix(v, "\"") {
-			v = strings.TrimSpace(v[:i])
-		}
-		raw := strings.Trim(v, "\"'")
-		if _, err := time.ParseDuration(raw); err != nil || !strings.HasPrefix(v, "\"") {
-			return &Error{Line: n + 1, Key: key, Rule: fmt.Sprintf("must be a duration string such as \"30s\" or \"10m\", got %s", v)}
+		if t := goTypeOf(cfg, s.path); t != nil && isTableList(t) {
+			name := stripIndices(s.path)
+			return &Error{Line: s.line, Key: s.path, Rule: fmt.Sprintf("is a list of tables: write [[%s]], not [%s]", name, name)}
 		}
 	}
 	return nil
+}
+
+// badDuration finds the first duration setting that is not a duration string,
+// so its error can name the line and key (the decoder reports neither for
+// errors raised while converting a value).
+func badDuration(sites keySites, cfg *Config) *Error {
+	for _, s := range sites {
+		if goTypeOf(cfg, s.path) == durationType {
+			if e := durationRule(s); e != nil {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// settingAbove is the nearest setting Config has above path, and its type.
+func settingAbove(cfg *Config, path string) (string, reflect.Type) {
+	for {
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			return "", nil
+		}
+		path = path[:i]
+		if t := goTypeOf(cfg, path); t != nil {
+			return path, t
+		}
+	}
+}
+
+// durationRule checks one duration setting; nil when it is fine.
+func durationRule(s keySite) *Error {
+	if s.kind != unstable.String {
+		return &Error{Line: s.line, Key: s.path, Rule: fmt.Sprintf("must be %s, got %s", durationWords, describeKind(s.kind))}
+	}
+	if _, err := time.ParseDuration(s.value); err != nil {
+		return &Error{Line: s.line, Key: s.path, Rule: fmt.Sprintf("must be %s, got %q", durationWords, s.value)}
+	}
+	return nil
+}
+
+var durationType = reflect.TypeFor[Duration]()
+
+const durationWords = `a duration string such as "30s" or "10m"`
+
+// goTypeOf is the Go type the decoder fills for the TOML key path (indices
+// allowed), found through the toml tags of Config; nil for a key Config lacks.
+func goTypeOf(cfg *Config, path string) reflect.Type {
+	t := reflect.TypeOf(cfg).Elem()
+	for _, seg := range strings.Split(path, ".") {
+		name, indexed := strings.CutSuffix(seg, "]")
+		if indexed {
+			name = name[:strings.LastIndex(name, "[")]
+		}
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		f, ok := fieldByTOMLName(t, name)
+		if !ok {
+			return nil
+		}
+		t = f.Type
+		if indexed {
+			if t.Kind() != reflect.Slice {
+				return nil
+			}
+			t = t.Elem()
+		}
+	}
+	return t
+}
+
+func fieldByTOMLName(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func isTableList(t reflect.Type) bool {
+	return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && t.Elem() != durationType
+}
+
+func stripIndices(path string) string {
+	var b strings.Builder
+	skip := false
+	for _, r := range path {
+		switch {
+		case r == '[':
+			skip = true
+		case r == ']':
+			skip = false
+		case !skip:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// describeGoType says in TOML words what a setting of Go type t takes.
+func describeGoType(t reflect.Type, path string) string {
+	switch {
+	case t == durationType:
+		return durationWords
+	case isTableList(t):
+		return fmt.Sprintf("a list of tables ([[%s]])", stripIndices(path))
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.String {
+			return "an array of strings"
+		}
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return fmt.Sprintf("a table ([%s])", stripIndices(path))
+	}
+	return "a " + t.Kind().String()
+}
+
+// describeKind names a TOML value's kind as a person would.
+func describeKind(k unstable.Kind) string {
+	switch k {
+	case unstable.String:
+		return "a string"
+	case unstable.Integer:
+		return "an integer"
+	case unstable.Float:
+		return "a float"
+	case unstable.Bool:
+		return "a boolean"
+	case unstable.Array:
+		return "an array"
+	case unstable.InlineTable:
+		return "an inline table"
+	case unstable.Table:
+		return "a table"
+	case unstable.ArrayTable:
+		return "a list of tables"
+	case unstable.LocalDate, unstable.LocalTime, unstable.LocalDateTime, unstable.DateTime:
+		return "a date or time"
+	}
+	return "a " + strings.ToLower(k.String())
 }
