@@ -165,7 +165,7 @@ func TestMcpStdioProcess(t *testing.T) {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
 	defer cs.Close()
-	res, sc := mcpCall(t, cs, &mcp.CallToolParams{Name: "add_memory", Arguments: map[string]any{"text": "the boiler code is 4471"}})
+	res, _ := mcpCall(t, cs, &mcp.CallToolParams{Name: "add_memory", Arguments: map[string]any{"text": "the boiler code is 4471"}})
 	if res.IsError {
 		t.Fatal(mcpText(res))
 	}
@@ -174,7 +174,7 @@ func TestMcpStdioProcess(t *testing.T) {
 		t.Fatal(mcpText(res))
 	}
 	os.WriteFile(filepath.Join(h.home, "notes.txt"), []byte("needle here\n"), 0o644)
-	res, sc = mcpCall(t, cs, &mcp.CallToolParams{Name: "ripgrep", Arguments: map[string]any{"pattern": "needle", "path": h.home}})
+	res, sc := mcpCall(t, cs, &mcp.CallToolParams{Name: "ripgrep", Arguments: map[string]any{"pattern": "needle", "path": h.home}})
 	if res.IsError || sc["count"] != float64(1) {
 		t.Fatal(mcpText(res))
 	}

@@ -32,8 +32,6 @@ var (
 	jwtRE     = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{2,}\.eyJ[A-Za-z0-9_-]{2,}(?:\.[A-Za-z0-9_-]*){1,3}`)
 	// URLs with a scheme; the trailing-punctuation trim happens in code.
 	urlRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s<>"'\x60]+`)
-	// name=value / name: value in free text (log lines, error messages); only secret names are masked.
-	kvRE = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.\-]*)(["']?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|(?i:(?:bearer|basic|token|digest|negotiate)[ \t]+)?[^\s&,;"'<>)}\]]+)`)
 )
 
 func isAlnum(c byte) bool {

@@ -9,9 +9,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,7 +50,11 @@ func benchSession(b *testing.B, srv *mcp.Server, kind string) *mcp.ClientSession
 // client decoding the whole result) with search.Run plus the JSON `vigil
 // search` prints, on GOROOT/src. The issue's bar: MCP within 1.1x of direct.
 func BenchmarkMCPSearchGoSource(b *testing.B) {
-	root := filepath.Join(runtime.GOROOT(), "src")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Fatalf("go env GOROOT: %v", err)
+	}
+	root := filepath.Join(strings.TrimSpace(string(goroot)), "src")
 	reqJSON := `{"pattern":"func \\w+Context\\(","case":"sensitive","max_results":1000}`
 	opts := search.DefaultOptions(root)
 	b.Run("direct", func(b *testing.B) {

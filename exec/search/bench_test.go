@@ -8,15 +8,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
+// goSrc is the Go tree's src folder, asked of the go command (runtime.GOROOT
+// is deprecated: it names the build machine's tree).
 func goSrc(b testing.TB) string {
-	return filepath.Join(runtime.GOROOT(), "src")
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Fatalf("go env GOROOT: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "src")
 }
 
 func benchSearch(b *testing.B, be, reqJSON string) {
