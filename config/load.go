@@ -67,7 +67,7 @@ func Parse(data []byte, file string, cfg *Config) error {
 	}
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().EnableUnmarshalerInterface()
 	if err := dec.Decode(cfg); err != nil {
-		return decodeError(err, data, file, sites, cfg)
+		return decodeError(err, file, sites, cfg)
 	}
 	if err := cfg.Validate(); err != nil {
 		var ce *Error
@@ -82,7 +82,7 @@ func Parse(data []byte, file string, cfg *Config) error {
 
 // decodeError turns the TOML decoder's error into an *Error that names the
 // key as written and says what the setting takes in TOML words.
-func decodeError(err error, data []byte, file string, sites keySites, cfg *Config) error {
+func decodeError(err error, file string, sites keySites, cfg *Config) error {
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		first := strict.Errors[0]
