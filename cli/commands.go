@@ -44,7 +44,7 @@ func commands(app *App) []*cobra.Command {
 // data; for them it changes nothing.
 var jsonOnly = []string{
 	"search", "submit", "approve", "deny", "result",
-	"memory add", "memory import", "memory search",
+	"memory add", "memory import", "memory search", "memory reindex",
 }
 
 // noData are the runnable commands that print no data, so have no --json:

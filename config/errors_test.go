@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -73,5 +74,32 @@ func TestSyntaxErrorsKeepTheirWords(t *testing.T) {
 	var ce *Error
 	if !errors.As(err, &ce) || ce.Line != 2 || ce.Rule == "" {
 		t.Fatalf("got %v, want a located syntax error on line 2", err)
+	}
+}
+
+// TestTypeAtFollowsOptionalSections: a section that is a pointer (absent
+// unless written, as [memory.embedder]) is walked like any table, so its
+// keys get the same TOML-worded errors.
+func TestTypeAtFollowsOptionalSections(t *testing.T) {
+	type inner struct {
+		Timeout Duration `toml:"timeout"`
+		Model   string   `toml:"model"`
+	}
+	type outer struct {
+		Section *inner   `toml:"section"`
+		List    []*inner `toml:"list"`
+	}
+	root := reflect.TypeFor[outer]()
+	if got := typeAt(root, "section.timeout"); got != durationType {
+		t.Fatalf("section.timeout: %v", got)
+	}
+	if got := typeAt(root, "list[3].model"); got == nil || got.Kind() != reflect.String {
+		t.Fatalf("list[3].model: %v", got)
+	}
+	if got := typeAt(root, "list"); got == nil || !isTableList(got) {
+		t.Fatalf("list of pointers is not a list of tables: %v", got)
+	}
+	if got := describeGoType(typeAt(root, "section"), "section"); got != "a table ([section])" {
+		t.Fatalf("section described as %q", got)
 	}
 }

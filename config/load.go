@@ -67,7 +67,7 @@ func Parse(data []byte, file string, cfg *Config) error {
 	}
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().EnableUnmarshalerInterface()
 	if err := dec.Decode(cfg); err != nil {
-		return decodeError(err, data, file, sites, cfg)
+		return decodeError(err, file, sites, cfg)
 	}
 	if err := cfg.Validate(); err != nil {
 		var ce *Error
@@ -82,7 +82,7 @@ func Parse(data []byte, file string, cfg *Config) error {
 
 // decodeError turns the TOML decoder's error into an *Error that names the
 // key as written and says what the setting takes in TOML words.
-func decodeError(err error, data []byte, file string, sites keySites, cfg *Config) error {
+func decodeError(err error, file string, sites keySites, cfg *Config) error {
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		first := strict.Errors[0]
@@ -446,12 +446,18 @@ const durationWords = `a duration string such as "30s" or "10m"`
 // goTypeOf is the Go type the decoder fills for the TOML key path (indices
 // allowed), found through the toml tags of Config; nil for a key Config lacks.
 func goTypeOf(cfg *Config, path string) reflect.Type {
-	t := reflect.TypeOf(cfg).Elem()
+	return typeAt(reflect.TypeOf(cfg).Elem(), path)
+}
+
+// typeAt walks path through t's toml tags; an optional section (a pointer
+// to a struct) is walked as the struct.
+func typeAt(t reflect.Type, path string) reflect.Type {
 	for _, seg := range strings.Split(path, ".") {
 		name, indexed := strings.CutSuffix(seg, "]")
 		if indexed {
 			name = name[:strings.LastIndex(name, "[")]
 		}
+		t = derefType(t)
 		if t.Kind() != reflect.Struct {
 			return nil
 		}
@@ -466,6 +472,13 @@ func goTypeOf(cfg *Config, path string) reflect.Type {
 			}
 			t = t.Elem()
 		}
+	}
+	return derefType(t)
+}
+
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
 	return t
 }
@@ -482,7 +495,7 @@ func fieldByTOMLName(t reflect.Type, name string) (reflect.StructField, bool) {
 }
 
 func isTableList(t reflect.Type) bool {
-	return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && t.Elem() != durationType
+	return t.Kind() == reflect.Slice && derefType(t.Elem()).Kind() == reflect.Struct && derefType(t.Elem()) != durationType
 }
 
 func stripIndices(path string) string {
