@@ -30,7 +30,7 @@ func diffSummary(resp Response, err error) string {
 }
 
 // TestBackendDifferencesPinned pins differences between ugrep 3.11 and
-// rg 13 that docs/search-backends.md lists (found in stop 16 by a search for ones it
+// rg 13 that docs/search.md lists (found in stop 16 by a search for ones it
 // did not), and two Vigil removed, so that a change in either backend or
 // in Vigil's rewriting is noticed.
 func TestBackendDifferencesPinned(t *testing.T) {

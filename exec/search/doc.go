@@ -35,4 +35,6 @@
 // request to the ordered path. Vigil reads context lines itself.
 // Case-insensitive searches are rewritten into ASCII-only letter classes so
 // neither backend folds Unicode.
+//
+// The design, and how the two backends are made to agree, is told in docs/search.md.
 package search

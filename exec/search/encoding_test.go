@@ -43,7 +43,7 @@ func TestUTF16LoneLowSurrogateSpuriousError(t *testing.T) {
 // and the next unit into one 5-byte sequence, so its offsets are 1 byte
 // short of Vigil's decoded text: the submatch cut through characters
 // (match_text "\ufffd\ufffd\ufffd", column 6). ugrep still never sees
-// the unit it folded (a difference docs/search-backends.md lists), but what it reports
+// the unit it folded (a difference docs/search.md lists), but what it reports
 // lands on the match.
 func TestUTF16LoneHighSurrogateSplitsCharacters(t *testing.T) {
 	root := t.TempDir()

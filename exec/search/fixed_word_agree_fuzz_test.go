@@ -17,7 +17,7 @@ import (
 // meaningful pieces: opts is the option bits, pat the pattern's tokens and
 // content the file's.
 //
-// Differences docs/search-backends.md lists are kept out of the generator (each
+// Differences docs/search.md lists are kept out of the generator (each
 // exclusion names its entry). What it found in Vigil (a pattern starting
 // with "---" read by ugrep as a config file, `\$` at the end of a word
 // refused by ugrep, ugrep's `.` taking single bytes) is fixed and no longer
@@ -112,7 +112,7 @@ func buildOptionsCase(opts, maxPer uint8, pat, content []byte) (optionsCase, boo
 		c.WriteString(contentVocab[int(b)%len(contentVocab)])
 	}
 	word := opts&8 != 0
-	// docs/search-backends.md "word boundaries (`\b`, `word_regexp`) next to non-ASCII
+	// docs/search.md "word boundaries (`\b`, `word_regexp`) next to non-ASCII
 	// letters": ugrep's word characters are ASCII, rg's Unicode ("X" as a
 	// word matches in "\u212aX" with ugrep only).
 	if word && (hasNonASCIIRune(p.String()) || hasNonASCIIRune(c.String())) {
@@ -125,7 +125,7 @@ func buildOptionsCase(opts, maxPer uint8, pat, content []byte) (optionsCase, boo
 	if word && !utf8.ValidString(c.String()) {
 		return optionsCase{}, false
 	}
-	// docs/search-backends.md "word_regexp: rg builds it from non-word characters around the
+	// docs/search.md "word_regexp: rg builds it from non-word characters around the
 	// pattern, which a match uses up" (`#` on `##`): a pattern that can
 	// start with a non-word character can start where rg's previous match
 	// used up the character before it (`.\[.` on "X[  [X").

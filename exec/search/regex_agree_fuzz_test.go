@@ -9,7 +9,7 @@ import (
 
 // FuzzRegexBackendsAgree searches a small generated file for a generated
 // regex with ugrep and with rg and fails when their matches differ. The
-// grammar leaves out what docs/search-backends.md lists under "Differences that remain
+// grammar leaves out what docs/search.md lists under "Differences that remain
 // between the backends" (see rxAgreeGen), so what it finds is new. Under
 // plain `go test` only the seeds run.
 func FuzzRegexBackendsAgree(f *testing.F) {
@@ -49,7 +49,7 @@ func FuzzRegexBackendsAgree(f *testing.F) {
 		if len(pattern) > 64 {
 			// Nested repeats make automata that outgrow ugrep's memory
 			// limit (BadArgs "too complex") or take it seconds to
-			// build; docs/search-backends.md lists that.
+			// build; docs/search.md lists that.
 			t.Skip()
 		}
 		content := g.content(fileBytes, mode&2 != 0)
@@ -67,7 +67,7 @@ func FuzzRegexBackendsAgree(f *testing.F) {
 		ugResp, ugErr := searchErr("ugrep", root, req)
 		if ugResp.TimedOut {
 			// ugrep 3.11 never finishes compiling some patterns
-			// (`(?:$){1,}é`); docs/search-backends.md lists it, and the answer is a
+			// (`(?:$){1,}é`); docs/search.md lists it, and the answer is a
 			// timed-out one.
 			t.Skip()
 		}
@@ -80,14 +80,14 @@ func FuzzRegexBackendsAgree(f *testing.F) {
 }
 
 // rxAgreeGen turns fuzz bytes into a regex from a grammar both backends
-// read alike, and into a file for it. Left out, because docs/search-backends.md
+// read alike, and into a file for it. Left out, because docs/search.md
 // documents them as differences: alternation (leftmost-longest in ugrep),
 // inline flags ((?s), (?x), (?i), (?U)), \A, \z, \B, class set operations
 // and nested classes, escapes only one backend takes, empty groups, `\n`,
 // counts near ugrep's limit, and patterns that can match empty (rg reports
 // empty matches, ugrep does not): a pattern whose shortest match is empty
 // gets a literal appended. Some items restrict the file instead; see
-// content. Also left out are differences this target found (docs/search-backends.md
+// content. Also left out are differences this target found (docs/search.md
 // lists them): `^` and `\b` away from the pattern's ends and `\b` at its
 // start, and a lazy repeat before a final `\b` (see pattern). What it
 // found in Vigil's hands (classes taking the newline in ugrep, a repeated
@@ -260,7 +260,7 @@ func (g *rxAgreeGen) content(fileBytes []byte, finalNewline bool) string {
 	}
 	// ugrep 3.11 can miss a match that ends the file, without a final line
 	// end, after a byte of invalid UTF-8 (`\w*A`, `\S*A`, `.*A` on
-	// "x\xc3A"; with a final "\n" it finds the A). The docs/search-backends.md lists it.
+	// "x\xc3A"; with a final "\n" it finds the A). The docs/search.md lists it.
 	if finalNewline || !utf8.ValidString(b.String()) {
 		b.WriteString("\n")
 	}

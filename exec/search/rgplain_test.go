@@ -116,7 +116,7 @@ func TestRGWalkPlainOutputCases(t *testing.T) {
 	write(t, root, "late-nul-notice.txt", filler+"\x00\nerr after\n")
 	write(t, root, "bom8.txt", "\ufefferr first\nerr second\n")
 	write(t, root, "bom16.txt", "\xff\xfee\x00r\x00r\x00\n\x00")
-	write(t, root, "crlf.txt", "one err x\r\nerr two\r\n") // no "err$": CRLF and "$" differ between the backends (docs/search-backends.md)
+	write(t, root, "crlf.txt", "one err x\r\nerr two\r\n") // no "err$": CRLF and "$" differ between the backends (docs/search.md)
 	write(t, root, "many.txt", "err:err err\n\nerr\n")
 	write(t, root, "invalid.txt", "\xff err \xfe\n")
 	write(t, root, "empty-lines.txt", "\n\nerr\n\n")
@@ -129,7 +129,7 @@ func TestRGWalkPlainOutputCases(t *testing.T) {
 		// to -a, as on the ordered path).
 		{`{"pattern":"err$"}`, true},
 		{`{"pattern":"^err"}`, true},
-		// Empty matches: ugrep reports none of them (docs/search-backends.md).
+		// Empty matches: ugrep reports none of them (docs/search.md).
 		{`{"pattern":"e*","max_results":100000}`, false},
 		{`{"pattern":"\\b","max_results":100000}`, false},
 		{`{"pattern":"err","max_matches_per_file":1}`, true},

@@ -1,7 +1,7 @@
 // Regression tests from a review of the rg walk reading rg's plain
 // --only-matching output (rgplain.go, finishFile) and of backend output
 // through a memfd (follow.go). Each test compares the rg walk with the
-// ordered rg path only (ugrep's own differences are those docs/search-backends.md lists
+// ordered rg path only (ugrep's own differences are those docs/search.md lists
 // business), or checks for leaks and races.
 package search
 

@@ -405,7 +405,7 @@ func TestUTF16WithoutNULAgrees(t *testing.T) {
 }
 
 // expectWalkAgrees fails when the rg walk answers differently from the
-// ordered path with rg (ugrep may differ on the points docs/search-backends.md lists).
+// ordered path with rg (ugrep may differ on the points docs/search.md lists).
 func expectWalkAgrees(t *testing.T, root, reqJSON string) {
 	t.Helper()
 	walk, answered, ordered := agreeCompare(t, root, reqJSON)

@@ -179,7 +179,7 @@ func TestRepeatedHexEscapeIsOneCharacter(t *testing.T) {
 // Classes that include a newline without writing one (\W, [[:space:]])
 // made ugrep match across lines, while rg is line-oriented; Vigil hands
 // ugrep such classes without the newline. A class with a set operation is
-// left as written (docs/search-backends.md lists it) and still crosses lines in ugrep,
+// left as written (docs/search.md lists it) and still crosses lines in ugrep,
 // but what ugrep reports is cut to the line it starts on: no event's text
 // or match holds a line end.
 func TestUgrepNewlineClassesCrossLines(t *testing.T) {
