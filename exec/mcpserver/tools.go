@@ -304,20 +304,24 @@ func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q *approval
 			}
 			return toolError("ExecutionFailed", err.Error())
 		}
-		if rec.State.Final() {
-			res, err := q.Result(id)
-			if err != nil || res == nil {
-				return jsonResult(map[string]any{"task_id": id, "state": rec.State, "error": rec.Error}, true)
-			}
-			return jsonResult(res, res.Status != "SUCCESS")
-		}
 		deadline, _ := rec.Deadline()
 		end := until
 		if !deadline.IsZero() && deadline.Add(time.Second).Before(end) {
 			end = deadline.Add(time.Second)
 		}
 		now := s.d.Now()
-		if !now.Before(end) || ctx.Err() != nil {
+		if rec.State.Final() {
+			if res, err := q.Result(id); err == nil && res != nil {
+				return jsonResult(res, res.Status != "SUCCESS")
+			}
+			// A record that is final while log_from is set is being finished
+			// (exec/approval/doc.go, F1): its signed result is stored next, so
+			// the agent waits for it rather than getting a bare state.
+			if rec.LogFrom == nil || !now.Before(end) || ctx.Err() != nil {
+				return jsonResult(map[string]any{"task_id": id, "state": rec.State, "error": rec.Error}, true)
+			}
+		}
+		if !rec.State.Final() && (!now.Before(end) || ctx.Err() != nil) {
 			return jsonResult(map[string]any{"task_id": id, "state": "pending",
 				"expires_at": deadline.UTC().Format(time.RFC3339)}, false)
 		}
