@@ -1,0 +1,109 @@
+package auditpane
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+)
+
+// The pane keeps where each line starts, not parsed rows: a million-entry
+// log costs 8 MB of offsets, and only the lines on screen are ever parsed.
+
+// indexed is the result of a scan for line starts.
+type indexed struct {
+	offs   []int64 // where each complete line starts, ascending
+	end    int64   // just after the last complete line
+	info   os.FileInfo
+	events []string // event names not seen before, in order of appearance
+	err    error
+}
+
+// maxEvents bounds the event names kept for the event filter's cycle (a
+// hostile log could hold a million different ones).
+const maxEvents = 256
+
+var kEventKey = []byte(`","event":"`)
+
+// scanIndex finds the starts of the complete lines of the log from offset
+// from on (from is a line start), reading only bytes: no line is parsed.
+// seen holds the event names already known (read only). progress, when set,
+// is told how far the scan is after every chunk.
+func scanIndex(ctx context.Context, path string, from int64, seen map[string]bool, progress func(done, total int64)) indexed {
+	out := indexed{end: from}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return out
+	}
+	if err != nil {
+		out.err = err
+		return out
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		out.err = err
+		return out
+	}
+	out.info = st
+	if st.Size() < from {
+		out.err = errShrunk
+		return out
+	}
+	news := map[string]bool{}
+	buf := make([]byte, passChunk)
+	pos, start := from, from // pos: where the next read begins; start: the current line's start
+	for {
+		if ctx.Err() != nil {
+			out.err = ctx.Err()
+			return out
+		}
+		n, err := f.ReadAt(buf, pos)
+		chunk := buf[:n]
+		for i := 0; i < len(chunk); {
+			nl := bytes.IndexByte(chunk[i:], '\n')
+			if nl < 0 {
+				break
+			}
+			out.offs = append(out.offs, start)
+			if start >= pos && len(seen)+len(news) < maxEvents {
+				// a line wholly in this chunk: note its event name
+				noteEvent(chunk[start-pos:i+nl], seen, news, &out.events)
+			}
+			i += nl + 1
+			start = pos + int64(i)
+		}
+		pos += int64(n)
+		out.end = start
+		if progress != nil {
+			progress(pos, st.Size())
+		}
+		if err == io.EOF || n == 0 {
+			return out
+		}
+		if err != nil {
+			out.err = err
+			return out
+		}
+	}
+}
+
+var errShrunk = errors.New("the log is shorter than what was read")
+
+// noteEvent records the event name of a line in canonical shape, if new.
+func noteEvent(line []byte, seen, news map[string]bool, events *[]string) {
+	head := line[:min(len(line), 1024)]
+	i := bytes.Index(head, kEventKey)
+	if i < 0 {
+		return
+	}
+	v := head[i+len(kEventKey):]
+	j := bytes.IndexByte(v, '"')
+	if j < 0 || !plain(v[:j]) || seen[string(v[:j])] || news[string(v[:j])] {
+		return
+	}
+	name := string(v[:j])
+	news[name] = true
+	*events = append(*events, name)
+}
