@@ -62,6 +62,7 @@ type Pane struct {
 	offs       []int64
 	idxEnd     int64 // just after the last indexed line
 	idxInfo    os.FileInfo
+	raw        []byte // the bytes [0, idxEnd) of a small log (see inMemoryLog); nil otherwise
 	indexed    bool // offs covers the whole file
 	indexing   bool // a full scan is in flight
 	igen       int  // generation of the latest full scan
@@ -259,7 +260,7 @@ func (p *Pane) applyIndex(msg indexMsg) tea.Cmd {
 	if !p.follow && p.sel < p.viewLen() {
 		selOff = p.offs[p.lineAt(p.sel)]
 	}
-	p.offs, p.idxEnd, p.idxInfo, p.indexed = msg.offs, msg.end, msg.info, true
+	p.offs, p.idxEnd, p.idxInfo, p.indexed, p.raw = msg.offs, msg.end, msg.info, true, msg.raw
 	p.rows.reset()
 	p.asked = map[int64]bool{}
 	p.events, p.seenEvent = nil, nil
@@ -289,6 +290,11 @@ func (p *Pane) applyIndexMore(msg indexMoreMsg) tea.Cmd {
 	var cmd tea.Cmd
 	if msg.from == p.idxEnd && msg.end >= p.idxEnd {
 		n := len(p.offs)
+		if p.raw != nil && msg.raw != nil && int64(len(p.raw)) == msg.from {
+			p.raw = append(p.raw, msg.raw...)
+		} else {
+			p.raw = nil // grown past inMemoryLog: read from the file from now on
+		}
 		p.offs = append(p.offs, msg.offs...)
 		p.idxEnd = msg.end
 		for _, e := range msg.events {
@@ -433,7 +439,7 @@ func (p *Pane) LoadSync() {
 	good := &atomic.Int64{}
 	p.nextGood = good
 	ctx := context.Background()
-	runSync(p, p.Update(indexMsg{gen: p.igen, indexed: scanIndex(ctx, p.path, 0, nil, nil)}))
+	runSync(p, p.Update(indexMsg{gen: p.igen, indexed: scanIndex(ctx, p.path, 0, nil, nil, true)}))
 	p.Update(verifyMsg{gen: p.gen, verified: verifyLog(ctx, p.path, nil, good)}) // a confirmation's timer is left unrun
 	if p.height == 0 {
 		p.height = 100

@@ -115,7 +115,7 @@ func BenchmarkIndexMillionEntries(b *testing.B) {
 	path := bigLog(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if ix := scanIndex(context.Background(), path, 0, nil, nil); ix.err != nil || len(ix.offs) != 1_000_000 {
+		if ix := scanIndex(context.Background(), path, 0, nil, nil, false); ix.err != nil || len(ix.offs) != 1_000_000 {
 			b.Fatalf("%d lines, %v", len(ix.offs), ix.err)
 		}
 	}

@@ -17,8 +17,13 @@ type indexed struct {
 	end    int64   // just after the last complete line
 	info   os.FileInfo
 	events []string // event names not seen before, in order of appearance
+	raw    []byte   // the bytes [from, end), kept for a small log
 	err    error
 }
+
+// inMemoryLog is the size up to which the pane keeps the log's bytes: rows
+// and filters are then computed at once, on the UI goroutine, without I/O.
+const inMemoryLog = 2 << 20
 
 // maxEvents bounds the event names kept for the event filter's cycle (a
 // hostile log could hold a million different ones).
@@ -30,7 +35,8 @@ var kEventKey = []byte(`","event":"`)
 // from on (from is a line start), reading only bytes: no line is parsed.
 // seen holds the event names already known (read only). progress, when set,
 // is told how far the scan is after every chunk.
-func scanIndex(ctx context.Context, path string, from int64, seen map[string]bool, progress func(done, total int64)) indexed {
+// keepRaw keeps the bytes read when the file is small (see inMemoryLog).
+func scanIndex(ctx context.Context, path string, from int64, seen map[string]bool, progress func(done, total int64), keepRaw bool) indexed {
 	out := indexed{end: from}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -51,6 +57,7 @@ func scanIndex(ctx context.Context, path string, from int64, seen map[string]boo
 		out.err = errShrunk
 		return out
 	}
+	keepRaw = keepRaw && st.Size() <= inMemoryLog
 	news := map[string]bool{}
 	buf := make([]byte, passChunk)
 	pos, start := from, from // pos: where the next read begins; start: the current line's start
@@ -74,12 +81,18 @@ func scanIndex(ctx context.Context, path string, from int64, seen map[string]boo
 			i += nl + 1
 			start = pos + int64(i)
 		}
+		if keepRaw {
+			out.raw = append(out.raw, chunk...)
+		}
 		pos += int64(n)
 		out.end = start
 		if progress != nil {
 			progress(pos, st.Size())
 		}
 		if err == io.EOF || n == 0 {
+			if keepRaw {
+				out.raw = out.raw[:out.end-from] // complete lines only
+			}
 			return out
 		}
 		if err != nil {

@@ -106,10 +106,11 @@ func (p *Pane) reload() tea.Cmd {
 	p.cancelLoad = cancel
 	p.igen++
 	p.indexing = true
+	p.good = &atomic.Int64{} // the lines the filter may trust are the new verification's
 	p.idxDone, p.idxTotal = 0, 0
 	path, igen := p.path, p.igen
 	index := streamed("index", igen, func(progress func(done, total int64)) tea.Msg {
-		return indexMsg{gen: igen, indexed: scanIndex(ctx, path, 0, nil, progress)}
+		return indexMsg{gen: igen, indexed: scanIndex(ctx, path, 0, nil, progress, true)}
 	})
 	return tea.Batch(index, p.verify(ctx, false))
 }
@@ -130,7 +131,7 @@ func (p *Pane) verify(ctx context.Context, confirm bool) tea.Cmd {
 // indexMore extends the index by the bytes appended since it was read.
 func (p *Pane) indexMore() tea.Cmd {
 	p.idxReads++
-	path, from, igen, info := p.path, p.idxEnd, p.igen, p.idxInfo
+	path, from, igen, info, keepRaw := p.path, p.idxEnd, p.igen, p.idxInfo, p.raw != nil
 	seen := make(map[string]bool, len(p.events))
 	for _, e := range p.events {
 		seen[e] = true
@@ -139,7 +140,7 @@ func (p *Pane) indexMore() tea.Cmd {
 		if st, err := os.Stat(path); err != nil || info == nil || !os.SameFile(st, info) || st.Size() < from {
 			return indexMoreMsg{gen: igen, from: from, indexed: indexed{err: errShrunk}}
 		}
-		return indexMoreMsg{gen: igen, from: from, indexed: scanIndex(context.Background(), path, from, seen, nil)}
+		return indexMoreMsg{gen: igen, from: from, indexed: scanIndex(context.Background(), path, from, seen, nil, keepRaw)}
 	}
 }
 

@@ -90,6 +90,10 @@ func (p *Pane) fetchRows() tea.Cmd {
 		if _, ok := p.rows.get(off); ok || p.asked[off] {
 			continue
 		}
+		if p.raw != nil {
+			p.rows.put(off, rowOf(p.raw[off:p.lineEnd(line)-1])) // in memory: no I/O
+			continue
+		}
 		p.asked[off] = true
 		offs, ends = append(offs, off), append(ends, p.lineEnd(line))
 	}
@@ -187,8 +191,20 @@ func (p *Pane) refilter() tea.Cmd {
 	return p.startPass(0)
 }
 
-// startPass filters lines [from, len(offs)) into the view.
+// startPass filters lines [from, len(offs)) into the view: at once when
+// they are in memory (a small log, or the tail before the index lands), else
+// in a pass off the UI goroutine.
 func (p *Pane) startPass(from int) tea.Cmd {
+	if p.raw != nil || !p.indexed {
+		if p.pass != nil {
+			p.pass.cancel()
+		}
+		p.passing = false
+		p.view = append(p.view, p.filterNow(from)...)
+		p.passNext = len(p.offs)
+		p.settleSelection()
+		return nil
+	}
 	good := p.good
 	if !p.indexed {
 		good = nil // the tail's line numbers are not the chain's
@@ -197,6 +213,27 @@ func (p *Pane) startPass(from int) tea.Cmd {
 	p.pass, cmd = startPass(p.pass, p.filterGen, p.path, p.offs[:len(p.offs):len(p.offs)], p.idxEnd, from, len(p.offs), p.spec(), good)
 	p.passing = true
 	return cmd
+}
+
+// filterNow filters lines [from, len(offs)) held in memory.
+func (p *Pane) filterNow(from int) []int {
+	var out []int
+	sp := p.spec()
+	if p.raw == nil { // the tail: its rows are cached
+		for i := from; i < len(p.offs); i++ {
+			if r, ok := p.rows.get(p.offs[i]); ok && sp.keeps(r) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	lf, known := newLineFilter(sp), int(p.good.Load())
+	for i := from; i < len(p.offs); i++ {
+		if lf.keeps(p.raw[p.offs[i]:p.lineEnd(i)-1], i < known) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 func (p *Pane) applyBatch(m filterBatchMsg) tea.Cmd {
