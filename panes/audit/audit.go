@@ -63,9 +63,9 @@ type Pane struct {
 	idxEnd     int64 // just after the last indexed line
 	idxInfo    os.FileInfo
 	raw        []byte // the bytes [0, idxEnd) of a small log (see inMemoryLog); nil otherwise
-	indexed    bool // offs covers the whole file
-	indexing   bool // a full scan is in flight
-	igen       int  // generation of the latest full scan
+	indexed    bool   // offs covers the whole file
+	indexing   bool   // a full scan is in flight
+	igen       int    // generation of the latest full scan
 	idxDone    int64
 	idxTotal   int64
 	idxReads   int  // index extensions in flight

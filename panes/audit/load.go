@@ -308,4 +308,3 @@ func (p *Pane) noteSeen(first string) {
 		}
 	}
 }
-

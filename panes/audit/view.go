@@ -598,5 +598,3 @@ func (p *Pane) FullHelp() [][]key.Binding {
 	k := p.keys
 	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Open, k.Back, k.Filter, k.Event, k.Outcome, k.Clear}}
 }
-
-
