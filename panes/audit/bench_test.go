@@ -48,9 +48,10 @@ func writeValidLog(tb testing.TB, path string, n int) {
 	if err := w.Flush(); err != nil {
 		tb.Fatal(err)
 	}
+	st, _ := f.Stat()
 	f.Close()
 	if n > 0 {
-		head, _ := json.Marshal(map[string]any{"seq": last.Seq, "hash": last.Hash})
+		head, _ := json.Marshal(map[string]any{"seq": last.Seq, "hash": last.Hash, "size": st.Size()})
 		if err := os.WriteFile(audit.HeadPath(path), head, 0o600); err != nil {
 			tb.Fatal(err)
 		}
