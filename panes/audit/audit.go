@@ -122,6 +122,7 @@ type Pane struct {
 
 	watcher  *panes.Watcher
 	smallLog int64 // smallLog when the pane was made
+	inMemory int64 // inMemoryLog when the pane was made
 }
 
 // New builds the pane over the log at path. It reads nothing: Init starts the reads.
@@ -130,7 +131,7 @@ func New(path string, styles *themes.Styles) *Pane {
 	ti.Prompt = "/"
 	ti.Placeholder = "fuzzy filter"
 	return &Pane{path: path, styles: styles, keys: defaultKeys(), filter: ti, follow: true, wantDetail: -1,
-		smallLog: smallLog, good: &atomic.Int64{}, asked: map[int64]bool{}}
+		smallLog: smallLog, inMemory: inMemoryLog, good: &atomic.Int64{}, asked: map[int64]bool{}}
 }
 
 func (p *Pane) ID() string                 { return "audit" }
@@ -439,7 +440,7 @@ func (p *Pane) LoadSync() {
 	good := &atomic.Int64{}
 	p.nextGood = good
 	ctx := context.Background()
-	runSync(p, p.Update(indexMsg{gen: p.igen, indexed: scanIndex(ctx, p.path, 0, nil, nil, true)}))
+	runSync(p, p.Update(indexMsg{gen: p.igen, indexed: scanIndex(ctx, p.path, 0, nil, nil, p.inMemory)}))
 	p.Update(verifyMsg{gen: p.gen, verified: verifyLog(ctx, p.path, nil, good)}) // a confirmation's timer is left unrun
 	if p.height == 0 {
 		p.height = 100

@@ -13,8 +13,7 @@ import (
 // Two change signals in a burst start two reads from the same offset; only
 // one may be applied, or rows double and the badge cries BROKEN.
 func TestOverlappingReadsApplyOnce(t *testing.T) {
-	defer func(n int64) { smallLog = n }(smallLog)
-	smallLog = 0 // the incremental path, which large logs take
+	largePath(t) // the incremental path, which large logs take
 	path := filepath.Join(t.TempDir(), "audit.log")
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	l, err := audit.Open(path, func() time.Time { return t0 })

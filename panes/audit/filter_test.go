@@ -50,17 +50,25 @@ func hostileLog(t *testing.T) (string, [][]byte) {
 	valid := append([]byte(nil), lines[0]...)
 	damage := []func([]byte) []byte{
 		func(b []byte) []byte { return bytes.Replace(b, []byte("living-room"), []byte("living-ROOM"), 1) }, // edited: still canonical
-		func(b []byte) []byte { return bytes.Replace(b, []byte(`{"seq":`), []byte(`{"seq": `), 1) },      // spacing
-		func(b []byte) []byte { return bytes.Replace(b, []byte(`"time"`), []byte(`"TIME"`), 1) },          // key case
+		func(b []byte) []byte { return bytes.Replace(b, []byte(`{"seq":`), []byte(`{"seq": `), 1) },        // spacing
+		func(b []byte) []byte { return bytes.Replace(b, []byte(`"time"`), []byte(`"TIME"`), 1) },           // key case
 		func(b []byte) []byte { return []byte("not an entry at all") },
-		func(b []byte) []byte { return nil },                                                        // empty line
-		func(b []byte) []byte { return bytes.Replace(b, []byte(`,"prev":"`), []byte(`,"time":"evil","prev":"`), 1) }, // a duplicate key after details
-		func(b []byte) []byte { return bytes.Replace(b, []byte(`"details":{}`), []byte(`"details":{},"event":"denied"`), 1) },
+		func(b []byte) []byte { return nil }, // empty line
+		func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`,"prev":"`), []byte(`,"time":"evil","prev":"`), 1)
+		}, // a duplicate key after details
+		func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"details":{}`), []byte(`"details":{},"event":"denied"`), 1)
+		},
 		func(b []byte) []byte { return bytes.Replace(b, []byte(`"success":true`), []byte(`"success":tru`), 1) },
 		func(b []byte) []byte { return bytes.Replace(b, []byte(`{"seq":0`), []byte(`{"seq":00`), 1) },
-		func(b []byte) []byte { return bytes.Replace(b, []byte(`"actor":"agent:planner"`), []byte(`"actor":"agent:pl\u0061nner"`), 1) }, // an escape
+		func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"actor":"agent:planner"`), []byte(`"actor":"agent:pl\u0061nner"`), 1)
+		}, // an escape
 		func(b []byte) []byte { return append(append([]byte(nil), b...), " "...) },
-		func(b []byte) []byte { return bytes.Replace(b, []byte(`"seq":0`), []byte(`"seq":99999999999999999999`), 1) }, // overflows int64
+		func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"seq":0`), []byte(`"seq":99999999999999999999`), 1)
+		}, // overflows int64
 	}
 	for _, d := range damage {
 		lines = append(lines, d(valid))

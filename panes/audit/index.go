@@ -23,7 +23,8 @@ type indexed struct {
 
 // inMemoryLog is the size up to which the pane keeps the log's bytes: rows
 // and filters are then computed at once, on the UI goroutine, without I/O.
-const inMemoryLog = 2 << 20
+// (A variable: tests take the large logs' path with small ones.)
+var inMemoryLog int64 = 2 << 20
 
 // maxEvents bounds the event names kept for the event filter's cycle (a
 // hostile log could hold a million different ones).
@@ -35,8 +36,8 @@ var kEventKey = []byte(`","event":"`)
 // from on (from is a line start), reading only bytes: no line is parsed.
 // seen holds the event names already known (read only). progress, when set,
 // is told how far the scan is after every chunk.
-// keepRaw keeps the bytes read when the file is small (see inMemoryLog).
-func scanIndex(ctx context.Context, path string, from int64, seen map[string]bool, progress func(done, total int64), keepRaw bool) indexed {
+// The bytes read are kept when the file is at most rawLimit bytes (see inMemoryLog).
+func scanIndex(ctx context.Context, path string, from int64, seen map[string]bool, progress func(done, total int64), rawLimit int64) indexed {
 	out := indexed{end: from}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -57,7 +58,7 @@ func scanIndex(ctx context.Context, path string, from int64, seen map[string]boo
 		out.err = errShrunk
 		return out
 	}
-	keepRaw = keepRaw && st.Size() <= inMemoryLog
+	keepRaw := st.Size() <= rawLimit
 	news := map[string]bool{}
 	buf := make([]byte, passChunk)
 	pos, start := from, from // pos: where the next read begins; start: the current line's start

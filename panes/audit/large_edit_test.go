@@ -14,8 +14,7 @@ import (
 // re-reads the whole log, an entry edited in place in the middle (same inode,
 // same size, the last line untouched) still turns the badge within a second.
 func TestLiveBadgeInPlaceEditLargeLog(t *testing.T) {
-	defer func(n int64) { smallLog = n }(smallLog)
-	smallLog = 0
+	largePath(t)
 	path, _ := liveLog(t, 20)
 	m, _ := startHost(t, path)
 	editInPlace(t, path, 7)

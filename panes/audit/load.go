@@ -108,9 +108,9 @@ func (p *Pane) reload() tea.Cmd {
 	p.indexing = true
 	p.good = &atomic.Int64{} // the lines the filter may trust are the new verification's
 	p.idxDone, p.idxTotal = 0, 0
-	path, igen := p.path, p.igen
+	path, igen, limit := p.path, p.igen, p.inMemory
 	index := streamed("index", igen, func(progress func(done, total int64)) tea.Msg {
-		return indexMsg{gen: igen, indexed: scanIndex(ctx, path, 0, nil, progress, true)}
+		return indexMsg{gen: igen, indexed: scanIndex(ctx, path, 0, nil, progress, limit)}
 	})
 	return tea.Batch(index, p.verify(ctx, false))
 }
@@ -131,7 +131,11 @@ func (p *Pane) verify(ctx context.Context, confirm bool) tea.Cmd {
 // indexMore extends the index by the bytes appended since it was read.
 func (p *Pane) indexMore() tea.Cmd {
 	p.idxReads++
-	path, from, igen, info, keepRaw := p.path, p.idxEnd, p.igen, p.idxInfo, p.raw != nil
+	path, from, igen, info := p.path, p.idxEnd, p.igen, p.idxInfo
+	limit := int64(-1) // grown past inMemoryLog: the bytes are read from the file
+	if p.raw != nil {
+		limit = p.inMemory
+	}
 	seen := make(map[string]bool, len(p.events))
 	for _, e := range p.events {
 		seen[e] = true
@@ -140,7 +144,7 @@ func (p *Pane) indexMore() tea.Cmd {
 		if st, err := os.Stat(path); err != nil || info == nil || !os.SameFile(st, info) || st.Size() < from {
 			return indexMoreMsg{gen: igen, from: from, indexed: indexed{err: errShrunk}}
 		}
-		return indexMoreMsg{gen: igen, from: from, indexed: scanIndex(context.Background(), path, from, seen, nil, keepRaw)}
+		return indexMoreMsg{gen: igen, from: from, indexed: scanIndex(context.Background(), path, from, seen, nil, limit)}
 	}
 }
 

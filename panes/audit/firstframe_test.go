@@ -1,0 +1,69 @@
+package auditpane
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/audit"
+)
+
+// TestFirstFrameComesFromTheTail: the first frame shows the log's last rows
+// from the tail read alone — before the index and the verification, which
+// start only once it has landed — and says the chain is being verified.
+func TestFirstFrameComesFromTheTail(t *testing.T) {
+	path := bigEnough(t, 12000)
+	p := New(path, benchStyles())
+	defer p.Close()
+	if cmd := p.Init(); cmd == nil {
+		t.Fatal("Init started nothing")
+	}
+	if p.indexing || p.loading {
+		t.Fatal("the full reads started before the first frame")
+	}
+	cmd := p.Update(readTail(path)())
+	if !p.indexing || !p.loading || cmd == nil {
+		t.Fatal("the tail did not start the index and the verification")
+	}
+	frame := p.View(120, 30)
+	for _, want := range []string{"verifying…", "task-0002999", "approval_denied"} {
+		if !strings.Contains(frame, want) {
+			t.Fatalf("the first frame lacks %q:\n%s", want, frame)
+		}
+	}
+	if len(p.offs) != tailRows || p.chain != nil {
+		t.Fatalf("the first frame read %d lines", len(p.offs))
+	}
+}
+
+// TestLargeLogFollowsAndFiltersLive: on a log read from the file (not held in
+// memory), the real program shows the chain verified, narrows to a typed
+// task, and an entry for that task appended afterwards joins the filtered
+// view, read from the new bytes alone.
+func TestLargeLogFollowsAndFiltersLive(t *testing.T) {
+	path := bigEnough(t, 12000)
+	m, tm := startHost(t, path) // the pane's state belongs to the program now: the test reads the screen
+	for _, r := range "/task-0000123" {
+		tm.Send(keyMsg(r))
+	}
+	m.waitScreen(t, "the filtered rows", 10*time.Second, func(s string) bool {
+		s = ansi.Strip(s)
+		return strings.Count(s, "task-0000123") == 5 && !strings.Contains(s, "filtering") // the rows and the query
+	})
+	l, err := audit.Open(path, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(audit.Entry{Actor: "agent:late", Event: audit.EventSubmitted, TaskID: "task-0000123", Success: true}); err != nil {
+		t.Fatal(err)
+	}
+	m.waitScreen(t, "the appended row", 10*time.Second, func(s string) bool {
+		s = ansi.Strip(s)
+		return strings.Count(s, "task-0000123") == 6 && strings.Contains(s, "agent:late") && strings.Contains(s, "✓ chain verified · 12001 entries")
+	})
+}
+
+func keyMsg(r rune) tea.Msg { return tea.KeyPressMsg{Code: r, Text: string(r)} }
