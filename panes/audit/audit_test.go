@@ -76,3 +76,35 @@ func TestRowsShowHostileTextEscaped(t *testing.T) {
 		t.Fatal("plain text changed")
 	}
 }
+
+// TestEventFilterCyclesTheIndexedEvents: the event names come from the
+// index scan (no row parsed), in order of appearance, and `e` cycles them,
+// in memory and on the path large logs take.
+func TestEventFilterCyclesTheIndexedEvents(t *testing.T) {
+	for _, large := range []bool{false, true} {
+		t.Run(map[bool]string{false: "small", true: "large"}[large], func(t *testing.T) {
+			if large {
+				largePath(t)
+			}
+			path := filepath.Join(t.TempDir(), "audit.log")
+			writeValidLog(t, path, 10)
+			p := New(path, benchStyles())
+			defer p.Close()
+			p.LoadSync()
+			want := []string{"submitted", "approved", "executed", "denied"}
+			if strings.Join(p.events, ",") != strings.Join(want, ",") {
+				t.Fatalf("events %q", p.events)
+			}
+			for i, ev := range append(want, "") {
+				runSync(p, p.Update(keyMsg('e')))
+				lines := 10
+				if ev != "" {
+					lines = []int{3, 3, 2, 2}[i]
+				}
+				if p.event != ev || p.viewLen() != lines {
+					t.Fatalf("after %d presses: event %q, %d rows", i+1, p.event, p.viewLen())
+				}
+			}
+		})
+	}
+}

@@ -30,8 +30,6 @@ var inMemoryLog int64 = 2 << 20
 // hostile log could hold a million different ones).
 const maxEvents = 256
 
-var kEventKey = []byte(`","event":"`)
-
 // scanIndex finds the starts of the complete lines of the log from offset
 // from on (from is a line start), reading only bytes: no line is parsed.
 // seen holds the event names already known (read only). progress, when set,
@@ -59,7 +57,10 @@ func scanIndex(ctx context.Context, path string, from int64, seen map[string]boo
 		return out
 	}
 	keepRaw := st.Size() <= rawLimit
-	news := map[string]bool{}
+	known := make(map[string]bool, len(seen))
+	for e := range seen {
+		known[e] = true
+	}
 	buf := make([]byte, passChunk)
 	pos, start := from, from // pos: where the next read begins; start: the current line's start
 	for {
@@ -75,9 +76,9 @@ func scanIndex(ctx context.Context, path string, from int64, seen map[string]boo
 				break
 			}
 			out.offs = append(out.offs, start)
-			if start >= pos && len(seen)+len(news) < maxEvents {
+			if start >= pos && len(known) < maxEvents {
 				// a line wholly in this chunk: note its event name
-				noteEvent(chunk[start-pos:i+nl], seen, news, &out.events)
+				noteEvent(chunk[start-pos:i+nl], known, &out.events)
 			}
 			i += nl + 1
 			start = pos + int64(i)
@@ -106,18 +107,22 @@ func scanIndex(ctx context.Context, path string, from int64, seen map[string]boo
 var errShrunk = errors.New("the log is shorter than what was read")
 
 // noteEvent records the event name of a line in canonical shape, if new.
-func noteEvent(line []byte, seen, news map[string]bool, events *[]string) {
-	head := line[:min(len(line), 1024)]
-	i := bytes.Index(head, kEventKey)
-	if i < 0 {
+// It walks the line as readHead does, but only up to the event: the index
+// pays a few byte searches a line, not a parse.
+func noteEvent(line []byte, known map[string]bool, events *[]string) {
+	c := cursor{b: line, ok: true}
+	c.lit(kSeq)
+	c.digits()
+	c.lit(kTime)
+	c.str()
+	c.lit(kActor)
+	c.str()
+	c.lit(kEvent)
+	ev := c.str()
+	if !c.ok || known[string(ev)] {
 		return
 	}
-	v := head[i+len(kEventKey):]
-	j := bytes.IndexByte(v, '"')
-	if j < 0 || !plain(v[:j]) || seen[string(v[:j])] || news[string(v[:j])] {
-		return
-	}
-	name := string(v[:j])
-	news[name] = true
+	name := string(ev)
+	known[name] = true
 	*events = append(*events, name)
 }
