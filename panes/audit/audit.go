@@ -81,8 +81,7 @@ type Pane struct {
 	anchor   *audit.Report // the head disagrees with the chain
 	verDone  int64
 	verTotal int64
-	good     *atomic.Int64 // lines of the shown chain verified valid (for the filter)
-	nextGood *atomic.Int64 // the same for the verification in flight
+	good     *atomic.Int64 // lines the latest verification (done or in flight) found valid: the filter trusts them
 	// seen is the chain this screen last showed verified: a log deleted, cut
 	// or replaced together with its head verifies on its own, not against it
 	seenN      int64
@@ -270,14 +269,21 @@ func (p *Pane) applyIndex(msg indexMsg) tea.Cmd {
 	}
 	cmd := p.refilter()
 	if selOff >= 0 {
-		line := sort.Search(len(p.offs), func(i int) bool { return p.offs[i] >= selOff })
-		p.sel = p.viewIndexOf(line)
+		p.sel = p.viewIndexOf(p.lineOf(selOff))
+	}
+	if p.wantDetail >= 0 {
+		p.detailLine = p.lineOf(p.wantDetail) // numbered anew
 	}
 	if p.idxPending {
 		p.idxPending = false
 		cmd = tea.Batch(cmd, p.indexMore())
 	}
 	return cmd
+}
+
+// lineOf is the number of the first line starting at or after off.
+func (p *Pane) lineOf(off int64) int {
+	return sort.Search(len(p.offs), func(i int) bool { return p.offs[i] >= off })
 }
 
 func (p *Pane) applyIndexMore(msg indexMoreMsg) tea.Cmd {
@@ -337,7 +343,6 @@ func (p *Pane) applyVerify(msg verifyMsg) tea.Cmd {
 	p.loading = false
 	p.loadErr = msg.err
 	p.end, p.chain, p.mark, p.anchor = msg.end, msg.chain, msg.mark, msg.anchor
-	p.good = p.nextGood
 	if b := p.chain.Bad(); b != nil && (b.Reason == audit.ReasonGarbage || b.Reason == audit.ReasonEdited) {
 		p.noteEvent(damagedEvent)
 	}
@@ -438,7 +443,7 @@ func (p *Pane) LoadSync() {
 	p.igen++
 	p.gen++
 	good := &atomic.Int64{}
-	p.nextGood = good
+	p.good = good
 	ctx := context.Background()
 	runSync(p, p.Update(indexMsg{gen: p.igen, indexed: scanIndex(ctx, p.path, 0, nil, nil, p.inMemory)}))
 	p.Update(verifyMsg{gen: p.gen, verified: verifyLog(ctx, p.path, nil, good)}) // a confirmation's timer is left unrun

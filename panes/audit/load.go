@@ -106,7 +106,6 @@ func (p *Pane) reload() tea.Cmd {
 	p.cancelLoad = cancel
 	p.igen++
 	p.indexing = true
-	p.good = &atomic.Int64{} // the lines the filter may trust are the new verification's
 	p.idxDone, p.idxTotal = 0, 0
 	path, igen, limit := p.path, p.igen, p.inMemory
 	index := streamed("index", igen, func(progress func(done, total int64)) tea.Msg {
@@ -121,7 +120,7 @@ func (p *Pane) verify(ctx context.Context, confirm bool) tea.Cmd {
 	p.loading = true
 	p.verDone, p.verTotal = 0, 0
 	good := &atomic.Int64{}
-	p.nextGood = good
+	p.good = good
 	path, gen := p.path, p.gen
 	return streamed("verify", gen, func(progress func(done, total int64)) tea.Msg {
 		return verifyMsg{gen: gen, confirm: confirm, verified: verifyLog(ctx, path, progress, good)}
