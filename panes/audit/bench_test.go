@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,6 +103,22 @@ func heapInuseMB() float64 {
 	return float64(m.HeapInuse) / (1 << 20)
 }
 
+// peakRSSMB is the test process's peak resident size so far (Linux's
+// VmHWM): it bounds every benchmark run before it in the same process.
+func peakRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
 // BenchmarkFirstFrameMillionEntries is the time from constructing the pane
 // on a 1,000,000-entry log to its first View with rows (target: 50 ms).
 func BenchmarkFirstFrameMillionEntries(b *testing.B) {
@@ -117,6 +135,7 @@ func BenchmarkFirstFrameMillionEntries(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(heapInuseMB(), "heapMB")
+	b.ReportMetric(peakRSSMB(), "peakRSSMB")
 }
 
 // BenchmarkIndexMillionEntries is the byte scan for line starts that lets
@@ -144,6 +163,7 @@ func BenchmarkBadgeMillionEntries(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(heapInuseMB(), "heapMB")
+	b.ReportMetric(peakRSSMB(), "peakRSSMB")
 }
 
 // BenchmarkFilterMillionEntries is the time from the filter's last key to
@@ -171,7 +191,27 @@ func BenchmarkFilterMillionEntries(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(heapInuseMB()-before, "heapGrowthMB")
+			b.ReportMetric(peakRSSMB(), "peakRSSMB")
 		})
 	}
+	p.Close()
+}
+
+// BenchmarkLoadMillionEntries is the whole background load (index and
+// verification) and what the pane holds afterwards (target: ≤ 100 MB).
+func BenchmarkLoadMillionEntries(b *testing.B) {
+	path := bigLog(b)
+	var p *Pane
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p = New(path, benchStyles())
+		p.LoadSync()
+		if p.chain.Len() != 1_000_000 || p.broken() != nil || len(p.offs) != 1_000_000 {
+			b.Fatalf("badge %q, %d lines", p.Report(), len(p.offs))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(heapInuseMB(), "heapMB") // the pane is still live here
+	b.ReportMetric(peakRSSMB(), "peakRSSMB")
 	p.Close()
 }
