@@ -82,8 +82,8 @@ func (f *lineFilter) keeps(line []byte, verified bool) bool {
 		}
 		return f.sp.query == "" || len(fuzzy.Find(f.sp.query, []string{string(h.hay(nil, false))})) == 1
 	}
-	if tailShaped(line, h) && !f.maybe(h, false) && !f.maybe(h, true) {
-		return false
+	if !f.maybe(h, false) && !f.maybe(h, true) && tailShaped(line, h) {
+		return false // neither row it can be passes: no need to know which
 	}
 	return f.sp.keeps(rowOf(line))
 }
