@@ -64,14 +64,21 @@ func (c *cursor) str() []byte {
 	if !c.ok {
 		return nil
 	}
-	rest := c.b[c.at:]
-	end := bytes.IndexByte(rest, '"')
-	if end < 0 || !plain(rest[:end]) {
-		c.ok = false
-		return nil
+	// one loop finds the closing quote and checks the bytes (values are
+	// short: a byte loop beats a search and a second pass)
+	for i := c.at; i < len(c.b); i++ {
+		switch ch := c.b[i]; {
+		case ch == '"':
+			v := c.b[c.at:i]
+			c.at = i
+			return v
+		case ch < 0x20 || ch > 0x7e || ch == '\\':
+			c.ok = false
+			return nil
+		}
 	}
-	c.at += end
-	return rest[:end]
+	c.ok = false
+	return nil
 }
 
 func (c *cursor) digits() {
@@ -153,28 +160,26 @@ func tailShaped(line []byte, h headFields) bool {
 		return false
 	}
 	rest := line[c.at:]
-	p := bytes.LastIndex(rest, kPrev)
-	if p < 0 {
+	// from the end: `,"prev":"P"}` or `,"prev":"P","hash":"H"}`, values plain
+	if !bytes.HasSuffix(rest, []byte(`"}`)) {
 		return false
 	}
-	details := rest[:p]
-	if len(details) == 0 || details[0] != '{' || !json.Valid(details) {
+	body := rest[:len(rest)-2]
+	q := bytes.LastIndexByte(body, '"')
+	if q < 0 || !plain(body[q+1:]) {
 		return false
 	}
-	t := cursor{b: rest, at: p + len(kPrev), ok: true}
-	t.str()
-	if !t.ok {
+	if bytes.HasSuffix(body[:q+1], kHash) {
+		body = body[:q+1-len(kHash)]
+		if q = bytes.LastIndexByte(body, '"'); q < 0 || !plain(body[q+1:]) {
+			return false
+		}
+	}
+	if !bytes.HasSuffix(body[:q+1], kPrev) {
 		return false
 	}
-	switch tail := rest[t.at:]; {
-	case bytes.Equal(tail, []byte(`"}`)):
-		return true
-	case bytes.HasPrefix(tail, kHash):
-		t.lit(kHash)
-		t.str()
-		return t.ok && bytes.Equal(rest[t.at:], []byte(`"}`))
-	}
-	return false
+	details := body[:q+1-len(kPrev)]
+	return len(details) > 0 && details[0] == '{' && json.Valid(details)
 }
 
 // outcome is Entry.Outcome() of the sliced fields (plain ASCII).

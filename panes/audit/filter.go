@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
@@ -50,15 +52,17 @@ func newLineFilter(sp filterSpec) *lineFilter {
 // maybe is the cheap test: whether the row of a line read by readHead (valid
 // or damaged) could pass; every row that passes passes it.
 func (f *lineFilter) maybe(h headFields, damaged bool) bool {
-	event, outcome := h.event, damagedOutcomeB
-	if damaged {
-		event = damagedEventB
-	} else {
-		f.out = h.outcome(f.out[:0])
-		outcome = f.out
-	}
-	if !f.sp.keepsColumns(event, outcome) {
-		return false
+	if f.sp.event != "" || f.sp.outcome != "" {
+		event, outcome := h.event, damagedOutcomeB
+		if damaged {
+			event = damagedEventB
+		} else {
+			f.out = h.outcome(f.out[:0])
+			outcome = f.out
+		}
+		if !f.sp.keepsColumns(event, outcome) {
+			return false
+		}
 	}
 	if f.sp.query == "" {
 		return true
@@ -166,7 +170,11 @@ func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end in
 		return err
 	}
 	defer f.Close()
-	lf := newLineFilter(sp)
+	// the lines of a chunk are judged by one filter per core, in order
+	filters := make([]*lineFilter, min(runtime.GOMAXPROCS(0), 4))
+	for w := range filters {
+		filters[w] = newLineFilter(sp)
+	}
 	lineEnd := func(i int) int64 {
 		if i+1 < len(offs) {
 			return offs[i+1]
@@ -174,6 +182,9 @@ func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end in
 		return end
 	}
 	buf := make([]byte, passChunk)
+	if verified == nil {
+		verified = &atomic.Int64{}
+	}
 	for i := from; i < to; {
 		if ctx.Err() != nil {
 			return nil
@@ -194,13 +205,9 @@ func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end in
 			return err
 		}
 		known := int(verified.Load())
-		var matches []int
-		for k := i; k < j; k++ {
-			line := chunk[offs[k]-start : lineEnd(k)-start-1] // without its newline
-			if lf.keeps(line, k < known) {
-				matches = append(matches, k)
-			}
-		}
+		matches := judge(filters, i, j, func(k int) ([]byte, bool) {
+			return chunk[offs[k]-start : lineEnd(k)-start-1], k < known // without its newline
+		})
 		fp.scanned.Add(int64(j - i))
 		i = j
 		if passHook != nil {
@@ -213,4 +220,33 @@ func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end in
 		}
 	}
 	return nil
+}
+
+// judge returns the lines in [i, j) the filters keep, ascending, splitting
+// the range between them (each filter has scratch space of its own).
+func judge(filters []*lineFilter, i, j int, line func(k int) ([]byte, bool)) []int {
+	parts := make([][]int, len(filters))
+	per := (j - i + len(filters) - 1) / len(filters)
+	var wg sync.WaitGroup
+	for w, lf := range filters {
+		lo, hi := i+w*per, min(i+(w+1)*per, j)
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := lo; k < hi; k++ {
+				if b, verified := line(k); lf.keeps(b, verified) {
+					parts[w] = append(parts[w], k)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var out []int
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }
