@@ -143,8 +143,9 @@ func startPass(prev *filterPass, gen int, path string, offs []int64, end int64, 
 			<-wait // one pass at a time
 		}
 		err := fp.run(ctx, path, offs, end, from, to, sp, verified)
-		if ctx.Err() == nil {
-			fp.out <- filterBatch{gen: gen, next: to, done: true, err: err}
+		select { // unless cancelled meanwhile: nobody reads a cancelled pass
+		case fp.out <- filterBatch{gen: gen, next: to, done: true, err: err}:
+		case <-ctx.Done():
 		}
 	}()
 	return fp, fp.wait()
