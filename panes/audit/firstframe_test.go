@@ -1,6 +1,7 @@
 package auditpane
 
 import (
+	"path/filepath"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -15,7 +16,9 @@ import (
 // from the tail read alone — before the index and the verification, which
 // start only once it has landed — and says the chain is being verified.
 func TestFirstFrameComesFromTheTail(t *testing.T) {
-	path := bigEnough(t, 12000)
+	largePath(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	writeValidLog(t, path, 3000)
 	p := New(path, benchStyles())
 	defer p.Close()
 	if cmd := p.Init(); cmd == nil {
@@ -29,7 +32,7 @@ func TestFirstFrameComesFromTheTail(t *testing.T) {
 		t.Fatal("the tail did not start the index and the verification")
 	}
 	frame := p.View(120, 30)
-	for _, want := range []string{"verifying…", "task-0002999", "approval_denied"} {
+	for _, want := range []string{"verifying…", "task-0000749", "approval_denied"} {
 		if !strings.Contains(frame, want) {
 			t.Fatalf("the first frame lacks %q:\n%s", want, frame)
 		}
@@ -44,7 +47,9 @@ func TestFirstFrameComesFromTheTail(t *testing.T) {
 // task, and an entry for that task appended afterwards joins the filtered
 // view, read from the new bytes alone.
 func TestLargeLogFollowsAndFiltersLive(t *testing.T) {
-	path := bigEnough(t, 12000)
+	largePath(t) // the bytes read from the file, as a log above inMemoryLog is
+	path := filepath.Join(t.TempDir(), "audit.log")
+	writeValidLog(t, path, 2000)
 	m, tm := startHost(t, path) // the pane's state belongs to the program now: the test reads the screen
 	for _, r := range "/task-0000123" {
 		tm.Send(keyMsg(r))
@@ -62,7 +67,7 @@ func TestLargeLogFollowsAndFiltersLive(t *testing.T) {
 	}
 	m.waitScreen(t, "the appended row", 10*time.Second, func(s string) bool {
 		s = ansi.Strip(s)
-		return strings.Count(s, "task-0000123") == 6 && strings.Contains(s, "agent:late") && strings.Contains(s, "✓ chain verified · 12001 entries")
+		return strings.Count(s, "task-0000123") == 6 && strings.Contains(s, "agent:late") && strings.Contains(s, "✓ chain verified · 2001 entries")
 	})
 }
 

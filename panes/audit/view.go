@@ -467,13 +467,16 @@ func (p *Pane) View(w, h int) string {
 	for i := p.top; i < n && i < p.top+tableH; i++ {
 		li := p.lineAt(i)
 		r, ok := p.rows.get(p.offs[li])
+		if !ok {
+			r = row{time: "…"} // being read
+		}
 		var line string
 		switch {
-		case !ok:
-			line = s.Muted.Render(cols.format("…", "", "", "", "", "")) // being read
 		case int64(li) == badLine:
 			// the entry where the chain breaks: marked, whatever the filter
 			line = s.Err.Render(cols.format(r.time, r.actor, r.event, r.task, r.target, "✗ "+p.broken().Reason))
+		case !ok:
+			line = s.Muted.Render(cols.format(r.time, "", "", "", "", ""))
 		case query != "":
 			line = cols.format(r.time, r.actor, r.event, r.task, r.target, r.outcome)
 			if m := fuzzy.Find(query, []string{r.hay()}); len(m) == 1 {
