@@ -267,6 +267,7 @@ func (p *Pane) applyIndex(msg indexMsg) tea.Cmd {
 	for _, e := range msg.events {
 		p.noteEvent(e)
 	}
+	p.noteDamaged()
 	cmd := p.refilter()
 	if selOff >= 0 {
 		p.sel = p.viewIndexOf(p.lineOf(selOff))
@@ -343,9 +344,7 @@ func (p *Pane) applyVerify(msg verifyMsg) tea.Cmd {
 	p.loading = false
 	p.loadErr = msg.err
 	p.end, p.chain, p.mark, p.anchor = msg.end, msg.chain, msg.mark, msg.anchor
-	if b := p.chain.Bad(); b != nil && (b.Reason == audit.ReasonGarbage || b.Reason == audit.ReasonEdited) {
-		p.noteEvent(damagedEvent)
-	}
+	p.noteDamaged()
 	gone := p.lostSince(msg.first)
 	var confirm tea.Cmd
 	if (p.anchor != nil || gone != nil) && !msg.confirm {
@@ -407,6 +406,17 @@ func (p *Pane) noteEvent(e string) {
 	if !p.seenEvent[e] && len(p.events) < maxEvents {
 		p.seenEvent[e] = true
 		p.events = append(p.events, e)
+	}
+}
+
+// noteDamaged offers "(damaged)" to the event filter once the chain has
+// found a line that does not parse (the index, which parses nothing, cannot).
+func (p *Pane) noteDamaged() {
+	if p.chain == nil {
+		return
+	}
+	if b := p.chain.Bad(); b != nil && (b.Reason == audit.ReasonGarbage || b.Reason == audit.ReasonEdited) {
+		p.noteEvent(damagedEvent)
 	}
 }
 
