@@ -292,3 +292,38 @@ func TestFilterKeystrokeCancelsThePass(t *testing.T) {
 		}
 	}
 }
+
+// TestFilteredViewOfAHostileLog: through the pane — pass, offsets, the chain's
+// verified lines — the view holds exactly the lines whose rows pass, held in
+// memory or read from the file.
+func TestFilteredViewOfAHostileLog(t *testing.T) {
+	for _, large := range []bool{false, true} {
+		t.Run(map[bool]string{false: "small", true: "large"}[large], func(t *testing.T) {
+			if large {
+				largePath(t)
+			}
+			path, lines := hostileLog(t)
+			p := New(path, benchStyles())
+			defer p.Close()
+			p.LoadSync()
+			for _, sp := range filterSpecs() {
+				p.event = sp.event
+				p.outcome = map[string]int{"": 0, "ok": 1, "failed": 2}[sp.outcome]
+				p.filter.SetValue(sp.query)
+				runSync(p, p.refilter())
+				var want []int
+				for i, l := range lines {
+					if sp.keeps(rowOf(l)) {
+						want = append(want, i)
+					}
+				}
+				if sp.empty() {
+					continue // no filter: every line shows, no view is kept
+				}
+				if got := p.view; !reflect.DeepEqual(got, want) {
+					t.Fatalf("spec %+v: view %v, want %v", sp, got, want)
+				}
+			}
+		})
+	}
+}
