@@ -40,6 +40,16 @@ func TestFirstFrameComesFromTheTail(t *testing.T) {
 	if len(p.offs) != tailRows || p.chain != nil {
 		t.Fatalf("the first frame read %d lines", len(p.offs))
 	}
+	// the reads report progress; a stale read's report is ignored
+	p.Update(progressMsg{kind: "verify", gen: p.gen, done: 43, total: 100})
+	p.Update(progressMsg{kind: "index", gen: p.igen, done: 1, total: 5})
+	p.Update(progressMsg{kind: "verify", gen: p.gen - 1, done: 99, total: 100})
+	frame = ansi.Strip(p.View(120, 30))
+	for _, want := range []string{"verifying… 43%", "indexing… 20%"} {
+		if !strings.Contains(frame, want) {
+			t.Fatalf("the frame lacks %q:\n%s", want, frame)
+		}
+	}
 }
 
 // TestLargeLogFollowsAndFiltersLive: on a log read from the file (not held in
