@@ -13,8 +13,7 @@ import (
 // Two change signals in a burst start two reads from the same offset; only
 // one may be applied, or rows double and the badge cries BROKEN.
 func TestOverlappingReadsApplyOnce(t *testing.T) {
-	defer func(n int64) { smallLog = n }(smallLog)
-	smallLog = 0 // the incremental path, which large logs take
+	largePath(t) // the incremental path, which large logs take
 	path := filepath.Join(t.TempDir(), "audit.log")
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	l, err := audit.Open(path, func() time.Time { return t0 })
@@ -40,8 +39,8 @@ func TestOverlappingReadsApplyOnce(t *testing.T) {
 	if cmd := p.Update(second()); cmd != nil {
 		p.Update(cmd())
 	}
-	if p.chain.Bad() != nil || p.chain.Len() != 7 || len(p.rows) != 7 {
-		t.Fatalf("badge %q, %d rows", p.Report(), len(p.rows))
+	if p.chain.Bad() != nil || p.chain.Len() != 7 {
+		t.Fatalf("badge %q", p.Report())
 	}
 }
 
@@ -52,7 +51,7 @@ func TestDetailClosedBeforeItArrivesStaysClosed(t *testing.T) {
 	pal, _ := themes.Palettes("dark")
 	p := New(path, themes.New(pal))
 	p.LoadSync()
-	cmd := p.openDetail(p.rows[0].off)
+	cmd := p.openDetail(p.offs[0])
 	p.wantDetail = -1 // esc before the read lands
 	p.Update(cmd())
 	if p.detail != nil {
@@ -60,41 +59,10 @@ func TestDetailClosedBeforeItArrivesStaysClosed(t *testing.T) {
 	}
 }
 
-// A large log is filtered in a command; rows appended meanwhile still join
-// the view once the result lands, and a superseded result is dropped.
-func TestLargeLogFiltersOffTheUIGoroutine(t *testing.T) {
-	pal, _ := themes.Palettes("dark")
-	p := New(filepath.Join(t.TempDir(), "audit.log"), themes.New(pal))
-	for i := 0; i < syncFilterRows+5000; i++ {
-		ev := "submitted"
-		if i%10 == 0 {
-			ev = "denied"
-		}
-		p.rows = append(p.rows, row{event: ev, outcome: "ok", hay: ev})
-	}
-	p.noteEvents(0)
-	p.event = "denied"
-	stale := p.refilter()
-	cmd := p.refilter() // a newer request supersedes the first
-	if cmd == nil || !p.filterBusy {
-		t.Fatal("a large log was filtered on the UI goroutine")
-	}
-	n := len(p.rows)
-	p.rows = append(p.rows, row{event: "denied", outcome: "ok", hay: "denied"}) // arrives meanwhile
-	p.Update(stale())
-	if !p.filterBusy {
-		t.Fatal("a superseded filter result was applied")
-	}
-	p.Update(cmd())
-	if p.filterBusy || len(p.view) != (n+9)/10+1 || p.view[len(p.view)-1] != n {
-		t.Fatalf("view has %d rows (busy %v)", len(p.view), p.filterBusy)
-	}
-}
-
 // Audit fields come from a file anyone may have written: a terminal escape or
 // an invisible character in them is shown as a marked escape, never sent raw.
 func TestRowsShowHostileTextEscaped(t *testing.T) {
-	r := newRow(audit.Line{Entry: audit.Entry{Actor: "agent\x1b]0;owned\x07", Target: "tv\u202egnp.exe", Event: "submitted", Time: `C:\x41`}})
+	r := newRow(audit.Entry{Actor: "agent\x1b]0;owned\x07", Target: "tv\u202egnp.exe", Event: "submitted", Time: `C:\x41`}, false)
 	if strings.ContainsAny(r.actor, "\x1b\x07") || !strings.Contains(r.actor, `\x1b`) {
 		t.Fatalf("actor %q", r.actor)
 	}
@@ -106,5 +74,37 @@ func TestRowsShowHostileTextEscaped(t *testing.T) {
 	}
 	if plain := "agent:planner"; shown(plain) != plain {
 		t.Fatal("plain text changed")
+	}
+}
+
+// TestEventFilterCyclesTheIndexedEvents: the event names come from the
+// index scan (no row parsed), in order of appearance, and `e` cycles them,
+// in memory and on the path large logs take.
+func TestEventFilterCyclesTheIndexedEvents(t *testing.T) {
+	for _, large := range []bool{false, true} {
+		t.Run(map[bool]string{false: "small", true: "large"}[large], func(t *testing.T) {
+			if large {
+				largePath(t)
+			}
+			path := filepath.Join(t.TempDir(), "audit.log")
+			writeValidLog(t, path, 10)
+			p := New(path, benchStyles())
+			defer p.Close()
+			p.LoadSync()
+			want := []string{"submitted", "approved", "executed", "denied"}
+			if strings.Join(p.events, ",") != strings.Join(want, ",") {
+				t.Fatalf("events %q", p.events)
+			}
+			for i, ev := range append(want, "") {
+				runSync(p, p.Update(keyMsg('e')))
+				lines := 10
+				if ev != "" {
+					lines = []int{3, 3, 2, 2}[i]
+				}
+				if p.event != ev || p.viewLen() != lines {
+					t.Fatalf("after %d presses: event %q, %d rows", i+1, p.event, p.viewLen())
+				}
+			}
+		})
 	}
 }

@@ -21,8 +21,7 @@ func TestLiveBadgeHeadEdited(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			if large {
-				defer func(n int64) { smallLog = n }(smallLog)
-				smallLog = 0
+				largePath(t)
 			}
 			path, _ := liveLog(t, 20)
 			m, _ := startHost(t, path)

@@ -1,6 +1,7 @@
 package auditpane
 
 import (
+	tea "charm.land/bubbletea/v2"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +14,7 @@ import (
 // re-reads the whole log, an entry edited in place in the middle (same inode,
 // same size, the last line untouched) still turns the badge within a second.
 func TestLiveBadgeInPlaceEditLargeLog(t *testing.T) {
-	defer func(n int64) { smallLog = n }(smallLog)
-	smallLog = 0
+	largePath(t)
 	path, _ := liveLog(t, 20)
 	m, _ := startHost(t, path)
 	editInPlace(t, path, 7)
@@ -56,20 +56,49 @@ func TestChangeSignalsDuringAReadDoNotStackReads(t *testing.T) {
 	p.smallLog = 0
 	p.LoadSync()
 	l.Append(audit.Entry{Actor: "agent", Event: audit.EventSubmitted, TaskID: "late", Success: true})
-	first := p.Update(changedMsg{})
-	if first == nil {
-		t.Fatal("a change started no read")
+	first := collect(p.Update(changedMsg{}))
+	if len(first) != 2 {
+		t.Fatalf("a change started %d reads, want the index's and the chain's", len(first))
 	}
 	l.Append(audit.Entry{Actor: "agent", Event: audit.EventSubmitted, TaskID: "later", Success: true})
 	if again := p.Update(changedMsg{}); again != nil {
 		t.Fatal("a second read started while the first was in flight")
 	}
-	next := p.Update(first())
-	if next == nil {
-		t.Fatal("the change signalled meanwhile was not read after the first read")
+	var next []tea.Msg
+	for _, m := range first {
+		next = append(next, collect(p.Update(m))...)
 	}
-	p.Update(next())
-	if p.chain.Len() != 22 || p.broken() != nil {
-		t.Fatalf("%d entries, badge %q", p.chain.Len(), p.Report())
+	reads := 0
+	for _, m := range next {
+		switch m.(type) {
+		case moreMsg, indexMoreMsg:
+			reads++
+		}
+		runSync(p, p.Update(m))
+	}
+	if reads != 2 {
+		t.Fatalf("the change signalled meanwhile started %d reads after the first ones, want 2", reads)
+	}
+	if p.chain.Len() != 22 || p.broken() != nil || len(p.offs) != 22 {
+		t.Fatalf("%d entries, %d lines, badge %q", p.chain.Len(), len(p.offs), p.Report())
+	}
+}
+
+// collect runs a command (and the commands of a batch) and returns their messages.
+func collect(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	switch m := cmd().(type) {
+	case nil:
+		return nil
+	case tea.BatchMsg:
+		var out []tea.Msg
+		for _, c := range m {
+			out = append(out, collect(c)...)
+		}
+		return out
+	default:
+		return []tea.Msg{m}
 	}
 }

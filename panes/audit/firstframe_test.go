@@ -1,0 +1,84 @@
+package auditpane
+
+import (
+	"path/filepath"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/audit"
+)
+
+// TestFirstFrameComesFromTheTail: the first frame shows the log's last rows
+// from the tail read alone — before the index and the verification, which
+// start only once it has landed — and says the chain is being verified.
+func TestFirstFrameComesFromTheTail(t *testing.T) {
+	largePath(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	writeValidLog(t, path, 3000)
+	p := New(path, benchStyles())
+	defer p.Close()
+	if cmd := p.Init(); cmd == nil {
+		t.Fatal("Init started nothing")
+	}
+	if p.indexing || p.loading {
+		t.Fatal("the full reads started before the first frame")
+	}
+	cmd := p.Update(readTail(path)())
+	if !p.indexing || !p.loading || cmd == nil {
+		t.Fatal("the tail did not start the index and the verification")
+	}
+	frame := p.View(120, 30)
+	for _, want := range []string{"verifying…", "task-0000749", "approval_denied"} {
+		if !strings.Contains(frame, want) {
+			t.Fatalf("the first frame lacks %q:\n%s", want, frame)
+		}
+	}
+	if len(p.offs) != tailRows || p.chain != nil {
+		t.Fatalf("the first frame read %d lines", len(p.offs))
+	}
+	// the reads report progress; a stale read's report is ignored
+	p.Update(progressMsg{kind: "verify", gen: p.gen, done: 43, total: 100})
+	p.Update(progressMsg{kind: "index", gen: p.igen, done: 1, total: 5})
+	p.Update(progressMsg{kind: "verify", gen: p.gen - 1, done: 99, total: 100})
+	frame = ansi.Strip(p.View(120, 30))
+	for _, want := range []string{"verifying… 43%", "indexing… 20%"} {
+		if !strings.Contains(frame, want) {
+			t.Fatalf("the frame lacks %q:\n%s", want, frame)
+		}
+	}
+}
+
+// TestLargeLogFollowsAndFiltersLive: on a log read from the file (not held in
+// memory), the real program shows the chain verified, narrows to a typed
+// task, and an entry for that task appended afterwards joins the filtered
+// view, read from the new bytes alone.
+func TestLargeLogFollowsAndFiltersLive(t *testing.T) {
+	largePath(t) // the bytes read from the file, as a log above inMemoryLog is
+	path := filepath.Join(t.TempDir(), "audit.log")
+	writeValidLog(t, path, 2000)
+	m, tm := startHost(t, path) // the pane's state belongs to the program now: the test reads the screen
+	for _, r := range "/task-0000123" {
+		tm.Send(keyMsg(r))
+	}
+	m.waitScreen(t, "the filtered rows", 10*time.Second, func(s string) bool {
+		s = ansi.Strip(s)
+		return strings.Count(s, "task-0000123") == 5 && !strings.Contains(s, "filtering") // the rows and the query
+	})
+	l, err := audit.Open(path, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(audit.Entry{Actor: "agent:late", Event: audit.EventSubmitted, TaskID: "task-0000123", Success: true}); err != nil {
+		t.Fatal(err)
+	}
+	m.waitScreen(t, "the appended row", 10*time.Second, func(s string) bool {
+		s = ansi.Strip(s)
+		return strings.Count(s, "task-0000123") == 6 && strings.Contains(s, "agent:late") && strings.Contains(s, "✓ chain verified · 2001 entries")
+	})
+}
+
+func keyMsg(r rune) tea.Msg { return tea.KeyPressMsg{Code: r, Text: string(r)} }
