@@ -103,6 +103,13 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 		go func() { srvDone <- srv.Serve(ln) }()
 		fmt.Fprintf(app.Out, "vigil serve: metrics on http://%s/metrics\n", ln.Addr())
 	}
+	if app.Cfg.Queue.Enabled() {
+		wait, err := startQueueExecutor(ctx, app, eng)
+		if err != nil {
+			return err
+		}
+		defer wait() // after Run: the decision in flight is recorded first
+	}
 	app.Log.Info("vigil serve: running", "home", app.Paths.State)
 	runErr := s.Run(ctx)
 	if srv != nil {
