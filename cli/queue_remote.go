@@ -309,7 +309,7 @@ func remoteDecide(ctx context.Context, app *App, r *remote, id string, d natsque
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
-	if v.Refused != nil && v.Refused.DecisionID == d.ID {
+	if v.Refused != nil && v.Refused.DecisionID == d.ID && v.Record.State == approval.Pending {
 		if v.Refused.Code == "preview_changed" {
 			return app.printPreviewChanged(id, v.Record.State, v.Refused.Message)
 		}

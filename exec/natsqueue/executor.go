@@ -21,6 +21,10 @@ import (
 // SubmitSource is the Source of a task that came over the shared queue.
 const SubmitSource = "queue"
 
+// AckWait is how soon a submission a crashed executor took is delivered
+// again.
+const AckWait = 6 * time.Second
+
 // MaxOperatorBytes bounds a decision's operator name.
 const MaxOperatorBytes = 200
 
@@ -67,7 +71,7 @@ func NewExecutor(ctx context.Context, o ExecutorOptions) (*Executor, error) {
 // local queue's locks still guard against other processes on the host).
 func (e *Executor) Run(ctx context.Context) error {
 	cons, err := e.o.JS.CreateOrUpdateConsumer(ctx, SubmitStream, jetstream.ConsumerConfig{
-		Durable: ExecutorConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute,
+		Durable: ExecutorConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait,
 		MaxAckPending: 1, Description: "vigil serve: the executor's submissions"})
 	if err != nil {
 		return fmt.Errorf("nats consumer: %w", err)
@@ -121,6 +125,22 @@ func (e *Executor) Run(ctx context.Context) error {
 // redelivery, and the local queue answers a resent request with the stored
 // outcome: nothing is made or run twice.
 func (e *Executor) submit(ctx context.Context, m jetstream.Msg) {
+	// a submission left unacknowledged by a crash comes back after
+	// AckWait; a long one (a search runs at once) says it is in progress
+	working := make(chan struct{})
+	defer close(working)
+	go func() {
+		t := time.NewTicker(AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-working:
+				return
+			case <-t.C:
+				_ = m.InProgress()
+			}
+		}
+	}()
 	raw := m.Data()
 	digest := Digest(raw)
 	out, err := e.o.Queue.Submit(context.WithoutCancel(ctx), raw, SubmitSource)
@@ -250,10 +270,13 @@ func (e *Executor) publishView(ctx context.Context, id string, done *applied) (T
 					}
 				}
 				if v.Decision != nil && v.Record.State != approval.Pending {
-					// decided here meanwhile (expiry, a local decision): the
-					// waiting decision is answered by the record
-					v.Refused = &Refusal{DecisionID: v.Decision.ID, By: v.Decision.By, Code: "refused",
-						Message: "already " + string(v.Record.State)}
+					// the record answers the waiting decision: it was applied
+					// before a crash kept it from being cleared, or the task
+					// was decided here meanwhile (expiry, a local decision)
+					if v.Record.DecidedBy != v.Decision.By {
+						v.Refused = &Refusal{DecisionID: v.Decision.ID, By: v.Decision.By, Code: "refused",
+							Message: "already " + string(v.Record.State) + " by " + v.Record.DecidedBy}
+					}
 					v.Decision = nil
 				}
 				if old.RecordHash == v.RecordHash && sameDecision(old, v) && done == nil {
