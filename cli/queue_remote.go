@@ -22,6 +22,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // How long the CLI waits for the executor over the shared queue: a submit
@@ -278,7 +279,9 @@ func remoteDeny(cmd *cobra.Command, app *App, args []string) error {
 		return err
 	}
 	defer r.Close()
-	return remoteDecide(cmd.Context(), app, r, args[0], natsqueue.Decision{Reason: reason})
+	// masked here, as the local queue masks it: the bucket never holds
+	// what the executor would not log
+	return remoteDecide(cmd.Context(), app, r, args[0], natsqueue.Decision{Reason: preview.MaskString(reason)})
 }
 
 // remoteDecide makes the decision (compare-and-set), waits for the
