@@ -2,15 +2,21 @@ package natsqueue
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/internal/atomicfile"
 )
 
 // OffsetHeader carries a line's byte offset in the executor's log: the
@@ -149,4 +155,30 @@ func PullAudit(ctx context.Context, js jetstream.JetStream, w io.Writer) (int, e
 			return n, err
 		}
 	}
+}
+
+// WriteAuditCopy writes a pulled copy of the log into dir as audit.log, with
+// the head anchor `vigil audit verify` expects next to a log (the copy's
+// last entry and size). The head vouches for nothing by itself: what ties
+// the copy to the executor is `audit verify --checkpoint` with a checkpoint
+// the executor signed.
+func WriteAuditCopy(dir string, data []byte) error {
+	logPath := filepath.Join(dir, "audit.log")
+	var last audit.Entry
+	n := 0
+	if len(data) > 0 {
+		i := bytes.LastIndexByte(data[:len(data)-1], '\n')
+		if err := json.Unmarshal(data[i+1:], &last); err != nil {
+			return fmt.Errorf("audit copy: last line: %w", err)
+		}
+		n = len(data)
+	}
+	if err := atomicfile.Write(logPath, data, 0o600); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	head, _ := json.Marshal(map[string]any{"seq": last.Seq, "hash": last.Hash, "size": n})
+	return atomicfile.Write(audit.HeadPath(logPath), head, 0o600)
 }
