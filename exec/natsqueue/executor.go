@@ -70,6 +70,14 @@ func NewExecutor(ctx context.Context, o ExecutorOptions) (*Executor, error) {
 // submission, a decision and a sync pass never race each other here (the
 // local queue's locks still guard against other processes on the host).
 func (e *Executor) Run(ctx context.Context) error {
+	err := e.run(ctx)
+	if ctx.Err() != nil {
+		return nil // stopped, not failed
+	}
+	return err
+}
+
+func (e *Executor) run(ctx context.Context) error {
 	cons, err := e.o.JS.CreateOrUpdateConsumer(ctx, SubmitStream, jetstream.ConsumerConfig{
 		Durable: ExecutorConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait,
 		MaxAckPending: 1, Description: "vigil serve: the executor's submissions"})
