@@ -44,6 +44,9 @@ func queueConfig(app *App) (config.QueueConfig, error) {
 		}
 		return q, Fail(ExitBadInput, err)
 	}
+	if _, err := natsqueue.Credentials(q, app.Getenv); err != nil {
+		return q, Fail(ExitBadInput, fmt.Errorf("%s: %w", app.Paths.Config, err))
+	}
 	return q, nil
 }
 

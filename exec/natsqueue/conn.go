@@ -34,25 +34,11 @@ func Connect(o ConnectOptions) (*nats.Conn, error) {
 	if o.Wait {
 		opts = append(opts, nats.RetryOnFailedConnect(true))
 	}
-	switch {
-	case q.CredsFile != "":
-		opts = append(opts, nats.UserCredentials(q.CredsFile))
-	case q.TokenEnv != "":
-		tok := getenv(q.TokenEnv)
-		if tok == "" {
-			return nil, fmt.Errorf("queue.token_env: the environment variable %s is empty or unset", q.TokenEnv)
-		}
-		opts = append(opts, nats.Token(tok))
-	case q.UserEnv != "":
-		u, p := getenv(q.UserEnv), getenv(q.PasswordEnv)
-		if u == "" {
-			return nil, fmt.Errorf("queue.user_env: the environment variable %s is empty or unset", q.UserEnv)
-		}
-		if p == "" {
-			return nil, fmt.Errorf("queue.password_env: the environment variable %s is empty or unset", q.PasswordEnv)
-		}
-		opts = append(opts, nats.UserInfo(u, p))
+	auth, err := Credentials(q, getenv)
+	if err != nil {
+		return nil, err
 	}
+	opts = append(opts, auth...)
 	if q.CAFile != "" {
 		opts = append(opts, nats.RootCAs(q.CAFile))
 	}
@@ -65,6 +51,32 @@ func Connect(o ConnectOptions) (*nats.Conn, error) {
 		return nil, fmt.Errorf("queue.url: cannot reach %s: %w", strings.TrimSpace(q.URL), err)
 	}
 	return nc, nil
+}
+
+// Credentials are the connection options [queue] names: a creds file, or a
+// token or user/password read from the environment. An empty variable is
+// an error naming the key (a config problem, caught before connecting).
+func Credentials(q config.QueueConfig, getenv func(string) string) ([]nats.Option, error) {
+	switch {
+	case q.CredsFile != "":
+		return []nats.Option{nats.UserCredentials(q.CredsFile)}, nil
+	case q.TokenEnv != "":
+		tok := getenv(q.TokenEnv)
+		if tok == "" {
+			return nil, fmt.Errorf("queue.token_env: the environment variable %s is empty or unset", q.TokenEnv)
+		}
+		return []nats.Option{nats.Token(tok)}, nil
+	case q.UserEnv != "":
+		u, p := getenv(q.UserEnv), getenv(q.PasswordEnv)
+		if u == "" {
+			return nil, fmt.Errorf("queue.user_env: the environment variable %s is empty or unset", q.UserEnv)
+		}
+		if p == "" {
+			return nil, fmt.Errorf("queue.password_env: the environment variable %s is empty or unset", q.PasswordEnv)
+		}
+		return []nats.Option{nats.UserInfo(u, p)}, nil
+	}
+	return nil, nil
 }
 
 // OperatorName is who an operator's decisions are recorded as: the NATS
