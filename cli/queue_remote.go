@@ -211,6 +211,9 @@ func remotePreview(cmd *cobra.Command, app *App, args []string) error {
 		if v.Decision != nil {
 			out["decided_by"] = v.Decision.By
 		}
+		if v.Result != nil {
+			out["result"] = v.Result // signed by the executor's operator key
+		}
 		return app.PrintJSON(out)
 	}
 	writePreviewAt(app.Out, v.ApprovalView(), app.Now())
