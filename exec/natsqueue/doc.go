@@ -20,4 +20,15 @@
 // which the executor consumes and acknowledges (work-queue retention then
 // deletes them); the bucket and the audit stream hold what the local queue
 // already masked.
+//
+// # Crashes
+//
+// The executor acknowledges a submission only after its verdict is in the
+// bucket, and clears a decision only after the local queue recorded it, so
+// a crash anywhere means a redelivery or a decision seen again: the local
+// queue answers a resent request with its stored outcome and a second
+// decision with *approval.DecidedError (the view then shows the first).
+// Crash points (internal/crashpoint), besides the local queue's own:
+// queue.submitted (the task made, its verdict not published) and
+// queue.decided (the decision applied, its view not published).
 package natsqueue
