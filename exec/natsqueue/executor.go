@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -41,10 +42,11 @@ type ExecutorOptions struct {
 // Executor takes submissions from the work queue, publishes task views, and
 // applies operators' decisions through the local queue.
 type Executor struct {
-	o         ExecutorOptions
-	kv        jetstream.KeyValue
-	published map[string]string // task id → record hash last seen in the bucket
-	audit     *auditFollower
+	o          ExecutorOptions
+	kv         jetstream.KeyValue
+	published  map[string]string // task id → record hash last seen in the bucket
+	syncedSize int64             // the audit log's size at the last complete sync (-1: none yet)
+	audit      *auditFollower
 }
 
 // NewExecutor creates the streams and bucket if they are missing.
@@ -62,7 +64,7 @@ func NewExecutor(ctx context.Context, o ExecutorOptions) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Executor{o: o, kv: kv, published: map[string]string{},
+	return &Executor{o: o, kv: kv, published: map[string]string{}, syncedSize: -1,
 		audit: &auditFollower{js: o.JS, path: o.AuditPath}}, nil
 }
 
@@ -180,11 +182,22 @@ func (e *Executor) submit(ctx context.Context, m jetstream.Msg) {
 // published (expiry at the deadline, a decision made on this host, a
 // recovery after a crash) and applies decisions waiting in the bucket.
 func (e *Executor) sync(ctx context.Context) {
+	// Every transition of a task ends with an audit entry, so a log of the
+	// same size as at the last pass means no record changed: skip the
+	// listing (it reads every task).
+	size := int64(-1)
+	if fi, err := os.Stat(e.o.AuditPath); err == nil {
+		size = fi.Size()
+	}
+	if size >= 0 && size == e.syncedSize {
+		return
+	}
 	list, err := e.o.Queue.List()
 	if err != nil {
 		e.o.Log.Warn("queue: list", "err", err)
 		return
 	}
+	complete := true
 	for _, r := range list {
 		if ctx.Err() != nil {
 			return
@@ -192,7 +205,12 @@ func (e *Executor) sync(ctx context.Context) {
 		if r.State == approval.Damaged || e.published[r.TaskID] == recordHash(r) {
 			continue
 		}
-		e.publishView(ctx, r.TaskID, nil)
+		if _, ok := e.publishView(ctx, r.TaskID, nil); !ok {
+			complete = false // tried again next pass
+		}
+	}
+	if complete && ctx.Err() == nil {
+		e.syncedSize = size
 	}
 }
 

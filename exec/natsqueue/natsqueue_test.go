@@ -48,7 +48,7 @@ func newRig(t testing.TB) *rig {
 	r.js = r.connect()
 	ctx := context.Background()
 	ex, err := natsqueue.NewExecutor(ctx, natsqueue.ExecutorOptions{JS: r.connect(), Queue: r.env.Queue,
-		AuditPath: r.env.AuditPath(), Host: "exec-host", Poll: 200 * time.Millisecond})
+		AuditPath: r.env.AuditPath(), Host: "exec-host"})
 	if err != nil {
 		t.Fatal(err)
 	}
