@@ -27,3 +27,16 @@ func TestQueueConfigErrorsNameTheKey(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueServeWithoutDevicesRefuses: `vigil serve` on the shared queue is
+// the executor; on a home with no devices it would take and reject every
+// submission, so it refuses to start (exit 2, naming queue.url).
+func TestQueueServeWithoutDevicesRefuses(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.toml"), []byte("[queue]\nurl = \"nats://127.0.0.1:1\"\n"), 0o600)
+	runReal(t, home, "keys", "init")
+	out, errs, code := runReal(t, home, "serve")
+	if code != 2 || !strings.Contains(errs, "queue.url") || !strings.Contains(errs, "no [[devices]]") {
+		t.Fatalf("serve: exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -15,6 +15,12 @@ import (
 // stop. The connection retries for ever: tasks wait in JetStream while the
 // server is away, and the local queue keeps expiring them on time.
 func startQueueExecutor(ctx context.Context, app *App, eng *Engine) (func(), error) {
+	if len(app.Cfg.Devices) == 0 {
+		// an operator's or agent's host running serve would take the
+		// submissions from the real executor and reject them all
+		return nil, Failf(ExitBadInput, "%s: queue.url: `vigil serve` on the shared queue is its executor, and this home "+
+			"lists no [[devices]]; run it on the host with the devices (operators and agents need no serve)", app.Paths.Config)
+	}
 	q, err := queueConfig(app)
 	if err != nil {
 		return nil, err

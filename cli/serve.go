@@ -92,6 +92,13 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
+	if app.Cfg.Queue.Enabled() {
+		wait, err := startQueueExecutor(ctx, app, eng)
+		if err != nil {
+			return err
+		}
+		defer wait() // after Run: the decision in flight is recorded first
+	}
 	var srv *http.Server
 	srvDone := make(chan error, 1)
 	if listen != "" {
@@ -102,13 +109,6 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 		srv = &http.Server{Handler: m.Handler(s.Health), ReadHeaderTimeout: 5 * time.Second}
 		go func() { srvDone <- srv.Serve(ln) }()
 		fmt.Fprintf(app.Out, "vigil serve: metrics on http://%s/metrics\n", ln.Addr())
-	}
-	if app.Cfg.Queue.Enabled() {
-		wait, err := startQueueExecutor(ctx, app, eng)
-		if err != nil {
-			return err
-		}
-		defer wait() // after Run: the decision in flight is recorded first
 	}
 	app.Log.Info("vigil serve: running", "home", app.Paths.State)
 	runErr := s.Run(ctx)
