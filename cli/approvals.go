@@ -45,6 +45,9 @@ func newSubmitCmd(app *App) *cobra.Command {
 		Short: "Submit a task manifest: media tasks wait for approval, searches run at once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if app.Cfg.Queue.Enabled() {
+				return remoteSubmit(cmd, app, args) // [queue] url: the shared queue (cli/queue_remote.go)
+			}
 			raw, err := readInput(app, args[0])
 			if err != nil {
 				return err
@@ -84,6 +87,9 @@ func newPendingCmd(app *App) *cobra.Command {
 		Short: "List tasks waiting for a decision, and damaged ones (picks up manifests dropped in the inbox first)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if app.Cfg.Queue.Enabled() {
+				return remotePending(cmd, app) // [queue] url: the shared queue (cli/queue_remote.go)
+			}
 			eng, err := app.Engine(cmd.Context())
 			if err != nil {
 				return err
@@ -252,6 +258,9 @@ func newPreviewCmd(app *App) *cobra.Command {
 		Short: "Show the masked HTTP-style preview of a task's exact request",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if app.Cfg.Queue.Enabled() {
+				return remotePreview(cmd, app, args) // [queue] url: the shared queue (cli/queue_remote.go)
+			}
 			eng, err := app.Engine(cmd.Context())
 			if err != nil {
 				return err
@@ -347,6 +356,9 @@ func newApproveCmd(app *App) *cobra.Command {
 			"approves the preview it showed, and --yes the stored request.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if app.Cfg.Queue.Enabled() {
+				return remoteApprove(cmd, app, args) // [queue] url: the shared queue (cli/queue_remote.go)
+			}
 			eng, err := app.Engine(cmd.Context())
 			if err != nil {
 				return err
@@ -388,6 +400,9 @@ func newDenyCmd(app *App) *cobra.Command {
 		Short: "Deny a pending task with a reason the agent gets back",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if app.Cfg.Queue.Enabled() {
+				return remoteDeny(cmd, app, args) // [queue] url: the shared queue (cli/queue_remote.go)
+			}
 			if strings.TrimSpace(reason) == "" {
 				return Failf(ExitBadInput, "--reason: must not be empty")
 			}

@@ -92,6 +92,13 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
+	if app.Cfg.Queue.Enabled() {
+		wait, err := startQueueExecutor(ctx, app, eng)
+		if err != nil {
+			return err
+		}
+		defer wait() // after Run: the decision in flight is recorded first
+	}
 	var srv *http.Server
 	srvDone := make(chan error, 1)
 	if listen != "" {

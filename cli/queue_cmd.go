@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-dev/vigil/exec/natsqueue"
+)
+
+// newQueueCmd is `vigil queue`: the shared queue's own commands.
+func newQueueCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "queue",
+		Short: "The shared queue on NATS JetStream ([queue] url; docs/queue.md)",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newQueueAuditPullCmd(app))
+	return cmd
+}
+
+func newQueueAuditPullCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "audit-pull DIR",
+		Short: "Copy the executor's audit log from the VIGIL_AUDIT stream into DIR/audit.log",
+		Long: "Writes every line the executor published, byte for byte, to DIR/audit.log (and the head anchor\n" +
+			"`vigil audit verify` expects). Check the copy against a checkpoint the executor signed:\n" +
+			"  vigil --home DIR audit verify --checkpoint FILE --key operator.pub.pem",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !app.Cfg.Queue.Enabled() {
+				return Failf(ExitBadInput, "queue.url: not set in %s; audit-pull reads the shared queue", app.Paths.Config)
+			}
+			r, err := openRemote(cmd.Context(), app, "operator")
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			var buf bytes.Buffer
+			n, err := natsqueue.PullAudit(cmd.Context(), r.js, &buf)
+			if err != nil {
+				return Fail(ExitExecution, err)
+			}
+			if err := os.MkdirAll(args[0], 0o700); err != nil {
+				return Fail(ExitExecution, err)
+			}
+			if err := natsqueue.WriteAuditCopy(args[0], buf.Bytes()); err != nil {
+				return Fail(ExitExecution, err)
+			}
+			fmt.Fprintf(app.Out, "%d entries copied to %s\n", n, args[0])
+			return nil
+		},
+	}
+}

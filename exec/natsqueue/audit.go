@@ -1,0 +1,184 @@
+package natsqueue
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/internal/atomicfile"
+)
+
+// OffsetHeader carries a line's byte offset in the executor's log: the
+// executor resumes after the last one published, and the message id made
+// from it drops a line published twice across a crash.
+const OffsetHeader = "Vigil-Offset"
+
+// auditFollower publishes the executor's audit log, line by line and
+// byte for byte, to VIGIL_AUDIT. The lines are published as they are in
+// the file (not re-encoded) so a pulled copy hashes exactly the same.
+type auditFollower struct {
+	js     jetstream.JetStream
+	path   string
+	offset int64
+	stuck  bool
+}
+
+// start finds where the stream ends.
+func (a *auditFollower) start(ctx context.Context) error {
+	s, err := a.js.Stream(ctx, AuditStream)
+	if err != nil {
+		return fmt.Errorf("nats stream %s: %w", AuditStream, err)
+	}
+	m, err := s.GetLastMsgForSubject(ctx, AuditSubject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		a.offset = 0
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("nats stream %s: %w", AuditStream, err)
+	}
+	off, err := strconv.ParseInt(m.Header.Get(OffsetHeader), 10, 64)
+	if err != nil {
+		return fmt.Errorf("nats stream %s: last message has no %s header", AuditStream, OffsetHeader)
+	}
+	a.offset = off + int64(len(m.Data)) + 1
+	return nil
+}
+
+// publish sends every complete line past the offset.
+func (a *auditFollower) publish(ctx context.Context) error {
+	if a.stuck {
+		return nil
+	}
+	f, err := os.Open(a.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() < a.offset {
+		// the log is shorter than what was published: it was cut or
+		// replaced; publishing the new one as a continuation would mix two
+		// chains, so stop and say so (a pulled copy then shows the cut)
+		a.stuck = true
+		return fmt.Errorf("audit log %s is shorter (%d) than what was published (%d); not publishing further",
+			a.path, fi.Size(), a.offset)
+	}
+	if fi.Size() == a.offset {
+		return nil
+	}
+	if _, err := f.Seek(a.offset, io.SeekStart); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(f, 1<<16)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) == 0 || line[len(line)-1] != '\n' {
+			return nil // a line being written is published next time
+		}
+		msg := nats.NewMsg(AuditSubject)
+		msg.Data = line[:len(line)-1]
+		msg.Header.Set(OffsetHeader, strconv.FormatInt(a.offset, 10))
+		if _, perr := a.js.PublishMsg(ctx, msg, jetstream.WithMsgID("audit:"+strconv.FormatInt(a.offset, 10))); perr != nil {
+			return perr
+		}
+		a.offset += int64(len(line))
+		if err != nil {
+			return nil
+		}
+	}
+}
+
+// PullAudit writes every line of VIGIL_AUDIT to w, in order, and returns
+// how many.
+func PullAudit(ctx context.Context, js jetstream.JetStream, w io.Writer) (int, error) {
+	s, err := js.Stream(ctx, AuditStream)
+	if err != nil {
+		return 0, fmt.Errorf("nats stream %s: %w", AuditStream, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	last := info.State.LastSeq
+	if info.State.Msgs == 0 {
+		return 0, nil
+	}
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var next int64
+	for {
+		batch, err := c.Fetch(500)
+		if err != nil {
+			return n, err
+		}
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return n, err
+			}
+			off, err := strconv.ParseInt(m.Headers().Get(OffsetHeader), 10, 64)
+			if err != nil || off != next {
+				return n, fmt.Errorf("nats stream %s: message %d is at offset %q, want %d (a gap in the copy)",
+					AuditStream, md.Sequence.Stream, m.Headers().Get(OffsetHeader), next)
+			}
+			if _, err := w.Write(append(append([]byte(nil), m.Data()...), '\n')); err != nil {
+				return n, err
+			}
+			next += int64(len(m.Data())) + 1
+			n++
+			if md.Sequence.Stream >= last {
+				return n, nil
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return n, err
+		}
+	}
+}
+
+// WriteAuditCopy writes a pulled copy of the log into dir as audit.log, with
+// the head anchor `vigil audit verify` expects next to a log (the copy's
+// last entry and size). The head vouches for nothing by itself: what ties
+// the copy to the executor is `audit verify --checkpoint` with a checkpoint
+// the executor signed.
+func WriteAuditCopy(dir string, data []byte) error {
+	logPath := filepath.Join(dir, "audit.log")
+	var last audit.Entry
+	n := 0
+	if len(data) > 0 {
+		i := bytes.LastIndexByte(data[:len(data)-1], '\n')
+		if err := json.Unmarshal(data[i+1:], &last); err != nil {
+			return fmt.Errorf("audit copy: last line: %w", err)
+		}
+		n = len(data)
+	}
+	if err := atomicfile.Write(logPath, data, 0o600); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	head, _ := json.Marshal(map[string]any{"seq": last.Seq, "hash": last.Hash, "size": n})
+	return atomicfile.Write(audit.HeadPath(logPath), head, 0o600)
+}

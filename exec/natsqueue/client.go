@@ -1,0 +1,200 @@
+package natsqueue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/exec/approval"
+)
+
+// ErrNoTask means the bucket has no view of that task.
+var ErrNoTask = errors.New("no such task in the shared queue")
+
+// LostError is a decision that came second: another was made first.
+type LostError struct {
+	TaskID string
+	State  approval.State
+	By     string
+}
+
+func (e *LostError) Error() string {
+	if e.State == approval.Pending {
+		return fmt.Sprintf("task %s already decided by %s (the executor is applying it)", e.TaskID, e.By)
+	}
+	return fmt.Sprintf("task %s already %s by %s", e.TaskID, e.State, e.By)
+}
+
+// Client is an agent's or an operator's side of the shared queue.
+type Client struct {
+	js jetstream.JetStream
+	kv jetstream.KeyValue
+}
+
+// NewClient binds to the streams and bucket (creating them if this is the
+// first Vigil to reach the server).
+func NewClient(ctx context.Context, js jetstream.JetStream) (*Client, error) {
+	kv, err := Setup(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{js: js, kv: kv}, nil
+}
+
+// Publish sends a manifest to the executor. A resend of the same bytes
+// within DedupeWindow is dropped by the server (the verdict is already, or
+// will be, under the same key).
+func (c *Client) Publish(ctx context.Context, raw []byte) (string, error) {
+	digest := Digest(raw)
+	msg := nats.NewMsg(SubmitSubject)
+	msg.Data = raw
+	if _, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(digest)); err != nil {
+		return "", fmt.Errorf("nats publish: %w", err)
+	}
+	return digest, nil
+}
+
+// Verdict waits until the executor answered the manifest with that digest.
+func (c *Client) Verdict(ctx context.Context, digest string) (Verdict, error) {
+	w, err := c.kv.Watch(ctx, VerdictKey(digest))
+	if err != nil {
+		return Verdict{}, err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return Verdict{}, ctx.Err()
+		case ent, ok := <-w.Updates():
+			if !ok {
+				return Verdict{}, errors.New("nats watch ended")
+			}
+			if ent == nil || ent.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			var v Verdict
+			if err := json.Unmarshal(ent.Value(), &v); err != nil {
+				return Verdict{}, fmt.Errorf("verdict: %w", err)
+			}
+			return v, nil
+		}
+	}
+}
+
+// Get reads one task's view and its revision.
+func (c *Client) Get(ctx context.Context, id string) (TaskView, uint64, error) {
+	ent, err := c.kv.Get(ctx, TaskKey(id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return TaskView{}, 0, fmt.Errorf("task %s: %w", id, ErrNoTask)
+	}
+	if err != nil {
+		return TaskView{}, 0, err
+	}
+	var v TaskView
+	if err := json.Unmarshal(ent.Value(), &v); err != nil {
+		return TaskView{}, 0, fmt.Errorf("task %s: view: %w", id, err)
+	}
+	return v, ent.Revision(), nil
+}
+
+// List returns every task's view (one pass over the bucket's latest values).
+func (c *Client) List(ctx context.Context) ([]TaskView, error) {
+	w, err := c.kv.Watch(ctx, "task.>", jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	var out []TaskView
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case ent, ok := <-w.Updates():
+			if !ok {
+				return nil, errors.New("nats watch ended")
+			}
+			if ent == nil {
+				return out, nil // the initial values are all in
+			}
+			var v TaskView
+			if json.Unmarshal(ent.Value(), &v) == nil && TaskKey(v.Record.TaskID) == ent.Key() {
+				out = append(out, v)
+			}
+		}
+	}
+}
+
+// Decide puts d on the task's view with a compare-and-set on the revision
+// read: of several operators deciding at once, one wins and the others get
+// a *LostError naming who. An approval whose preview hash is not the one
+// published gets approval.ErrPreviewChanged. The executor applies the
+// decision (Outcome waits for that).
+func (c *Client) Decide(ctx context.Context, id string, d Decision) (TaskView, error) {
+	for range 50 {
+		v, rev, err := c.Get(ctx, id)
+		if err != nil {
+			return v, err
+		}
+		if v.Decided() {
+			return v, &LostError{TaskID: id, State: v.Record.State, By: v.Winner()}
+		}
+		if d.Approve && d.PreviewHash != v.PreviewHash {
+			return v, approval.ErrPreviewChanged
+		}
+		v.Decision = &d
+		b, _ := json.Marshal(v)
+		_, err = c.kv.Update(ctx, TaskKey(id), b, rev)
+		if err == nil {
+			return v, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return v, fmt.Errorf("nats: %w", err)
+		}
+		// someone wrote first: read again (a decision → lost; the
+		// executor refreshing the view → try again)
+	}
+	return TaskView{}, fmt.Errorf("task %s: the view kept changing; try again", id)
+}
+
+// Outcome waits until the executor has applied (or refused) the decision
+// with that id, and returns the view then.
+func (c *Client) Outcome(ctx context.Context, id, decisionID string) (TaskView, error) {
+	w, err := c.kv.Watch(ctx, TaskKey(id))
+	if err != nil {
+		return TaskView{}, err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return TaskView{}, ctx.Err()
+		case ent, ok := <-w.Updates():
+			if !ok {
+				return TaskView{}, errors.New("nats watch ended")
+			}
+			if ent == nil || ent.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			var v TaskView
+			if json.Unmarshal(ent.Value(), &v) != nil {
+				continue
+			}
+			if v.Decision != nil && v.Decision.ID == decisionID {
+				continue // not applied yet
+			}
+			if v.Record.State != approval.Pending || (v.Refused != nil && v.Refused.DecisionID == decisionID) {
+				return v, nil
+			}
+		}
+	}
+}
+
+// Watch follows every task view (the initial values, then each change),
+// for an operator screen.
+func (c *Client) Watch(ctx context.Context) (jetstream.KeyWatcher, error) {
+	return c.kv.Watch(ctx, "task.>")
+}

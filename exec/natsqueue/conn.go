@@ -1,0 +1,91 @@
+package natsqueue
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/vigil-dev/vigil/config"
+)
+
+// ConnectOptions say how to reach the server.
+type ConnectOptions struct {
+	Queue  config.QueueConfig // resolved and validated
+	Getenv func(string) string
+	Name   string // the client name the server shows (vigil serve@host, …)
+	// Wait keeps trying to connect and reconnect for ever (the executor);
+	// otherwise a server that cannot be reached is an error at once.
+	Wait bool
+}
+
+// Connect opens a connection with the [queue] credentials. Credentials come
+// from files and the environment, never from the URL or the config's text.
+func Connect(o ConnectOptions) (*nats.Conn, error) {
+	q := o.Queue
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	opts := []nats.Option{nats.Name(o.Name), nats.Timeout(5 * time.Second), nats.ReconnectWait(500 * time.Millisecond),
+		nats.MaxReconnects(-1)}
+	if o.Wait {
+		opts = append(opts, nats.RetryOnFailedConnect(true))
+	}
+	auth, err := Credentials(q, getenv)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, auth...)
+	if q.CAFile != "" {
+		opts = append(opts, nats.RootCAs(q.CAFile))
+	}
+	if q.CertFile != "" {
+		opts = append(opts, nats.ClientCert(q.CertFile, q.KeyFile))
+	}
+	nc, err := nats.Connect(q.URL, opts...)
+	if err != nil {
+		// the URL carries no credentials (config refuses them), so it may be shown
+		return nil, fmt.Errorf("queue.url: cannot reach %s: %w", strings.TrimSpace(q.URL), err)
+	}
+	return nc, nil
+}
+
+// Credentials are the connection options [queue] names: a creds file, or a
+// token or user/password read from the environment. An empty variable is
+// an error naming the key (a config problem, caught before connecting).
+func Credentials(q config.QueueConfig, getenv func(string) string) ([]nats.Option, error) {
+	switch {
+	case q.CredsFile != "":
+		return []nats.Option{nats.UserCredentials(q.CredsFile)}, nil
+	case q.TokenEnv != "":
+		tok := getenv(q.TokenEnv)
+		if tok == "" {
+			return nil, fmt.Errorf("queue.token_env: the environment variable %s is empty or unset", q.TokenEnv)
+		}
+		return []nats.Option{nats.Token(tok)}, nil
+	case q.UserEnv != "":
+		u, p := getenv(q.UserEnv), getenv(q.PasswordEnv)
+		if u == "" {
+			return nil, fmt.Errorf("queue.user_env: the environment variable %s is empty or unset", q.UserEnv)
+		}
+		if p == "" {
+			return nil, fmt.Errorf("queue.password_env: the environment variable %s is empty or unset", q.PasswordEnv)
+		}
+		return []nats.Option{nats.UserInfo(u, p)}, nil
+	}
+	return nil, nil
+}
+
+// OperatorName is who an operator's decisions are recorded as: the NATS
+// user when the credentials name one, else the local user at this host.
+func OperatorName(q config.QueueConfig, getenv func(string) string, localUser, host string) string {
+	if q.UserEnv != "" && getenv != nil {
+		if u := getenv(q.UserEnv); u != "" {
+			return "operator:" + u
+		}
+	}
+	return "operator:" + localUser + "@" + host
+}

@@ -1,0 +1,343 @@
+package natsqueue
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/internal/crashpoint"
+	"github.com/vigil-dev/vigil/preview"
+)
+
+// SubmitSource is the Source of a task that came over the shared queue.
+const SubmitSource = "queue"
+
+// AckWait is how soon a submission a crashed executor took is delivered
+// again.
+const AckWait = 6 * time.Second
+
+// MaxOperatorBytes bounds a decision's operator name.
+const MaxOperatorBytes = 200
+
+// ExecutorOptions wire the executor to one home.
+type ExecutorOptions struct {
+	JS        jetstream.JetStream
+	Queue     *approval.Queue // the authority: every check and transition is its own
+	AuditPath string          // the log whose lines are published to VIGIL_AUDIT
+	Host      string          // named in every view, for operators
+	Poll      time.Duration   // how often local changes (expiry, local decisions) are published; 1 s when 0
+	Log       *slog.Logger
+}
+
+// Executor takes submissions from the work queue, publishes task views, and
+// applies operators' decisions through the local queue.
+type Executor struct {
+	o          ExecutorOptions
+	kv         jetstream.KeyValue
+	published  map[string]string // task id → record hash last seen in the bucket
+	syncedSize int64             // the audit log's size at the last complete sync (-1: none yet)
+	audit      *auditFollower
+}
+
+// NewExecutor creates the streams and bucket if they are missing.
+func NewExecutor(ctx context.Context, o ExecutorOptions) (*Executor, error) {
+	if o.JS == nil || o.Queue == nil || o.AuditPath == "" {
+		return nil, errors.New("natsqueue: JS, Queue and AuditPath are required")
+	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	kv, err := Setup(ctx, o.JS)
+	if err != nil {
+		return nil, err
+	}
+	return &Executor{o: o, kv: kv, published: map[string]string{}, syncedSize: -1,
+		audit: &auditFollower{js: o.JS, path: o.AuditPath}}, nil
+}
+
+// Run works until ctx ends. One goroutine does every transition, so a
+// submission, a decision and a sync pass never race each other here (the
+// local queue's locks still guard against other processes on the host).
+func (e *Executor) Run(ctx context.Context) error {
+	err := e.run(ctx)
+	if ctx.Err() != nil {
+		return nil // stopped, not failed
+	}
+	return err
+}
+
+func (e *Executor) run(ctx context.Context) error {
+	cons, err := e.o.JS.CreateOrUpdateConsumer(ctx, SubmitStream, jetstream.ConsumerConfig{
+		Durable: ExecutorConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait,
+		MaxAckPending: 1, Description: "vigil serve: the executor's submissions"})
+	if err != nil {
+		return fmt.Errorf("nats consumer: %w", err)
+	}
+	subs := make(chan jetstream.Msg)
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		select {
+		case subs <- m:
+		case <-ctx.Done():
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("nats consume: %w", err)
+	}
+	defer cc.Stop()
+	w, err := e.kv.Watch(ctx, "task.>")
+	if err != nil {
+		return fmt.Errorf("nats watch: %w", err)
+	}
+	defer w.Stop()
+	if err := e.audit.start(ctx); err != nil {
+		return err
+	}
+	e.sync(ctx)
+	tick := time.NewTicker(e.o.Poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m := <-subs:
+			e.submit(ctx, m)
+		case ent, ok := <-w.Updates():
+			if !ok {
+				return errors.New("nats watch ended")
+			}
+			if ent != nil && ent.Operation() == jetstream.KeyValuePut {
+				e.applyEntry(ctx, ent)
+			}
+		case <-tick.C:
+			e.sync(ctx)
+		}
+		if err := e.audit.publish(ctx); err != nil {
+			e.o.Log.Warn("queue: audit stream", "err", err)
+		}
+	}
+}
+
+// submit runs one manifest through the local queue, publishes the task's
+// view and the verdict, then acknowledges. A crash before the ack means a
+// redelivery, and the local queue answers a resent request with the stored
+// outcome: nothing is made or run twice.
+func (e *Executor) submit(ctx context.Context, m jetstream.Msg) {
+	// a submission left unacknowledged by a crash comes back after
+	// AckWait; a long one (a search runs at once) says it is in progress
+	working := make(chan struct{})
+	defer close(working)
+	go func() {
+		t := time.NewTicker(AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-working:
+				return
+			case <-t.C:
+				_ = m.InProgress()
+			}
+		}
+	}()
+	raw := m.Data()
+	digest := Digest(raw)
+	out, err := e.o.Queue.Submit(context.WithoutCancel(ctx), raw, SubmitSource)
+	if err != nil {
+		e.o.Log.Warn("queue: submit", "err", err)
+		_ = m.NakWithDelay(5 * time.Second)
+		return
+	}
+	v := Verdict{TaskID: out.TaskID, State: out.State, Error: out.Error, Result: out.Result}
+	if out.TaskID != "" && out.State != "rejected" && out.Result == nil {
+		if tv, ok := e.publishView(ctx, out.TaskID, nil); ok {
+			at, kind := tv.Record.Deadline()
+			v.PreviewHash, v.ExpiresAt, v.DeadlineKind = tv.PreviewHash, &at, kind
+		}
+	}
+	crashpoint.Hit("queue.submitted")
+	b, _ := json.Marshal(v)
+	if _, err := e.kv.Put(ctx, VerdictKey(digest), b); err != nil {
+		e.o.Log.Warn("queue: verdict", "err", err)
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	if err := m.DoubleAck(ctx); err != nil {
+		e.o.Log.Warn("queue: ack", "err", err)
+	}
+}
+
+// sync publishes every task whose record changed since it was last
+// published (expiry at the deadline, a decision made on this host, a
+// recovery after a crash) and applies decisions waiting in the bucket.
+func (e *Executor) sync(ctx context.Context) {
+	// Every transition of a task ends with an audit entry, so a log of the
+	// same size as at the last pass means no record changed: skip the
+	// listing (it reads every task).
+	size := int64(-1)
+	if fi, err := os.Stat(e.o.AuditPath); err == nil {
+		size = fi.Size()
+	}
+	if size >= 0 && size == e.syncedSize {
+		return
+	}
+	list, err := e.o.Queue.List()
+	if err != nil {
+		e.o.Log.Warn("queue: list", "err", err)
+		return
+	}
+	complete := true
+	for _, r := range list {
+		if ctx.Err() != nil {
+			return
+		}
+		if r.State == approval.Damaged || e.published[r.TaskID] == recordHash(r) {
+			continue
+		}
+		if _, ok := e.publishView(ctx, r.TaskID, nil); !ok {
+			complete = false // tried again next pass
+		}
+	}
+	if complete && ctx.Err() == nil {
+		e.syncedSize = size
+	}
+}
+
+// applyEntry applies the decision a view carries, if any.
+func (e *Executor) applyEntry(ctx context.Context, ent jetstream.KeyValueEntry) {
+	var v TaskView
+	if json.Unmarshal(ent.Value(), &v) != nil || v.Decision == nil {
+		return
+	}
+	if err := task.ValidateTaskID(v.Record.TaskID); err != nil || TaskKey(v.Record.TaskID) != ent.Key() {
+		return // not a view this executor published
+	}
+	e.apply(ctx, v.Record.TaskID, *v.Decision)
+}
+
+// apply runs one operator decision through the local queue, which checks
+// the deadline, the preview hash and tampering and executes at most once,
+// then publishes the outcome (clearing the decision).
+func (e *Executor) apply(ctx context.Context, id string, d Decision) {
+	ref := &Refusal{DecisionID: d.ID, By: d.By, Code: "refused"}
+	switch {
+	case !strings.HasPrefix(d.By, "operator:") || task.CheckText(d.By, MaxOperatorBytes) != nil:
+		ref.Message = "the decision does not name an operator (operator:<user>@<host>)"
+	case task.CheckText(d.Reason, approval.MaxReasonBytes) != nil:
+		ref.Message = "the reason is not acceptable text"
+	case d.Approve && d.PreviewHash == "":
+		ref.Message = "an approval must carry the preview_hash the operator saw"
+	case !d.Approve && strings.TrimSpace(d.Reason) == "":
+		ref.Message = "a denial needs a reason"
+	default:
+		ref = nil
+	}
+	if ref == nil {
+		_, _, err := e.o.Queue.Decide(context.WithoutCancel(ctx), id, approval.Decision{Approve: d.Approve, By: d.By,
+			Reason: d.Reason, PreviewHash: d.PreviewHash, Via: "queue"})
+		var de *approval.DecidedError
+		switch {
+		case err == nil, errors.As(err, &de), errors.Is(err, approval.ErrTampered):
+			// the record says what happened; the view carries it
+		case errors.Is(err, approval.ErrPreviewChanged):
+			ref = &Refusal{DecisionID: d.ID, By: d.By, Code: "preview_changed", Message: err.Error()}
+		default:
+			ref = &Refusal{DecisionID: d.ID, By: d.By, Code: "refused", Message: preview.MaskString(err.Error())}
+		}
+		crashpoint.Hit("queue.decided")
+	}
+	e.publishView(ctx, id, &applied{id: d.ID, refusal: ref})
+}
+
+type applied struct {
+	id      string
+	refusal *Refusal
+}
+
+// publishView writes the task's current view to the bucket with a
+// compare-and-set, keeping an operator's decision that is not yet applied
+// (done is the one just applied: it is cleared). It reports the view.
+func (e *Executor) publishView(ctx context.Context, id string, done *applied) (TaskView, bool) {
+	av, err := e.o.Queue.Preview(ctx, id)
+	if err != nil && !errors.Is(err, approval.ErrDamaged) {
+		e.o.Log.Warn("queue: view", "task_id", id, "err", err)
+		return TaskView{}, false
+	}
+	v := TaskView{Record: av.Record, Preview: av.Preview, PreviewHash: av.BindingHash, LeaseValid: av.LeaseValid,
+		LeaseError: av.LeaseError, Warnings: av.Warnings, Problem: av.Problem, Executor: e.o.Host,
+		RecordHash: recordHash(av.Record)}
+	if v.Record.State.Final() {
+		v.Result, _ = e.o.Queue.Result(id)
+	}
+	key := TaskKey(id)
+	for range 20 {
+		ent, err := e.kv.Get(ctx, key)
+		var rev uint64
+		if err == nil {
+			rev = ent.Revision()
+			var old TaskView
+			if json.Unmarshal(ent.Value(), &old) == nil {
+				v.Decision, v.Refused = old.Decision, old.Refused
+				if done != nil && old.Decision != nil && old.Decision.ID == done.id {
+					v.Decision = nil
+					if done.refusal != nil {
+						v.Refused = done.refusal
+					}
+				}
+				if v.Decision != nil && v.Record.State != approval.Pending {
+					// the record answers the waiting decision: it was applied
+					// before a crash kept it from being cleared, or the task
+					// was decided here meanwhile (expiry, a local decision)
+					if v.Record.DecidedBy != v.Decision.By {
+						v.Refused = &Refusal{DecisionID: v.Decision.ID, By: v.Decision.By, Code: "refused",
+							Message: "already " + string(v.Record.State) + " by " + v.Record.DecidedBy}
+					}
+					v.Decision = nil
+				}
+				if old.RecordHash == v.RecordHash && sameDecision(old, v) && done == nil {
+					e.published[id] = v.RecordHash
+					return old, true
+				}
+			}
+		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			e.o.Log.Warn("queue: view", "task_id", id, "err", err)
+			return v, false
+		}
+		b, _ := json.Marshal(v)
+		if bytes.Contains(b, []byte("\x00")) {
+			return v, false // never: JSON escapes NUL
+		}
+		if rev == 0 {
+			_, err = e.kv.Create(ctx, key, b)
+		} else {
+			_, err = e.kv.Update(ctx, key, b, rev)
+		}
+		if err == nil {
+			e.published[id] = v.RecordHash
+			return v, true
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
+			e.o.Log.Warn("queue: view", "task_id", id, "err", err)
+			return v, false
+		}
+		// an operator decided meanwhile: merge again
+	}
+	return v, false
+}
+
+func sameDecision(a, b TaskView) bool {
+	ja, _ := json.Marshal([]any{a.Decision, a.Refused})
+	jb, _ := json.Marshal([]any{b.Decision, b.Refused})
+	return bytes.Equal(ja, jb)
+}

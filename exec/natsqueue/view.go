@@ -1,0 +1,91 @@
+package natsqueue
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/preview"
+)
+
+// TaskView is a task as operators see it: everything here was masked by the
+// executor's local queue before it was published.
+type TaskView struct {
+	Record      approval.Record     `json:"task"`
+	Preview     preview.HTTPPreview `json:"preview"`
+	PreviewHash string              `json:"preview_hash"`
+	LeaseValid  bool                `json:"lease_valid"`
+	LeaseError  string              `json:"lease_error,omitempty"`
+	Warnings    []string            `json:"warnings,omitempty"`
+	Problem     string              `json:"problem,omitempty"`
+	Result      *task.Result        `json:"result,omitempty"`
+	Executor    string              `json:"executor"`
+	// RecordHash is the published record's hash: the executor republishes
+	// a view only when its record changed.
+	RecordHash string `json:"record_hash"`
+	// Decision is an operator's decision the executor has not applied yet;
+	// while one is here, no other can be made (the compare-and-set fails).
+	Decision *Decision `json:"decision,omitempty"`
+	// Refused is the last decision the executor could not apply, and why.
+	Refused *Refusal `json:"refused,omitempty"`
+}
+
+// Decision is what an operator decided, bound to the preview they saw.
+type Decision struct {
+	ID          string    `json:"id"` // random: tells this decision from a later one by the same person
+	Approve     bool      `json:"approve"`
+	By          string    `json:"by"` // operator:<user>@<host>
+	Reason      string    `json:"reason,omitempty"`
+	PreviewHash string    `json:"preview_hash"`
+	At          time.Time `json:"at"`
+}
+
+// Refusal is a decision that changed nothing.
+type Refusal struct {
+	DecisionID string `json:"decision_id"`
+	By         string `json:"by"`
+	Code       string `json:"code"` // preview_changed | refused
+	Message    string `json:"message"`
+}
+
+// Verdict is the executor's answer to one submitted manifest — the same
+// outcome a local `vigil submit` prints.
+type Verdict struct {
+	TaskID       string       `json:"task_id"`
+	State        string       `json:"state"`
+	Error        *task.Error  `json:"error,omitempty"`
+	Result       *task.Result `json:"result,omitempty"`
+	PreviewHash  string       `json:"preview_hash,omitempty"`
+	ExpiresAt    *time.Time   `json:"expires_at,omitempty"`
+	DeadlineKind string       `json:"deadline_kind,omitempty"`
+}
+
+// Decided says whether the task is past deciding (final, or a decision waits).
+func (v TaskView) Decided() bool { return v.Record.State != approval.Pending || v.Decision != nil }
+
+// Winner names who decided the task, for the operators who lost.
+func (v TaskView) Winner() string {
+	if v.Decision != nil {
+		return v.Decision.By
+	}
+	if v.Record.DecidedBy != "" {
+		return v.Record.DecidedBy
+	}
+	return "vigil"
+}
+
+// ApprovalView is the view in the local queue's shape, for the CLI's
+// printers.
+func (v TaskView) ApprovalView() approval.View {
+	return approval.View{Record: v.Record, Preview: v.Preview, BindingHash: v.PreviewHash, LeaseValid: v.LeaseValid,
+		LeaseError: v.LeaseError, Problem: v.Problem, Warnings: v.Warnings}
+}
+
+func recordHash(r approval.Record) string {
+	b, _ := json.Marshal(r)
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:16])
+}
