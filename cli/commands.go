@@ -35,6 +35,7 @@ func commands(app *App) []*cobra.Command {
 		newDenyCmd(app),
 		newResultCmd(app),
 		newServeCmd(app),
+		newQueueCmd(app),
 	}
 }
 

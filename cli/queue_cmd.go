@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/exec/natsqueue"
+	"github.com/vigil-dev/vigil/exec/safetext"
 )
 
 // newQueueCmd is `vigil queue`: the shared queue's own commands.
@@ -22,7 +23,8 @@ func newQueueCmd(app *App) *cobra.Command {
 }
 
 func newQueueAuditPullCmd(app *App) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "audit-pull DIR",
 		Short: "Copy the executor's audit log from the VIGIL_AUDIT stream into DIR/audit.log",
 		Long: "Writes every line the executor published, byte for byte, to DIR/audit.log (and the head anchor\n" +
@@ -49,8 +51,13 @@ func newQueueAuditPullCmd(app *App) *cobra.Command {
 			if err := natsqueue.WriteAuditCopy(args[0], buf.Bytes()); err != nil {
 				return Fail(ExitExecution, err)
 			}
-			fmt.Fprintf(app.Out, "%d entries copied to %s\n", n, args[0])
+			if asJSON {
+				return app.PrintJSON(map[string]any{"entries": n, "dir": args[0]})
+			}
+			fmt.Fprintf(app.Out, "%d entries copied to %s\n", n, safetext.Line(args[0]))
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"entries","dir"}`)
+	return cmd
 }
