@@ -531,11 +531,6 @@ func headless(path string, hs headState, n int64) *Report {
 	return nil
 }
 
-func readHead(path string) (head, bool) {
-	h, hs := loadHead(path)
-	return h, hs == headOK
-}
-
 // lineHash is ComputeHash for a line already known to be canonical: the body
 // is the line without its trailing hash field, so no second encoding is needed.
 func lineHash(line []byte, e Entry) string {

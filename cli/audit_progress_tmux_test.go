@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ func TestAuditVerifyProgressOnATerminal(t *testing.T) {
 	tmux := needTmux(t)
 	bin := auditBuildVigil(t)
 	home := t.TempDir()
-	gen := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", "./bench/genaudit",
+	gen := exec.Command(goTool(t), "run", "./bench/genaudit",
 		"-n", "20000", "-o", filepath.Join(home, "audit.log"))
 	gen.Dir = ".."
 	if out, err := gen.CombinedOutput(); err != nil {
