@@ -417,26 +417,40 @@ func addLocalCheckpoints(app *App, asJSON bool, o *audit.VerifyOptions, named []
 
 // terminalProgress shows how far a long pass over the log is, on stderr
 // when it is a terminal (nothing otherwise: output piped or captured stays
-// clean). The line is redrawn at most five times a second and erased by done.
+// clean). It starts only once the pass has taken progressDelay, so a small
+// log prints its verdict alone, redraws at most five times a second, and
+// is erased by done (with spaces, not an escape sequence, under NO_COLOR).
 func terminalProgress(app *App, what string) (progress func(done, total int64), done func()) {
 	f, ok := app.Err.(*os.File)
 	if !ok || !term.IsTerminal(f.Fd()) {
 		return nil, func() {}
 	}
+	start := time.Now()
 	var last time.Time
-	shown := false
+	width := 0
 	progress = func(n, total int64) {
-		if now := time.Now(); now.Sub(last) >= 200*time.Millisecond && total > 0 {
-			last, shown = now, true
-			fmt.Fprintf(f, "\r%s… %d%% (%d of %d MB)", what, n*100/total, n>>20, total>>20)
+		now := time.Now()
+		if now.Sub(start) < progressDelay || now.Sub(last) < 200*time.Millisecond || total <= 0 {
+			return
 		}
+		last = now
+		line := fmt.Sprintf("%s… %d%% (%d of %d MB)", what, n*100/total, n>>20, total>>20)
+		width = max(width, len(line))
+		fmt.Fprintf(f, "\r%s", line)
 	}
 	return progress, func() {
-		if shown {
+		switch {
+		case width == 0:
+		case app.Getenv("NO_COLOR") != "":
+			fmt.Fprintf(f, "\r%s\r", strings.Repeat(" ", width))
+		default:
 			fmt.Fprint(f, "\r\x1b[K")
 		}
 	}
 }
+
+// progressDelay: a pass shorter than this shows no progress at all.
+const progressDelay = 100 * time.Millisecond
 
 // operatorPublicKey is --key, or the home's operator public key when there
 // is one (nil without either).

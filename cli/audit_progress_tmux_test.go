@@ -11,14 +11,15 @@ import (
 )
 
 // TestAuditVerifyProgressOnATerminal: on a real terminal (tmux) `audit
-// verify` of a log of thousands of entries draws a progress line on stderr
-// and erases it before the verdict; piped, it prints the verdict alone.
+// verify` of a log of 200,000 entries (100 MB: longer than the delay before
+// progress shows) draws a progress line on stderr and erases it before the
+// verdict; piped, it prints the verdict alone.
 func TestAuditVerifyProgressOnATerminal(t *testing.T) {
 	tmux := needTmux(t)
 	bin := auditBuildVigil(t)
 	home := t.TempDir()
 	gen := exec.Command(goTool(t), "run", "./bench/genaudit",
-		"-n", "20000", "-o", filepath.Join(home, "audit.log"))
+		"-n", "200000", "-o", filepath.Join(home, "audit.log"))
 	gen.Dir = ".."
 	if out, err := gen.CombinedOutput(); err != nil {
 		t.Fatalf("genaudit: %v\n%s", err, out)
@@ -54,7 +55,7 @@ func TestAuditVerifyProgressOnATerminal(t *testing.T) {
 			t.Fatalf("verify did not finish:\n%s", screen)
 		}
 	}
-	if !strings.Contains(screen, "chain verified · 20000 entries") || !strings.Contains(screen, "done-0") || strings.Contains(screen, "verifying") {
+	if !strings.Contains(screen, "chain verified · 200000 entries") || !strings.Contains(screen, "done-0") || strings.Contains(screen, "verifying") {
 		t.Fatalf("screen after verify:\n%s", screen)
 	}
 	b, _ := os.ReadFile(raw)
@@ -65,7 +66,7 @@ func TestAuditVerifyProgressOnATerminal(t *testing.T) {
 	}
 	// piped: the verdict only
 	piped, err := exec.Command(bin, "--home", home, "audit", "verify").CombinedOutput()
-	if err != nil || string(piped) != "chain verified · 20000 entries\n" {
+	if err != nil || string(piped) != "chain verified · 200000 entries\n" {
 		t.Fatalf("piped verify: %v %q", err, piped)
 	}
 }
