@@ -247,22 +247,16 @@ func lowerHex4(s []byte) (rune, bool) {
 	return v, true
 }
 
-// compactJSON reports whether v is valid JSON that the encoder would write
-// unchanged: a RawMessage is written through json.Compact (no HTML
-// escaping), so it must be valid and hold no space outside its strings.
+// jsonValue returns the end of the compact JSON value at v[i]: details must
+// be valid JSON that the encoder writes unchanged (a RawMessage goes through
+// json.Compact, no HTML escaping), so with no space outside strings.
 //
 // Hand-written rather than json.Compact because it runs on every line of a
-// verification or a filter, where Compact's byte-at-a-time state machine and
-// its buffer cost more than the rest of the line. It follows the grammar
+// verification, where Compact's byte-at-a-time state machine and its buffer
+// cost more than the rest of the line. It follows the grammar
 // encoding/json's scanner accepts (strings: any byte from 0x20 up, the
 // escapes \" \\ \/ \b \f \n \r \t \uXXXX in either case), and when in doubt
 // (deep nesting) says false, which only sends the line to parseLine.
-func compactJSON(v []byte) bool {
-	end, ok := jsonValue(v, 0, 0, false)
-	return ok && end == len(v)
-}
-
-// jsonValue returns the end of the compact JSON value at v[i].
 // plain: v holds no backslash, control character or byte from 0x80 up.
 func jsonValue(v []byte, i, depth int, plain bool) (int, bool) {
 	if i >= len(v) || depth > 512 {

@@ -166,3 +166,90 @@ func TestAppendStringValueIsTheLogsEncoding(t *testing.T) {
 		}
 	}
 }
+
+// compactByEncoder is what jsonValue must decide: valid JSON that
+// json.Compact (the encoder's path for a RawMessage) leaves unchanged.
+func compactByEncoder(v []byte) bool {
+	var buf bytes.Buffer
+	return json.Compact(&buf, v) == nil && bytes.Equal(buf.Bytes(), v)
+}
+
+// TestJSONValueAgreesWithCompact: on valid, spaced, broken and mutated
+// values, jsonValue never accepts what json.Compact would refuse or
+// change, and accepts the compact values it is given.
+func TestJSONValueAgreesWithCompact(t *testing.T) {
+	seeds := []string{`{}`, `[]`, `{"a":1}`, `{"a":[1,2.5,-0.1e+3,true,false,null,"x"]}`, `"s"`, `0`, `-1`,
+		`{"k":"\"\\\/\b\f\n\r\t\u00e9\uD83D"}`, "{\"k\":\"caf\xc3\xa9 \xff\"}", `{"a":{"b":{"c":[[],{}]}}}`,
+		`{"a" :1}`, `{"a":1,}`, `[1 ,2]`, `01`, `1.`, `.5`, `-`, `1e`, `{"a":tru}`, `{"a":"\x"}`, "{\"a\":\"\x01\"}",
+		`{"a":1}}`, `[`, `"\u12"`, `{"a":1,"a":2}`, `nul`}
+	rng := rand.New(rand.NewPCG(8, 8))
+	alphabet := []byte(`{}[]":,.-+eE0123456789tfnul\ ` + "\x01\xff")
+	check := func(v []byte) {
+		end, ok := jsonValue(v, 0, 0, false)
+		got := ok && end == len(v)
+		if want := compactByEncoder(v); got && !want || !got && want && bytes.Count(v, []byte("[")) < 500 {
+			t.Fatalf("jsonValue(%q) = %v, json.Compact says %v", v, got, want)
+		}
+		if plainLine(v) && !bytes.Contains(v, []byte{'\\'}) {
+			pend, pok := jsonValue(v, 0, 0, true)
+			if pok != ok || pok && pend != end {
+				t.Fatalf("plain jsonValue(%q) = %d %v, careful %d %v", v, pend, pok, end, ok)
+			}
+		}
+	}
+	for _, s := range seeds {
+		check([]byte(s))
+		for n := 0; n < 2000; n++ {
+			m := []byte(s)
+			p := rng.IntN(len(m) + 1)
+			switch n % 3 {
+			case 0:
+				m = append(m[:p:p], append([]byte{alphabet[rng.IntN(len(alphabet))]}, m[p:]...)...)
+			case 1:
+				if p < len(m) {
+					m = append(m[:p:p], m[p+1:]...)
+				}
+			case 2:
+				if p < len(m) {
+					m[p] = alphabet[rng.IntN(len(alphabet))]
+				}
+			}
+			check(m)
+		}
+	}
+}
+
+// TestPlainRunFindsTheFirstSpecialByte: the eight-at-a-time scans decide
+// what byte-by-byte ones do.
+func TestPlainRunFindsTheFirstSpecialByte(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	special := []byte{'"', '\\', 0x00, 0x1f, 0x80, 0xff, 0xc3}
+	for n := 0; n < 20000; n++ {
+		b := make([]byte, rng.IntN(100))
+		for i := range b {
+			b[i] = byte(0x20 + rng.IntN(0x5f))
+			if rng.IntN(30) == 0 {
+				b[i] = special[rng.IntN(len(special))]
+			}
+		}
+		want := 0
+		for want < len(b) && b[want] >= 0x20 && b[want] < 0x80 && b[want] != '"' && b[want] != '\\' {
+			want++
+		}
+		if got := plainRun(b); got != want {
+			t.Fatalf("plainRun(%q) = %d, want %d", b, got, want)
+		}
+		if plainLine(b) != plainLineRef(b) {
+			t.Fatalf("plainLine(%q) = %v", b, plainLine(b))
+		}
+	}
+}
+
+func plainLineRef(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x80 || c == '\\' {
+			return false
+		}
+	}
+	return true
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -328,4 +329,48 @@ func firstEntry(path string) (Entry, error) {
 		return Entry{}, fmt.Errorf("first entry: %w", err)
 	}
 	return parseLine(line[:len(line)-1])
+}
+
+// LocalCheckpoints reads the checkpoints Append wrote beside the log at
+// logPath (audit.checkpoints), in the file's order, checking each note's
+// signature with pub (a note not signed by it is a *CheckpointError). A
+// missing file is no checkpoints. A last note cut short by a crash while it
+// was written (the file does not end with a signature line) is left out and
+// torn says so: what it would have anchored is durable in the log anyway.
+func LocalCheckpoints(logPath string, pub ed25519.PublicKey) (cps []Checkpoint, torn bool, err error) {
+	path := CheckpointsPath(logPath)
+	f, err := open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, false, err
+	}
+	notes := splitNotes(data)
+	for i, msg := range notes {
+		where := fmt.Sprintf("%s (note %d)", path, i+1)
+		got, err := ParseCheckpoints(where, msg, pub)
+		if err != nil {
+			if i == len(notes)-1 && !endsWithSignature(data) {
+				return cps, true, nil
+			}
+			return nil, false, err
+		}
+		cps = append(cps, got...)
+	}
+	return cps, false, nil
+}
+
+// endsWithSignature: the file's last line is a whole signature line.
+func endsWithSignature(data []byte) bool {
+	if !bytes.HasSuffix(data, []byte("\n")) {
+		return false
+	}
+	body := data[:len(data)-1]
+	return bytes.HasPrefix(body[bytes.LastIndexByte(body, '\n')+1:], []byte("— "))
 }

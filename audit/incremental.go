@@ -75,14 +75,9 @@ func VerifyIncremental(ctx context.Context, path, cachePath string, o VerifyOpti
 		out.Resumed = resumeAt
 	}
 	if rep.OK {
-		rep.Checkpoints = len(o.Checkpoints)
-		for _, cp := range o.Checkpoints {
-			if bad := rep.against(cp); bad != nil {
-				out.Report = *bad
-				return out, nil
-			}
+		if out.Report = rep.holds(o); !out.OK {
+			return out, nil
 		}
-		out.Report = rep
 		if next := v.record(o, from); next.Offset != from.Offset || next.Prefix != from.Prefix || len(next.At) != len(from.At) {
 			// a record that cannot be written costs the next start a full pass, nothing more
 			out.SaveErr = saveVerified(cachePath, next)
@@ -130,7 +125,7 @@ func loadVerified(cachePath string, o VerifyOptions) Verified {
 	}
 	// a checkpoint inside the prefix whose entry the record does not hold
 	// can only be checked by reading the log from the start
-	for _, cp := range o.Checkpoints {
+	for _, cp := range o.everyCheckpoint() {
 		if _, ok := r.At[cp.Size-1]; !ok && cp.Size-1 < r.Entries {
 			return none
 		}

@@ -63,6 +63,10 @@ func TestVerifyIncrementalResumesAfterTheVerifiedPrefix(t *testing.T) {
 	if third.Resumed != second.End || !third.OK {
 		t.Fatalf("third pass resumed %d of %d", third.Resumed, second.End)
 	}
+	// the resumed chain knows its last entries, so the head check works from it
+	if bad := third.Chain.CheckAnchor(ReadAnchor(path)); bad != nil {
+		t.Fatalf("head check on the resumed chain: %s", bad)
+	}
 	// the returned chain takes the next append
 	e, err := l.Append(sampleEntry(15))
 	if err != nil {

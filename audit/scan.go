@@ -294,7 +294,9 @@ type Searcher struct {
 // Start cancels the running pass, if any, waits for it, then runs
 // ScanContext in a new goroutine. The result arrives on the channel (one
 // value, then closed); a pass cancelled by a later Start or by ctx ends with
-// context.Canceled.
+// context.Canceled. yield runs on the pass's goroutine and must not wait for
+// the goroutine that calls Start (a UI loop): Start waits for the old pass.
+// Let yield collect offsets under a lock, or send without blocking.
 func (s *Searcher) Start(ctx context.Context, path string, from int64, match func([]byte) bool, yield func(Line) bool) <-chan ScanResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -273,9 +273,59 @@ type VerifyOptions struct {
 	// Key, when set, is the operator's public key: sealed entries must carry
 	// its signature.
 	Key ed25519.PublicKey
+	// Local are the checkpoints Append wrote beside the log (see
+	// LocalCheckpoints), in the file's order. The log must extend each,
+	// except one a later seal superseded: a later note that covers no more
+	// entries and ends on a sealed entry (the checkpoint the seal wrote)
+	// means the entries after that seal are not the ones the earlier note
+	// saw, on purpose and on record. Checkpoints kept elsewhere (Checkpoints)
+	// are never excused that way.
+	Local []Checkpoint
 	// Progress, when set, hears the bytes verified so far and the log's
 	// size, every few thousand entries (a terminal shows how far it is).
 	Progress func(done, total int64)
+}
+
+// everyCheckpoint is every checkpoint o names, kept elsewhere first.
+func (o VerifyOptions) everyCheckpoint() []Checkpoint {
+	return append(append([]Checkpoint(nil), o.Checkpoints...), o.Local...)
+}
+
+// checkpointsHeld is what a good chain with these seals must extend: the
+// checkpoints kept elsewhere, and the local ones no later seal superseded.
+func (o VerifyOptions) checkpointsHeld(sealed []SealedGap) []Checkpoint {
+	seal := map[int64]bool{}
+	for _, g := range sealed {
+		seal[g.Index] = true
+	}
+	held := append([]Checkpoint(nil), o.Checkpoints...)
+	var local []Checkpoint
+	minSeal := int64(-1) // the smallest size of a later note that ends on a seal
+	for i := len(o.Local) - 1; i >= 0; i-- {
+		cp := o.Local[i]
+		if minSeal < 0 || cp.Size < minSeal {
+			local = append(local, cp)
+		}
+		if seal[cp.Size-1] && (minSeal < 0 || cp.Size < minSeal) {
+			minSeal = cp.Size
+		}
+	}
+	for i := len(local) - 1; i >= 0; i-- { // back to the file's order
+		held = append(held, local[i])
+	}
+	return held
+}
+
+// holds checks a good chain's report against the checkpoints o holds it to.
+func (r Report) holds(o VerifyOptions) Report {
+	held := o.checkpointsHeld(r.Sealed)
+	r.Checkpoints = len(held)
+	for _, cp := range held {
+		if bad := r.against(cp); bad != nil {
+			return *bad
+		}
+	}
+	return r
 }
 
 // VerifyWith is Verify, then checks that the log extends each checkpoint:
@@ -289,13 +339,7 @@ func VerifyWith(path string, o VerifyOptions) (Report, error) {
 	if err != nil || !rep.OK {
 		return rep, err
 	}
-	rep.Checkpoints = len(o.Checkpoints)
-	for _, cp := range o.Checkpoints {
-		if bad := rep.against(cp); bad != nil {
-			return *bad, nil
-		}
-	}
-	return rep, nil
+	return rep.holds(o), nil
 }
 
 // against checks one checkpoint with what the verifier recorded.
@@ -358,9 +402,9 @@ func verifyResume(ctx context.Context, path string, o VerifyOptions, from *Verif
 	if st, err := f.Stat(); err == nil {
 		v.total = st.Size()
 	}
-	if len(o.Checkpoints) > 0 {
+	if all := o.everyCheckpoint(); len(all) > 0 {
 		v.want = map[int64]string{}
-		for _, cp := range o.Checkpoints {
+		for _, cp := range all {
 			v.want[cp.Size-1] = ""
 		}
 	}
@@ -529,11 +573,6 @@ func headless(path string, hs headState, n int64) *Report {
 			Detail: fmt.Sprintf("its head %s is not a head, so entries after #%d may have been cut", name, n-1)}
 	}
 	return nil
-}
-
-func readHead(path string) (head, bool) {
-	h, hs := loadHead(path)
-	return h, hs == headOK
 }
 
 // lineHash is ComputeHash for a line already known to be canonical: the body

@@ -303,6 +303,7 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 		asJSON      bool
 		checkpoints []string
 		keyFile     string
+		local       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "verify",
@@ -317,6 +318,9 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 			"(truncated), replaced by another chain (replaced) or rewritten before it (edited), or a checkpoint\n" +
 			"not signed by the operator key (bad-signature), exits 1. Checkpoints and seals are checked with\n" +
 			"keys/operator.pub.pem, or --key FILE: a copy of the public key kept elsewhere.\n" +
+			"The checkpoints Vigil wrote beside the log (audit.checkpoints) are checked too, by default: the log\n" +
+			"must still hold every prefix they recorded, except where `vigil audit seal` recorded a break after\n" +
+			"them (given with --checkpoint, the same file is held strictly). --local-checkpoints=false skips them.\n" +
 			"--json prints {\"ok\",\"entries\"} or {\"ok\":false,\"entries\",\"index\",\"reason\",\"detail\"}, plus\n" +
 			"\"checkpoint\" (the file that failed; index is -1 when its own signature failed), \"checkpoints\"\n" +
 			"(how many were checked) and \"sealed\"\n" +
@@ -348,6 +352,11 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 				}
 				o.Checkpoints = append(o.Checkpoints, cps...)
 			}
+			if local {
+				if err := addLocalCheckpoints(app, asJSON, &o, checkpoints); err != nil {
+					return err
+				}
+			}
 			var done func()
 			o.Progress, done = terminalProgress(app, "verifying")
 			rep, err := audit.VerifyWith(app.Paths.Audit, o)
@@ -362,31 +371,86 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fl.StringArrayVar(&checkpoints, "checkpoint", nil, "also check that the log extends the signed checkpoint(s) in `FILE` (repeatable)")
 	fl.StringVar(&keyFile, "key", "", "the operator's public key `FILE` (PEM) to check checkpoints and seals with (default keys/operator.pub.pem)")
+	fl.BoolVar(&local, "local-checkpoints", true, "also check the checkpoints Vigil wrote beside the log (audit.checkpoints), when there are any")
 	return cmd
+}
+
+// addLocalCheckpoints adds audit.checkpoints to o, unless it is one of the
+// files --checkpoint names (then it is held strictly, as those are). A log
+// must extend them too, except where a seal recorded the break (see
+// audit.VerifyOptions.Local). They are checked with the home's operator
+// public key, which signed them.
+func addLocalCheckpoints(app *App, asJSON bool, o *audit.VerifyOptions, named []string) error {
+	path := audit.CheckpointsPath(app.Paths.Audit)
+	if _, err := os.Stat(path); err != nil {
+		return nil // none written yet
+	}
+	abs, _ := filepath.Abs(path)
+	for _, n := range named {
+		if a, err := filepath.Abs(n); err == nil && a == abs {
+			return nil
+		}
+	}
+	// Vigil signed them with the home's operator key; --key is for files kept elsewhere
+	pub, err := operatorPublicKey(app, "")
+	if err != nil {
+		return err
+	}
+	if pub == nil {
+		fmt.Fprintf(app.Err, "vigil: %s not checked: no operator public key %s\n",
+			path, filepath.Join(app.Paths.Keys, "operator.pub.pem"))
+		return nil
+	}
+	cps, torn, err := audit.LocalCheckpoints(app.Paths.Audit, pub)
+	var ce *audit.CheckpointError
+	switch {
+	case errors.As(err, &ce):
+		return printVerify(app, asJSON, audit.Report{Index: -1, Reason: ce.Reason, Detail: ce.Error(), Checkpoint: ce.Source})
+	case err != nil:
+		return Fail(ExitCheck, fmt.Errorf("%s: %w (--local-checkpoints=false verifies without it)", path, err))
+	case torn:
+		fmt.Fprintf(app.Err, "vigil: the last note of %s was cut short (a crash while it was written); it is not checked\n", path)
+	}
+	o.Local = cps
+	return nil
 }
 
 // terminalProgress shows how far a long pass over the log is, on stderr
 // when it is a terminal (nothing otherwise: output piped or captured stays
-// clean). The line is redrawn at most five times a second and erased by done.
+// clean). It starts only once the pass has taken progressDelay, so a small
+// log prints its verdict alone, redraws at most five times a second, and
+// is erased by done (with spaces, not an escape sequence, under NO_COLOR).
 func terminalProgress(app *App, what string) (progress func(done, total int64), done func()) {
 	f, ok := app.Err.(*os.File)
 	if !ok || !term.IsTerminal(f.Fd()) {
 		return nil, func() {}
 	}
+	start := time.Now()
 	var last time.Time
-	shown := false
+	width := 0
 	progress = func(n, total int64) {
-		if now := time.Now(); now.Sub(last) >= 200*time.Millisecond && total > 0 {
-			last, shown = now, true
-			fmt.Fprintf(f, "\r%s… %d%% (%d of %d MB)", what, n*100/total, n>>20, total>>20)
+		now := time.Now()
+		if now.Sub(start) < progressDelay || now.Sub(last) < 200*time.Millisecond || total <= 0 {
+			return
 		}
+		last = now
+		line := fmt.Sprintf("%s… %d%% (%d of %d MB)", what, n*100/total, n>>20, total>>20)
+		width = max(width, len(line))
+		fmt.Fprintf(f, "\r%s", line)
 	}
 	return progress, func() {
-		if shown {
+		switch {
+		case width == 0:
+		case app.Getenv("NO_COLOR") != "":
+			fmt.Fprintf(f, "\r%s\r", strings.Repeat(" ", width))
+		default:
 			fmt.Fprint(f, "\r\x1b[K")
 		}
 	}
 }
+
+// progressDelay: a pass shorter than this shows no progress at all.
+const progressDelay = 100 * time.Millisecond
 
 // operatorPublicKey is --key, or the home's operator public key when there
 // is one (nil without either).

@@ -78,7 +78,8 @@ func TestAuditDamagedEndRefusesDecisions(t *testing.T) {
 		t.Fatal("the seal's reason was not masked")
 	}
 	out, _, code = run(t, home, "audit", "verify")
-	if code != 0 || !strings.HasPrefix(out, "chain verified · "+itoa(n-1)+" entries\n") ||
+	// the seal's own checkpoint (in audit.checkpoints) holds; the one before the cut is superseded by the seal
+	if code != 0 || !strings.HasPrefix(out, "chain verified · "+itoa(n-1)+" entries · extends 1 checkpoint(s)\n") ||
 		!strings.Contains(out, "sealed gap at #"+itoa(n-2)+": expected "+itoa(n)+" entries, found "+itoa(n-2)) ||
 		!strings.Contains(out, "signature verified") {
 		t.Fatalf("verify after seal: %d\n%s", code, out)
@@ -159,8 +160,13 @@ func TestAuditCheckpointCLI(t *testing.T) {
 	json.Unmarshal(lines[n-3], &last)
 	hb, _ := json.Marshal(map[string]any{"seq": last.Seq, "hash": last.Hash})
 	os.WriteFile(audit.HeadPath(path), hb, 0o600)
-	if _, _, code := run(t, home, "audit", "verify"); code != 0 {
+	if _, _, code := run(t, home, "audit", "verify", "--local-checkpoints=false"); code != 0 {
 		t.Fatal("setup: the cut log with its head moved should verify on its own")
+	}
+	// the checkpoint the decision wrote beside the log catches the cut by default
+	if out, _, code := run(t, home, "audit", "verify"); code != ExitCheck || !strings.Contains(out, "BROKEN at #"+itoa(n-2)+": truncated") ||
+		!strings.Contains(out, "audit.checkpoints (note ") {
+		t.Fatalf("verify with the local checkpoints after a cut: %d %s", code, out)
 	}
 	expectFail("truncation", "truncated")
 	// rollback to an older valid copy: the one demo left before the last decision
@@ -178,7 +184,7 @@ func TestAuditCheckpointCLI(t *testing.T) {
 	expectFail("replacement", "replaced")
 	// an edit before the checkpoint, chain and head re-made
 	rehash(t, path, 1, func(e *audit.Entry) { e.Actor = "someone-else" })
-	if _, _, code := run(t, home, "audit", "verify"); code != 0 {
+	if _, _, code := run(t, home, "audit", "verify", "--local-checkpoints=false"); code != 0 {
 		t.Fatal("setup: the rewritten log should verify on its own")
 	}
 	expectFail("edit before the checkpoint", "edited")
@@ -191,7 +197,8 @@ func TestAuditCheckpointCLI(t *testing.T) {
 	der, _ := x509.MarshalPKIXPublicKey(other.Public())
 	pubFile := filepath.Join(elsewhere, "other.pub.pem")
 	os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600)
-	if out, errs, code := run(t, home, "audit", "verify", "--checkpoint", cpFile, "--key", pubFile); code != 0 {
+	// (restore() rolled the log back past the decision's local checkpoint: that file is not this check's subject)
+	if out, errs, code := run(t, home, "audit", "verify", "--checkpoint", cpFile, "--key", pubFile, "--local-checkpoints=false"); code != 0 {
 		t.Fatalf("--key: %d %s %s", code, out, errs)
 	}
 	if _, errs, code := run(t, home, "audit", "verify", "--checkpoint", filepath.Join(elsewhere, "missing")); code != ExitBadInput {

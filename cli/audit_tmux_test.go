@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -24,12 +23,21 @@ func needTmux(t *testing.T) string {
 	return p
 }
 
+// goTool is the go command the tests run under (it is on PATH for `go test`).
+func goTool(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to build the binary: %v", err)
+	}
+	return p
+}
+
 // auditBuildVigil builds the real binary into a temp dir.
 func auditBuildVigil(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "vigil")
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/vigil-dev/vigil")
+	cmd := exec.Command(goTool(t), "build", "-o", bin, "github.com/vigil-dev/vigil")
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
