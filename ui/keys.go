@@ -5,7 +5,9 @@ import "charm.land/bubbles/v2/key"
 // globalKeys are the shell's own bindings; panes own the rest.
 type globalKeys struct {
 	Quit, ForceQuit, Next, Prev, Help, Suspend key.Binding
-	Jump                                       []key.Binding
+	// Jump is 1–9, read only outside text fields; AltJump is alt+1–9,
+	// read everywhere, so a pane switch never needs leaving a field first.
+	Jump, AltJump []key.Binding
 }
 
 func newGlobalKeys(n int) globalKeys {
@@ -20,6 +22,7 @@ func newGlobalKeys(n int) globalKeys {
 	for i := 0; i < n && i < 9; i++ {
 		d := string(rune('1' + i))
 		k.Jump = append(k.Jump, key.NewBinding(key.WithKeys(d), key.WithHelp(d, "go to pane "+d)))
+		k.AltJump = append(k.AltJump, key.NewBinding(key.WithKeys("alt+"+d), key.WithHelp("alt+"+d, "go to pane "+d)))
 	}
 	return k
 }

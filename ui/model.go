@@ -157,6 +157,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.showHelp = false
 		return nil
 	}
+	for i, b := range m.keys.AltJump {
+		if key.Matches(msg, b) {
+			m.focus(i)
+			return nil
+		}
+	}
 	p := m.Active()
 	if p != nil && p.Capturing() {
 		return p.Update(msg)

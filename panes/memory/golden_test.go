@@ -88,7 +88,7 @@ func TestGoldenCorruptedStore(t *testing.T) {
 		st.Close()
 		t.Fatal("a garbage file opened as a database")
 	}
-	p := New(Options{Tool: memory.NewTool(memory.Unavailable(err), nil), OpenErr: err, Now: clock}, styles())
+	p := typing(New(Options{Tool: memory.NewTool(memory.Unavailable(err), nil), OpenErr: err, Now: clock}, styles()))
 	s := start(t, p, 100, 20)
 	s.keys("python<enter>")
 	s.wait("Processing error")

@@ -145,7 +145,9 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Pane{o: o, styles: styles, keys: defaultKeys(), mode: modeFields}
+	// the pane opens on its (empty) list, not in the query field, so the
+	// global keys work on first launch; e, i or enter start typing
+	return &Pane{o: o, styles: styles, keys: defaultKeys(), mode: modeList}
 }
 
 func (p *Pane) ID() string                 { return "memory" }
@@ -258,6 +260,10 @@ func (p *Pane) listKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Bottom):
 		p.move(len(p.shown))
 	case key.Matches(msg, k.Open):
+		if len(p.shown) == 0 {
+			p.mode = modeFields // nothing to open: enter starts typing
+			return nil
+		}
 		return p.openDetail()
 	case key.Matches(msg, k.Filter):
 		if len(p.out.Hits) > 0 {

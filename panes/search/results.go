@@ -136,6 +136,11 @@ func (p *Pane) resultsKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Edit):
 		p.focus, p.field = focusComposer, fPattern
 	case key.Matches(msg, k.Open):
+		if p.rowCount() == 0 {
+			// nothing to open: enter starts typing, as on first launch
+			p.focus, p.field = focusComposer, fPattern
+			return nil
+		}
 		return p.open()
 	case key.Matches(msg, k.Copy):
 		return p.copySelection()

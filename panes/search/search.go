@@ -175,7 +175,10 @@ type Pane struct {
 	gen     uint64 // generation of the newest search
 	cur     *stream
 	running bool
-	started time.Time
+	// recordGen is the search whose pattern joins the history once it
+	// answers without an engine error (the person ran it with enter)
+	recordGen uint64
+	started   time.Time
 
 	// shown results (content)
 	shownGen uint64
@@ -229,8 +232,11 @@ type Snapshot struct {
 // New builds the pane. History is read now (a small file) so the first
 // keystroke can walk it.
 func New(o Options, styles *themes.Styles) *Pane {
+	// The pane opens on its results, not in the pattern field, so the
+	// global keys (1–4, ?, q, tab) work on first launch; / i or enter
+	// start typing and esc leaves the field (README "Keys").
 	p := &Pane{opts: o, styles: styles, keys: defaultKeys(), now: o.Now, getenv: o.Getenv,
-		debounce: o.Debounce, errField: -1, recurse: true}
+		debounce: o.Debounce, errField: -1, recurse: true, focus: focusResults}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -406,6 +412,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 		h := msg.hits
 		p.scoped = &h
+		return p.recordRun(msg.gen)
 	case previewMsg:
 		if msg.path == p.prevPath {
 			p.prevLines, p.prevErr, p.prevLoading = msg.lines, msg.err, false
@@ -482,8 +489,7 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	// keys that work in both areas
 	switch {
 	case key.Matches(msg, k.Rerun):
-		p.recordHistory()
-		return p.runNow()
+		return p.runAndRecord()
 	case key.Matches(msg, k.Stop):
 		p.stopSearch()
 		return nil
@@ -563,16 +569,24 @@ func (p *Pane) composerKey(msg tea.KeyPressMsg) tea.Cmd {
 	s := msg.String()
 	switch {
 	case s == "enter":
-		p.recordHistory()
-		return p.runNow()
+		return p.runAndRecord()
 	case s == "esc":
 		p.focus = focusResults
+		if p.ranCurrent() {
+			// leaving the field after looking at a search's results is
+			// running it; a half-typed pattern was never run
+			return p.recordHistory(p.inputs[fPattern].Value())
+		}
 		return nil
 	case s == "tab":
-		if p.field == fPath && p.complete() {
+		p.nextField(1)
+		return nil
+	case (s == "right" || s == "ctrl+f") && p.field == fPath && p.inputs[fPath].AtEnd():
+		// → at the end of the path accepts the completion, as fish does;
+		// tab stays "next field" everywhere
+		if p.complete() {
 			return p.changed()
 		}
-		p.nextField(1)
 		return nil
 	case s == "shift+tab":
 		p.nextField(-1)
@@ -643,24 +657,60 @@ func (p *Pane) walkHistory(up bool) tea.Cmd {
 	return p.changed()
 }
 
-// recordHistory remembers the current pattern (in memory now, on disk off
-// the UI goroutine).
-func (p *Pane) recordHistory() {
-	q := p.inputs[fPattern].Value()
+// runAndRecord runs the composed search at once; once it has answered
+// without the engine refusing it, its pattern joins the history.
+func (p *Pane) runAndRecord() tea.Cmd {
+	cmd := p.runNow()
+	if p.running {
+		p.recordGen = p.gen
+	}
+	return cmd
+}
+
+// recordRun records the pattern of search gen if the person ran it.
+func (p *Pane) recordRun(gen uint64) tea.Cmd {
+	if gen != p.recordGen || gen == 0 {
+		return nil
+	}
+	p.recordGen = 0
+	q := p.lastReq.Pattern
+	if p.isScoped() {
+		q = p.scopedText
+	}
+	return p.recordHistory(q)
+}
+
+// recordHistory remembers the current pattern as a run search: in memory
+// now, so ↑ reaches it in this session, and on disk off the UI goroutine.
+// Only searches the person ran are recorded (enter, ctrl+r, or esc after its
+// results showed): the live searches typing starts are not, so a half-typed
+// "leas" never lands in the history, and a pattern the engine refused is
+// not recorded at all.
+func (p *Pane) recordHistory(q string) tea.Cmd {
 	if strings.TrimSpace(q) == "" {
-		return
+		return nil
 	}
 	p.history = pushHistory(p.history, q)
 	p.histIdx = len(p.history)
 	p.histDraft = ""
-}
-
-func (p *Pane) historyCmd() tea.Cmd {
-	path, q := p.opts.HistoryPath, p.inputs[fPattern].Value()
-	if path == "" || strings.TrimSpace(q) == "" {
+	path := p.opts.HistoryPath
+	if path == "" {
 		return nil
 	}
 	return func() tea.Msg { return historyMsg{err: AppendHistory(path, q)} }
+}
+
+// ranCurrent reports whether the results on screen answer the pattern as it
+// is now, without an error: the person has seen this search run.
+func (p *Pane) ranCurrent() bool {
+	q := p.inputs[fPattern].Value()
+	if strings.TrimSpace(q) == "" || p.errText != "" || p.runErr != "" || p.shownGen != p.gen || p.seq != 0 {
+		return false
+	}
+	if p.isScoped() {
+		return p.scoped != nil && p.scopedText == q
+	}
+	return p.lastReq.Pattern == q && (p.final != nil || p.running)
 }
 
 // changed is called after every edit: local checks at once, the search
@@ -774,22 +824,21 @@ func (p *Pane) runNow() tea.Cmd {
 	gen := p.gen
 	p.running = true
 	p.started = p.now()
-	hist := p.historyCmd()
 	if p.isScoped() {
 		sc := p.opts.Scopes[p.scopeIdx-1]
 		q := scope.Query{Text: req.Pattern, MaxResults: int(derefOr(req.MaxResults, 100))}
 		p.scopedText = req.Pattern
-		return tea.Batch(hist, func() tea.Msg {
+		return func() tea.Msg {
 			hits, terr := scope.Search(context.Background(), sc, q, scope.Limits{})
 			if terr != nil {
 				return scopedMsg{gen: gen, err: terr}
 			}
 			return scopedMsg{gen: gen, hits: hits}
-		})
+		}
 	}
 	p.lastReq = req
 	p.cur = startStream(gen, req, p.opts.Search)
-	return tea.Batch(hist, p.cur.pump())
+	return p.cur.pump()
 }
 
 func derefOr(v *int64, d int64) int64 {
@@ -857,13 +906,14 @@ func (p *Pane) onBatch(m batchMsg) tea.Cmd {
 		}
 		p.runErr = m.err.Error()
 	}
+	record := p.recordRun(m.gen)
 	resp := m.resp
 	p.final = &resp
 	p.scanned = resp.FilesScanned
 	if resp.Errors != nil {
 		p.fileErrs = resp.Errors // the complete list, in order
 	}
-	return nil
+	return record
 }
 
 // selectFirstMatch puts the cursor on the first match line (not a header or

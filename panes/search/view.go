@@ -480,21 +480,34 @@ func (p *Pane) statusLine(w int) string {
 			}
 		}
 		parts = append(parts, s.Muted.Render("scope "+sc.Name+" ("+sc.Kind+")"))
-		if p.running {
+		if p.running || p.seq != 0 {
 			parts = append(parts, s.Muted.Render("searching…"))
 		} else if p.scoped != nil {
 			parts = append(parts, s.Muted.Render(fmtElapsed(p.elapsed)))
 		}
 		return panes.Fit(strings.Join(parts, sep), w)
 	}
-	if p.shownGen != 0 && (p.final != nil || len(p.res.rows) > 0 || p.running) {
-		parts = append(parts, s.Text.Render(fmt.Sprintf("%d %s in %d %s", p.res.matches, plural(p.res.matches, "match", "matches"),
-			len(p.res.groups), plural(len(p.res.groups), "file", "files"))))
-		parts = append(parts, s.Muted.Render(fmt.Sprintf("scanned %d", p.scanned)))
+	// stale: the results on screen answer an older pattern while a new
+	// search waits for its debounce or for its first batch
+	stale := p.seq != 0 || (p.running && p.shownGen != p.gen)
+	if stale {
+		parts = append(parts, s.Warning.Render("searching…"))
 	}
-	if p.running {
+	if p.shownGen != 0 && (p.final != nil || len(p.res.rows) > 0 || p.running) {
+		counts := fmt.Sprintf("%d %s in %d %s", p.res.matches, plural(p.res.matches, "match", "matches"),
+			len(p.res.groups), plural(len(p.res.groups), "file", "files"))
+		if stale {
+			parts = append(parts, s.Muted.Render("previous: "+counts))
+		} else {
+			parts = append(parts, s.Text.Render(counts))
+			parts = append(parts, s.Muted.Render(fmt.Sprintf("scanned %d", p.scanned)))
+		}
+	}
+	switch {
+	case stale: // the old elapsed time would read as the new search's
+	case p.running:
 		parts = append(parts, s.Muted.Render("searching…"))
-	} else if p.final != nil {
+	case p.final != nil:
 		parts = append(parts, s.Muted.Render(fmtElapsed(p.elapsed)))
 	}
 	parts = append(parts, s.Muted.Render(be))

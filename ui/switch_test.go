@@ -1,0 +1,66 @@
+package ui_test
+
+import (
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-dev/vigil/exec/search"
+	"github.com/vigil-dev/vigil/panes"
+	auditpane "github.com/vigil-dev/vigil/panes/audit"
+	searchpane "github.com/vigil-dev/vigil/panes/search"
+	"github.com/vigil-dev/vigil/themes"
+	"github.com/vigil-dev/vigil/ui"
+)
+
+func switchModel(t *testing.T) *ui.Model {
+	t.Helper()
+	pal, _ := themes.Palettes("dark")
+	st := themes.New(pal)
+	sp := searchpane.New(searchpane.Options{Search: search.DefaultOptions(t.TempDir())}, st)
+	t.Cleanup(sp.Close)
+	ap := auditpane.New(writeLog(t), st)
+	t.Cleanup(ap.Close)
+	m := ui.New(ui.Options{Panes: []panes.Pane{sp, ap}, Theme: "dark"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	return m
+}
+
+func press(m *ui.Model, code rune, text string, mod tea.KeyMod) {
+	m.Update(tea.KeyPressMsg{Code: code, Text: text, Mod: mod})
+}
+
+// On first launch the digits, tab and ? are the root's; inside a text field
+// only alt+digit switches panes, and the digit is typed.
+func TestPaneSwitchingOnFirstLaunch(t *testing.T) {
+	m := switchModel(t)
+	press(m, '2', "2", 0)
+	if m.Active().ID() != "audit" {
+		t.Fatalf("2 on first launch went to %q", m.Active().ID())
+	}
+	press(m, tea.KeyTab, "", 0)
+	if m.Active().ID() != "search" {
+		t.Fatalf("tab went to %q", m.Active().ID())
+	}
+	press(m, tea.KeyTab, "", tea.ModShift)
+	if m.Active().ID() != "audit" {
+		t.Fatalf("shift+tab went to %q", m.Active().ID())
+	}
+	press(m, '1', "1", 0)
+	press(m, '/', "/", 0) // into the pattern field
+	if !m.Active().Capturing() {
+		t.Fatal("/ did not focus the field")
+	}
+	press(m, '2', "2", 0) // typed, not a switch
+	if m.Active().ID() != "search" {
+		t.Fatal("a digit typed in a field switched panes")
+	}
+	press(m, '2', "", tea.ModAlt)
+	if m.Active().ID() != "audit" {
+		t.Fatalf("alt+2 in a field went to %q", m.Active().ID())
+	}
+	press(m, '1', "", tea.ModAlt)
+	if got := m.Active().(*searchpane.Pane).Snapshot(); m.Active().ID() != "search" || got.Err != "" {
+		t.Fatalf("alt+1 back: %q %+v", m.Active().ID(), got)
+	}
+}
