@@ -13,15 +13,18 @@ import (
 	"github.com/vigil-dev/vigil/ui"
 )
 
-func switchModel(t *testing.T) *ui.Model {
+func switchModel(t *testing.T) *ui.Model { return themedModel(t, "dark", true) }
+
+// themedModel is the Search and Audit panes under theme at 120×36.
+func themedModel(t *testing.T, theme string, jobControl bool) *ui.Model {
 	t.Helper()
-	pal, _ := themes.Palettes("dark")
+	pal, _ := themes.Palettes(theme)
 	st := themes.New(pal)
 	sp := searchpane.New(searchpane.Options{Search: search.DefaultOptions(t.TempDir())}, st)
 	t.Cleanup(sp.Close)
 	ap := auditpane.New(writeLog(t), st)
 	t.Cleanup(ap.Close)
-	m := ui.New(ui.Options{Panes: []panes.Pane{sp, ap}, Theme: "dark"})
+	m := ui.New(ui.Options{Panes: []panes.Pane{sp, ap}, Theme: theme, JobControl: func() bool { return jobControl }})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
 	return m
 }

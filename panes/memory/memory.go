@@ -68,42 +68,13 @@ type (
 	}
 )
 
-// Keys are the pane's bindings.
-type Keys struct {
-	Run, NextField, PrevField, Leave             key.Binding
-	Up, Down, PageUp, PageDown, Top, Bottom      key.Binding
-	Open, Filter, Edit, Rerun, ClearFilter       key.Binding
-	FilterDone, FilterCancel, FilterUp, FilterDn key.Binding
-	Back, ScrollUp, ScrollDown                   key.Binding
-}
-
-func defaultKeys() Keys {
-	b := func(h, d string, k ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(k...), key.WithHelp(h, d))
-	}
-	return Keys{
-		Run: b("enter", "search", "enter"), NextField: b("tab", "next field", "tab"),
-		PrevField: b("shift+tab", "previous field", "shift+tab"), Leave: b("esc", "to results", "esc"),
-		Up: b("↑/k", "up", "up", "k"), Down: b("↓/j", "down", "down", "j"),
-		PageUp: b("pgup", "page up", "pgup", "ctrl+u"), PageDown: b("pgdn", "page down", "pgdown", "ctrl+d", "space"),
-		Top: b("g", "first", "home", "g"), Bottom: b("G", "last", "end", "G"),
-		Open: b("enter", "open", "enter"), Filter: b("/", "filter hits", "/"),
-		Edit: b("e", "edit search", "e", "i"), Rerun: b("ctrl+r", "search again", "ctrl+r"),
-		ClearFilter: b("esc", "clear filter", "esc"),
-		FilterDone:  b("enter", "keep filter", "enter"), FilterCancel: b("esc", "clear filter", "esc"),
-		FilterUp: b("↑", "up", "up"), FilterDn: b("↓", "down", "down"),
-		Back:     b("esc", "back", "esc", "backspace", "left", "h"),
-		ScrollUp: b("↑/k", "scroll up", "up", "k"), ScrollDown: b("↓/j", "scroll down", "down", "j"),
-	}
-}
-
 var _ panes.Pane = (*Pane)(nil)
 
 // Pane is the Memory screen.
 type Pane struct {
 	o      Options
 	styles *themes.Styles
-	keys   Keys
+	km     keymaps
 
 	mode   mode
 	focus  int
@@ -147,7 +118,9 @@ func New(o Options, styles *themes.Styles) *Pane {
 	}
 	// the pane opens on its (empty) list, not in the query field, so the
 	// global keys work on first launch; e, i or enter start typing
-	return &Pane{o: o, styles: styles, keys: defaultKeys(), mode: modeList}
+	p := &Pane{o: o, styles: styles, mode: modeList}
+	p.km = p.buildKeymaps()
+	return p
 }
 
 func (p *Pane) ID() string                 { return "memory" }
@@ -196,38 +169,33 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			p.move(step)
 		}
 	case tea.KeyPressMsg:
-		switch p.mode {
-		case modeFields:
-			return p.fieldsKey(msg)
-		case modeFilter:
-			p.filterKey(msg)
-		case modeDetail:
-			p.detailKey(msg)
-		default:
-			return p.listKey(msg)
-		}
+		return p.handleKey(msg)
 	}
 	return nil
 }
 
-func (p *Pane) fieldsKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.keys
-	switch {
-	case key.Matches(msg, k.Run):
-		return p.run()
-	case key.Matches(msg, k.NextField):
-		p.focus = (p.focus + 1) % nFields
-	case key.Matches(msg, k.PrevField):
-		p.focus = (p.focus + nFields - 1) % nFields
-	case key.Matches(msg, k.Leave):
+// handleKey runs the mode's row for msg; other keys in the form and the
+// filter are typing.
+func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	if p.mode == modeDetail && p.detail == nil {
 		p.mode = modeList
-	default:
+		return nil
+	}
+	if cmd, ok := p.keymap().Dispatch(msg); ok {
+		return cmd
+	}
+	switch p.mode {
+	case modeFields:
 		if changed, _ := p.inputs[p.focus].Handle(msg); changed {
 			// an edited field's old complaint no longer applies
 			p.invalid[p.focus] = nil
 			if p.focus == fFrom {
 				p.invalid[fTo] = dropRange(p.invalid[fTo])
 			}
+		}
+	case modeFilter:
+		if changed, _ := p.filter.Handle(msg); changed {
+			p.refilter()
 		}
 	}
 	return nil
@@ -242,89 +210,6 @@ func dropRange(errs []memory.FieldError) []memory.FieldError {
 		}
 	}
 	return out
-}
-
-func (p *Pane) listKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.keys
-	switch {
-	case key.Matches(msg, k.Up):
-		p.move(-1)
-	case key.Matches(msg, k.Down):
-		p.move(1)
-	case key.Matches(msg, k.PageUp):
-		p.move(-max(p.listH/3, 1)) // a hit is about three lines
-	case key.Matches(msg, k.PageDown):
-		p.move(max(p.listH/3, 1))
-	case key.Matches(msg, k.Top):
-		p.move(-len(p.shown))
-	case key.Matches(msg, k.Bottom):
-		p.move(len(p.shown))
-	case key.Matches(msg, k.Open):
-		if len(p.shown) == 0 {
-			p.mode = modeFields // nothing to open: enter starts typing
-			return nil
-		}
-		return p.openDetail()
-	case key.Matches(msg, k.Filter):
-		if len(p.out.Hits) > 0 {
-			p.mode = modeFilter
-		}
-	case key.Matches(msg, k.Edit):
-		p.mode = modeFields
-	case key.Matches(msg, k.Rerun):
-		return p.run()
-	case key.Matches(msg, k.ClearFilter):
-		p.filter.SetValue("")
-		p.refilter()
-	}
-	return nil
-}
-
-func (p *Pane) filterKey(msg tea.KeyPressMsg) {
-	k := p.keys
-	switch {
-	case key.Matches(msg, k.FilterDone):
-		p.mode = modeList
-	case key.Matches(msg, k.FilterCancel):
-		p.filter.SetValue("")
-		p.refilter()
-		p.mode = modeList
-	case key.Matches(msg, k.FilterUp):
-		p.move(-1)
-	case key.Matches(msg, k.FilterDn):
-		p.move(1)
-	default:
-		if changed, _ := p.filter.Handle(msg); changed {
-			p.refilter()
-		}
-	}
-}
-
-func (p *Pane) detailKey(msg tea.KeyPressMsg) {
-	k, d := p.keys, p.detail
-	if d == nil {
-		p.mode = modeList
-		return
-	}
-	page := max(d.bodyH-1, 1)
-	switch {
-	case key.Matches(msg, k.Back):
-		p.detail = nil
-		p.detailGen++
-		p.mode = modeList
-	case key.Matches(msg, k.ScrollUp):
-		d.scroll = max(d.scroll-1, 0)
-	case key.Matches(msg, k.ScrollDown):
-		d.scroll++
-	case key.Matches(msg, k.PageUp):
-		d.scroll = max(d.scroll-page, 0)
-	case key.Matches(msg, k.PageDown):
-		d.scroll += page
-	case key.Matches(msg, k.Top):
-		d.scroll = 0
-	case key.Matches(msg, k.Bottom):
-		d.scroll = 1 << 30 // clamped when drawn
-	}
 }
 
 func (p *Pane) move(delta int) {
@@ -525,32 +410,13 @@ func (p *Pane) openDetail() tea.Cmd {
 	}
 }
 
-// ShortHelp is the status bar's keys for the current mode.
-func (p *Pane) ShortHelp() []key.Binding {
-	k := p.keys
-	switch p.mode {
-	case modeFields:
-		return []key.Binding{k.Run, k.NextField, k.PrevField, k.Leave}
-	case modeFilter:
-		return []key.Binding{k.FilterDone, k.FilterCancel, k.FilterUp, k.FilterDn}
-	case modeDetail:
-		return []key.Binding{k.Back, k.ScrollDown, k.PageDown}
-	}
-	if len(p.out.Hits) == 0 {
-		return []key.Binding{k.Edit, k.Rerun}
-	}
-	if strings.TrimSpace(p.filter.Value()) != "" {
-		return []key.Binding{k.Open, k.Filter, k.ClearFilter, k.Edit}
-	}
-	return []key.Binding{k.Open, k.Filter, k.Edit, k.Down}
-}
+// ShortHelp is the status bar's keys for the current mode, from its rows.
+func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
 
-// FullHelp is the ? overlay's keys.
+// FullHelp is the ? overlay's keys for the current mode, from its rows.
 func (p *Pane) FullHelp() [][]key.Binding {
-	k := p.keys
-	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Filter, k.ClearFilter, k.Edit, k.Rerun},
-		{k.Run, k.NextField, k.PrevField, k.Leave},
+	if p.mode == modeList {
+		return [][]key.Binding{p.km.list.Help()}
 	}
+	return [][]key.Binding{p.keymap().Help(), p.km.list.Help()}
 }

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/exec/safetext"
@@ -101,66 +100,6 @@ func (p *Pane) selected() (*search.Event, bool) {
 		return nil, false
 	}
 	return &p.res.events[r.ev], true
-}
-
-func (p *Pane) resultsKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.keys
-	if p.showErrs {
-		switch {
-		case key.Matches(msg, k.Errors), key.Matches(msg, k.Back):
-			p.showErrs = false
-		case key.Matches(msg, k.Up):
-			p.errScroll = max(p.errScroll-1, 0)
-		case key.Matches(msg, k.Down):
-			p.errScroll = min(p.errScroll+1, max(len(p.fileErrs)-1, 0))
-		}
-		return nil
-	}
-	page := max(p.listH-1, 1)
-	switch {
-	case key.Matches(msg, k.Up):
-		p.move(-1)
-	case key.Matches(msg, k.Down):
-		p.move(1)
-	case key.Matches(msg, k.PageUp):
-		p.move(-page)
-	case key.Matches(msg, k.PageDown):
-		p.move(page)
-	case key.Matches(msg, k.Top):
-		p.sel = 0
-		p.move(1)
-		p.move(-1)
-	case key.Matches(msg, k.Bottom):
-		p.sel = p.rowCount()
-		p.move(-1)
-	case key.Matches(msg, k.Edit):
-		p.focus, p.field = focusComposer, fPattern
-	case key.Matches(msg, k.Open):
-		if p.rowCount() == 0 {
-			// nothing to open: enter starts typing, as on first launch
-			p.focus, p.field = focusComposer, fPattern
-			return nil
-		}
-		return p.open()
-	case key.Matches(msg, k.Copy):
-		return p.copySelection()
-	case key.Matches(msg, k.Preview):
-		p.preview = !p.preview
-		p.prevScroll = 0
-	case key.Matches(msg, k.PreviewUp):
-		p.prevScroll--
-	case key.Matches(msg, k.PreviewDown):
-		p.prevScroll++
-	case key.Matches(msg, k.Errors):
-		if len(p.fileErrs) > 0 {
-			p.showErrs, p.errScroll = true, 0
-		}
-	case key.Matches(msg, k.Scope):
-		return p.cycle(fScope, 1)
-	case key.Matches(msg, k.Back):
-		p.preview = false
-	}
-	return nil
 }
 
 // absPath is where a result's file lives: event paths are relative to the

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/config"
@@ -99,48 +98,13 @@ type (
 	historyMsg struct{ err error }
 )
 
-// Keys are the pane's bindings.
-type Keys struct {
-	Run, Rerun, Stop, NextField, PrevField, Leave, History, Toggle key.Binding
-	Up, Down, PageUp, PageDown, Top, Bottom                        key.Binding
-	Open, Copy, Preview, PreviewUp, PreviewDown, Errors, Edit      key.Binding
-	Scope, Back                                                    key.Binding
-	AltCase, AltFixed, AltWord, AltHidden, AltFollow, AltNoIgnore  key.Binding
-	AltRecursive, AltFuzzy, AltScope                               key.Binding
-}
-
-func defaultKeys() Keys {
-	b := func(h, d string, k ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(k...), key.WithHelp(h, d))
-	}
-	return Keys{
-		Run: b("enter", "run now", "enter"), Rerun: b("ctrl+r", "re-run", "ctrl+r"),
-		Stop:      b("ctrl+x", "stop search", "ctrl+x"),
-		NextField: b("tab", "next field", "tab"), PrevField: b("shift+tab", "previous field", "shift+tab"),
-		Leave: b("esc", "to results", "esc"), History: b("↑/↓", "history (pattern)", "up", "down"),
-		Toggle: b("space/←/→", "change option", "space", "left", "right"),
-		Up:     b("↑/k", "up", "up", "k"), Down: b("↓/j", "down", "down", "j"),
-		PageUp: b("pgup", "page up", "pgup", "ctrl+u"), PageDown: b("pgdn", "page down", "pgdown", "ctrl+d"),
-		Top: b("g", "first", "home", "g"), Bottom: b("G", "last", "end", "G"),
-		Open: b("enter/o", "open", "enter", "o"), Copy: b("y", "copy path:line", "y"),
-		Preview: b("p", "preview", "p"), PreviewUp: b("K", "preview up", "K", "shift+up"),
-		PreviewDown: b("J", "preview down", "J", "shift+down"), Errors: b("e", "file errors", "e"),
-		Edit: b("/", "edit query", "/", "i"), Scope: b("s", "next scope", "s"), Back: b("esc", "back", "esc"),
-		AltCase: b("alt+c", "case", "alt+c"), AltFixed: b("alt+f", "regex/fixed", "alt+f"),
-		AltWord: b("alt+w", "word", "alt+w"), AltHidden: b("alt+h", "hidden", "alt+h"),
-		AltFollow: b("alt+l", "follow", "alt+l"), AltNoIgnore: b("alt+i", "no-ignore", "alt+i"),
-		AltRecursive: b("alt+r", "recursive", "alt+r"), AltFuzzy: b("alt+z", "fuzzy", "alt+z"),
-		AltScope: b("alt+s", "scope", "alt+s"),
-	}
-}
-
 var _ panes.Pane = (*Pane)(nil)
 
 // Pane is the Search screen.
 type Pane struct {
 	opts     Options
 	styles   *themes.Styles
-	keys     Keys
+	km       keymaps
 	now      func() time.Time
 	getenv   func(string) string
 	debounce time.Duration
@@ -235,8 +199,9 @@ func New(o Options, styles *themes.Styles) *Pane {
 	// The pane opens on its results, not in the pattern field, so the
 	// global keys (1–4, ?, q, tab) work on first launch; / i or enter
 	// start typing and esc leaves the field (README "Keys").
-	p := &Pane{opts: o, styles: styles, keys: defaultKeys(), now: o.Now, getenv: o.Getenv,
+	p := &Pane{opts: o, styles: styles, now: o.Now, getenv: o.Getenv,
 		debounce: o.Debounce, errField: -1, recurse: true, focus: focusResults}
+	p.km = p.buildKeymaps()
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -468,69 +433,13 @@ func (p *Pane) applies(f int) bool {
 
 func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	p.notice = ""
-	k := p.keys
-	if p.doc != nil || p.docErr != nil {
-		switch {
-		case key.Matches(msg, k.Back), msg.String() == "q", key.Matches(msg, k.Open):
-			p.doc, p.docErr = nil, nil
-		case key.Matches(msg, k.Up):
-			p.docScroll = max(p.docScroll-1, 0)
-		case key.Matches(msg, k.Down):
-			p.docScroll++
-		case key.Matches(msg, k.PageUp):
-			p.docScroll = max(p.docScroll-10, 0)
-		case key.Matches(msg, k.PageDown):
-			p.docScroll += 10
-		case key.Matches(msg, k.Top):
-			p.docScroll = 0
-		}
-		return nil
-	}
-	// keys that work in both areas
-	switch {
-	case key.Matches(msg, k.Rerun):
-		return p.runAndRecord()
-	case key.Matches(msg, k.Stop):
-		p.stopSearch()
-		return nil
-	}
-	if cmd, ok := p.altToggle(msg); ok {
+	if cmd, ok := p.keymap().Dispatch(msg); ok {
 		return cmd
 	}
-	if p.focus == focusComposer {
-		return p.composerKey(msg)
+	if p.focus == focusComposer && p.doc == nil && p.docErr == nil {
+		return p.edit(msg) // typing
 	}
-	return p.resultsKey(msg)
-}
-
-// altToggle handles the alt+letter shortcuts that change an option from
-// anywhere, ugrep -Q style.
-func (p *Pane) altToggle(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	k := p.keys
-	var f int
-	switch {
-	case key.Matches(msg, k.AltCase):
-		f = fCase
-	case key.Matches(msg, k.AltFixed):
-		f = fMode
-	case key.Matches(msg, k.AltWord):
-		f = fWord
-	case key.Matches(msg, k.AltHidden):
-		f = fHidden
-	case key.Matches(msg, k.AltFollow):
-		f = fFollow
-	case key.Matches(msg, k.AltNoIgnore):
-		f = fNoIgnore
-	case key.Matches(msg, k.AltRecursive):
-		f = fRecursive
-	case key.Matches(msg, k.AltFuzzy):
-		f = fFuzzy
-	case key.Matches(msg, k.AltScope):
-		f = fScope
-	default:
-		return nil, false
-	}
-	return p.cycle(f, 1), true
+	return nil
 }
 
 // cycle changes a toggle field by d steps and re-runs (debounced).
@@ -563,62 +472,6 @@ func (p *Pane) cycle(f, d int) tea.Cmd {
 		return nil
 	}
 	return p.changed()
-}
-
-func (p *Pane) composerKey(msg tea.KeyPressMsg) tea.Cmd {
-	s := msg.String()
-	switch {
-	case s == "enter":
-		return p.runAndRecord()
-	case s == "esc":
-		p.focus = focusResults
-		if p.ranCurrent() {
-			// leaving the field after looking at a search's results is
-			// running it; a half-typed pattern was never run
-			return p.recordHistory(p.inputs[fPattern].Value())
-		}
-		return nil
-	case s == "tab":
-		p.nextField(1)
-		return nil
-	case (s == "right" || s == "ctrl+f") && p.field == fPath && p.inputs[fPath].AtEnd():
-		// → at the end of the path accepts the completion, as fish does;
-		// tab stays "next field" everywhere
-		if p.complete() {
-			return p.changed()
-		}
-		return nil
-	case s == "shift+tab":
-		p.nextField(-1)
-		return nil
-	case s == "up" || s == "down":
-		if p.field == fPattern {
-			return p.walkHistory(s == "up")
-		}
-		if s == "up" {
-			p.nextField(-1)
-		} else {
-			p.nextField(1)
-		}
-		return nil
-	}
-	if !isTextField(p.field) {
-		switch {
-		case s == "space", s == "right":
-			return p.cycle(p.field, 1)
-		case s == "left":
-			return p.cycle(p.field, -1)
-		}
-		return nil
-	}
-	changed, _ := p.inputs[p.field].Handle(msg)
-	if changed {
-		if p.field == fPattern {
-			p.histIdx = len(p.history)
-		}
-		return p.changed()
-	}
-	return nil
 }
 
 func (p *Pane) nextField(d int) {

@@ -689,26 +689,18 @@ func escapeLen(text string) int {
 	return 0
 }
 
-// ShortHelp is the status bar's keys for the current mode.
-func (p *Pane) ShortHelp() []key.Binding {
-	k := p.keys
+// ShortHelp is the status bar's keys for the current mode, from its rows.
+func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
+
+// FullHelp is the ? overlay's keys for the current mode, from its rows.
+func (p *Pane) FullHelp() [][]key.Binding {
 	switch {
 	case p.doc != nil || p.docErr != nil:
-		return []key.Binding{k.Back, k.Up, k.Down}
+		return [][]key.Binding{p.km.document.Help()}
 	case p.focus == focusComposer:
-		return []key.Binding{k.Run, k.NextField, k.Leave, k.History}
+		return [][]key.Binding{p.km.composer.Help(), p.km.anywhere.Help()}
 	case p.showErrs:
-		return []key.Binding{k.Errors, k.Up, k.Down}
+		return [][]key.Binding{p.km.errors.Help(), p.km.anywhere.Help()}
 	}
-	return []key.Binding{k.Open, k.Copy, k.Preview, k.Edit}
-}
-
-// FullHelp is the ? overlay's keys.
-func (p *Pane) FullHelp() [][]key.Binding {
-	k := p.keys
-	return [][]key.Binding{
-		{k.Run, k.Rerun, k.Stop, k.NextField, k.PrevField, k.Toggle, k.History, k.Leave},
-		{k.AltCase, k.AltFixed, k.AltWord, k.AltHidden, k.AltFollow, k.AltNoIgnore, k.AltRecursive, k.AltFuzzy, k.AltScope},
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Open, k.Copy, k.Preview, k.PreviewUp, k.PreviewDown, k.Errors, k.Edit, k.Scope},
-	}
+	return [][]key.Binding{p.km.results.Help(), p.km.anywhere.Help()}
 }
