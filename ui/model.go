@@ -124,6 +124,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case panes.KeyDisabledMsg:
 		m.notice = msg.Key + ": " + msg.Reason
 		return m, nil
+	case tea.MouseClickMsg:
+		return m, m.click(msg)
 	case tea.MouseWheelMsg, tea.PasteMsg, tea.PasteStartMsg, tea.PasteEndMsg:
 		// a paste is typing: like a key, it goes to the focused pane only,
 		// and only while the screen shows what it would land in
@@ -143,6 +145,34 @@ func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 		}
 	}
 	return tea.Batch(cmds...)
+}
+
+// click on a tab focuses its pane; a click below goes to the focused pane
+// in its own coordinates (Y 0 is the pane's first line), while the screen
+// shows it; a click on the overlay closes it.
+func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
+	if m.showHelp {
+		m.showHelp = false
+		return nil
+	}
+	if !m.legible() || msg.Button != tea.MouseLeft {
+		return nil
+	}
+	if msg.Y == 0 {
+		if i := m.tabAt(msg.X); i >= 0 {
+			m.focus(i)
+		}
+		return nil
+	}
+	if msg.Y > m.height-2 {
+		return nil // the status line
+	}
+	p := m.Active()
+	if p == nil {
+		return nil
+	}
+	msg.Y--
+	return p.Update(msg)
 }
 
 // busier is a pane with work that quitting would interrupt.
@@ -290,7 +320,12 @@ func (m *Model) Render() string {
 }
 
 func (m *Model) renderTabs(w int) string {
-	var parts []string
+	brand, parts, sep := m.tabParts()
+	return panes.Fit(brand+strings.Join(parts, sep), w)
+}
+
+// tabParts is the tab bar's pieces: the brand, each tab, the separator.
+func (m *Model) tabParts() (brand string, parts []string, sep string) {
 	for i, p := range m.panes {
 		label := fmt.Sprintf("%d %s", i+1, p.Title())
 		if b := p.Badge(); b != "" {
@@ -302,8 +337,21 @@ func (m *Model) renderTabs(w int) string {
 			parts = append(parts, m.styles.Tab.Render(label))
 		}
 	}
-	brand := m.styles.Title.Render("vigil") + " "
-	return panes.Fit(brand+strings.Join(parts, m.styles.Subtle.Render("│")), w)
+	return m.styles.Title.Render("vigil") + " ", parts, m.styles.Subtle.Render("│")
+}
+
+// tabAt is the pane whose tab covers column x of the tab bar, or -1.
+func (m *Model) tabAt(x int) int {
+	brand, parts, sep := m.tabParts()
+	at := lipgloss.Width(brand)
+	for i, p := range parts {
+		w := lipgloss.Width(p)
+		if x >= at && x < at+w {
+			return i
+		}
+		at += w + lipgloss.Width(sep)
+	}
+	return -1
 }
 
 func (m *Model) renderStatus(w int) string {

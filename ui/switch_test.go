@@ -1,13 +1,16 @@
 package ui_test
 
 import (
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/panes"
 	auditpane "github.com/vigil-dev/vigil/panes/audit"
+	"github.com/vigil-dev/vigil/panes/panetest"
 	searchpane "github.com/vigil-dev/vigil/panes/search"
 	"github.com/vigil-dev/vigil/themes"
 	"github.com/vigil-dev/vigil/ui"
@@ -65,5 +68,30 @@ func TestPaneSwitchingOnFirstLaunch(t *testing.T) {
 	press(m, '1', "", tea.ModAlt)
 	if got := m.Active().(*searchpane.Pane).Snapshot(); m.Active().ID() != "search" || got.Err != "" {
 		t.Fatalf("alt+1 back: %q %+v", m.Active().ID(), got)
+	}
+}
+
+// A click on a tab focuses its pane; a click in the body reaches the pane
+// (here the Search pane's empty list: nothing changes, nothing breaks).
+func TestClickOnATab(t *testing.T) {
+	m := switchModel(t)
+	line := ansi.Strip(strings.Split(m.Render(), "\n")[0])
+	x := strings.Index(line, "2 Audit")
+	if x < 0 {
+		t.Fatalf("tab bar %q", line)
+	}
+	x = ansi.StringWidth(line[:x]) + 2
+	m.Update(panetest.Click(x, 0))
+	if m.Active().ID() != "audit" {
+		t.Fatalf("click on the Audit tab went to %q", m.Active().ID())
+	}
+	m.Update(panetest.Click(ansi.StringWidth(line[:strings.Index(line, "1 Search")]), 0))
+	if m.Active().ID() != "search" {
+		t.Fatalf("click on the Search tab went to %q", m.Active().ID())
+	}
+	m.Update(panetest.Click(1, 0)) // the brand: no tab
+	m.Update(panetest.Click(5, 10))
+	if m.Active().ID() != "search" {
+		t.Fatal("a click off the tabs switched panes")
 	}
 }

@@ -96,6 +96,7 @@ type Pane struct {
 	shown    []int         // indexes into out.Hits, rank order
 	marks    map[int][]int // hit index → matched byte offsets in its preview
 	sel, top int           // indexes into shown
+	rowsAt   panes.LineMap // which shown hit each drawn list line is, for clicks
 	listH    int           // rows the list had at the last render
 
 	detail    *detail
@@ -155,14 +156,12 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		if p.detail.err = msg.err; msg.err == nil {
 			p.detail.mem = msg.mem
 		}
-	case tea.MouseWheelMsg:
-		step := 0
-		switch msg.Button {
-		case tea.MouseWheelUp:
-			step = -3
-		case tea.MouseWheelDown:
-			step = 3
+	case tea.MouseClickMsg:
+		if i, ok := p.rowsAt.Clicked(msg); ok && p.mode != modeDetail {
+			p.mode, p.sel = modeList, i
 		}
+	case tea.MouseWheelMsg:
+		step := panes.Wheel(msg)
 		if p.mode == modeDetail && p.detail != nil {
 			p.detail.scroll = max(p.detail.scroll+step, 0)
 		} else if p.mode == modeList {

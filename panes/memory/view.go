@@ -43,6 +43,7 @@ func (p *Pane) View(w, h int) string {
 	lines = append(lines, s.Subtle.Render(strings.Repeat("─", w)))
 	lines = append(lines, p.statusLines(w)...)
 	p.listH = max(h-len(lines), 0)
+	p.rowsAt.Reset(len(lines), 0, w)
 	lines = append(lines, p.listLines(w, p.listH)...)
 	return panes.Block(lines, w, h)
 }
@@ -188,7 +189,7 @@ func (p *Pane) itemLines(idx int, selected bool, w int) []string {
 		head += "  " + chips
 	}
 	if selected {
-		head = s.Selected.Render(panes.Fit(head, w))
+		head = panes.SelectRow(head, w, s.Selected)
 	}
 	out := []string{head}
 	pad := strings.Repeat(" ", min(indent, max(w-1, 0)))
@@ -331,6 +332,7 @@ func (p *Pane) listLines(w, h int) []string {
 		if len(out)+len(item) <= h {
 			full++
 		}
+		p.rowsAt.Add(i, min(len(item), h-len(out)))
 		out = append(out, item...)
 	}
 	if len(out) > h {

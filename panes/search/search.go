@@ -43,6 +43,10 @@ type Options struct {
 	Initial search.Request
 	// InitialScope selects a configured scope by name ("" is content search).
 	InitialScope string
+	// Engine runs content searches; nil means search.Run (ugrep/rg).
+	Engine Engine
+	// Backends detects the backends; nil means search.DetectBackends.
+	Backends func(search.Options) []search.BackendInfo
 }
 
 // composer fields, in tab order
@@ -160,6 +164,8 @@ type Pane struct {
 
 	sel, top  int
 	listH     int
+	listTop   int           // pane line the results start at, as last drawn
+	rowsAt    panes.LineMap // which result row each drawn line shows, for clicks
 	showErrs  bool
 	errScroll int
 
@@ -312,9 +318,13 @@ func (p *Pane) publish() {
 // and runs the initial query, if any.
 func (p *Pane) Init() tea.Cmd {
 	opts := p.opts.Search
+	backends := p.opts.Backends
+	if backends == nil {
+		backends = search.DetectBackends
+	}
 	detect := func() tea.Msg {
 		want := opts.Backend
-		for _, b := range search.DetectBackends(opts) {
+		for _, b := range backends(opts) {
 			if b.OK && (want == "" || want == "auto" || b.Name == want) {
 				return backendMsg{info: b}
 			}
@@ -403,10 +413,20 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 			return p.changed()
 		}
 	case tea.MouseWheelMsg:
-		if msg.Button == tea.MouseWheelUp {
-			p.move(-3)
-		} else if msg.Button == tea.MouseWheelDown {
-			p.move(3)
+		switch {
+		case p.doc != nil:
+			p.docScroll = max(p.docScroll+panes.Wheel(msg), 0)
+		case p.showErrs:
+			p.errScroll = min(max(p.errScroll+panes.Wheel(msg), 0), max(len(p.fileErrs)-1, 0))
+		default:
+			p.move(panes.Wheel(msg))
+		}
+	case tea.MouseClickMsg:
+		if i, ok := p.rowsAt.Clicked(msg); ok && p.doc == nil && !p.showErrs {
+			// a click on a row selects it (a file header: its first line)
+			p.focus = focusResults
+			p.sel = i
+			p.move(0) // a header moves on to its first line
 		}
 	case tea.KeyPressMsg:
 		p.keysSeen++
@@ -690,7 +710,11 @@ func (p *Pane) runNow() tea.Cmd {
 		}
 	}
 	p.lastReq = req
-	p.cur = startStream(gen, req, p.opts.Search)
+	run := p.opts.Engine
+	if run == nil {
+		run = search.Run
+	}
+	p.cur = startStream(gen, req, p.opts.Search, run)
 	return p.cur.pump()
 }
 

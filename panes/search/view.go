@@ -30,6 +30,7 @@ func (p *Pane) View(w, h int) string {
 	}
 	status := p.statusLine(w)
 	areaH := h - len(top) - 1
+	p.listTop = len(top)
 	lines := top
 	if areaH > 0 {
 		lines = append(lines, strings.Split(p.area(w, areaH), "\n")...)
@@ -300,10 +301,15 @@ func (p *Pane) list(w, h int) string {
 		case p.final != nil || p.scoped != nil:
 			msg = "no matches"
 		}
+		p.rowsAt.Reset(p.listTop, 0, 0)
 		return panes.Block([]string{s.Muted.Render(msg)}, w, h)
 	}
 	p.sel = min(p.sel, n-1)
 	p.top = panes.Scroll(p.top, p.sel, h, n)
+	p.rowsAt.Reset(p.listTop, 0, w)
+	for i := p.top; i < n && i < p.top+h; i++ {
+		p.rowsAt.Add(i, 1)
+	}
 	// the header of the file the top row belongs to stays visible
 	lines := make([]string, 0, h)
 	if p.isScoped() {
@@ -348,7 +354,7 @@ func (p *Pane) contentRow(i, w, nw int) string {
 	text := renderLine(ev.Line, eventSpans(ev), avail, p.lineOpts(ev, base))
 	line := mark + s.Muted.Render(num) + text
 	if i == p.sel {
-		return s.Selected.Render(panes.Fit(line, w))
+		return panes.SelectRow(line, w, s.Selected)
 	}
 	return line
 }
@@ -396,7 +402,7 @@ func (p *Pane) scopedRow(i, w int) string {
 	line := head + renderLine(h.Snippet, []search.Span{{Start: h.MatchStart, End: h.MatchEnd}}, avail,
 		rowOpts{tabs: tabWidth, base: s.Text, hl: s.Match, warn: s.Warning})
 	if i == p.sel {
-		return s.Selected.Render(panes.Fit(line, w))
+		return panes.SelectRow(line, w, s.Selected)
 	}
 	return line
 }
