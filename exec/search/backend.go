@@ -362,7 +362,8 @@ func command(ctx context.Context, be BackendInfo, dir string, env []string, args
 
 // checkPattern asks the backend itself whether the pattern compiles, by
 // searching empty input: exit 2 means the regex (or flag combination) is
-// invalid (FR-LS-SRC-02).
+// invalid. pat is the pattern as Vigil spells it for the backend; the
+// error names e.pattern, the person's own (see patternRefused).
 //
 // The check gets the search's timeout too (at least checkPatternMin, so
 // that a bad pattern is still told apart under a tiny timeout_ms): ugrep
@@ -372,6 +373,22 @@ func command(ctx context.Context, be BackendInfo, dir string, env []string, args
 // proves nothing against the pattern (nil): the search's own timeout then
 // answers.
 func checkPattern(ctx context.Context, be BackendInfo, e effective, pat string, fixed bool, env []string) error {
+	refusal, err := compilePattern(ctx, be, e, pat, fixed, env)
+	if err != nil || refusal == "" {
+		return err
+	}
+	if strings.Contains(refusal, "bad_alloc") {
+		// ugrep has no size limit of its own (rg refuses a regex that
+		// compiles to over 100 MB): limitMemory stopped it.
+		return badField(FieldPattern, "too complex for %s: compiling it took over its memory limit of %d MiB", be.Name, memoryLimit(e.maxSize)>>20)
+	}
+	return patternRefused(ctx, be, e, pat, refusal, env)
+}
+
+// compilePattern runs the backend over empty input and returns what it
+// said on stderr when it refused the pattern ("" when it compiled, or when
+// the check ran out of time).
+func compilePattern(ctx context.Context, be BackendInfo, e effective, pat string, fixed bool, env []string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(time.Duration(e.timeoutMS)*time.Millisecond, checkPatternMin))
 	defer cancel()
 	args := backendArgs(be, e, pat, fixed, []string{"-"})
@@ -386,22 +403,19 @@ func checkPattern(ctx context.Context, be BackendInfo, e effective, pat string, 
 	}
 	code := exitCode(err)
 	if code == 0 || code == 1 {
-		return nil
+		return "", nil
 	}
 	if code < 0 {
 		if ctx.Err() != nil {
-			return nil
+			return "", nil
 		}
-		return execFailed("%s could not run: %v", be.Name, err)
+		return "", execFailed("%s could not run: %v", be.Name, err)
 	}
 	msg := strings.TrimSpace(lossy(stderr.String()))
-	msg = strings.TrimPrefix(msg, "ugrep: error: ")
-	if strings.Contains(msg, "bad_alloc") {
-		// ugrep has no size limit of its own (rg refuses a regex that
-		// compiles to over 100 MB): limitMemory stopped it.
-		return badArgs("pattern: too complex for %s: compiling it took over its memory limit of %d MiB (FR-LS-SRC-02)", be.Name, memoryLimit(e.maxSize)>>20)
+	if msg == "" {
+		msg = fmt.Sprintf("%s exited with status %d", be.Name, code)
 	}
-	return badArgs("pattern: invalid regular expression for %s: %s (FR-LS-SRC-02)", be.Name, msg)
+	return msg, nil
 }
 
 // checkPatternMin is the shortest time a pattern check is given: a bad

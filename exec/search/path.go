@@ -93,7 +93,7 @@ func resolvePath(reqPath *string, opts Options, deny globSet) (place, error) {
 		p = *reqPath
 	}
 	if strings.IndexByte(p, 0) >= 0 {
-		return pl, badArgs("path: must not contain a NUL byte")
+		return pl, badField(FieldPath, "must not contain a NUL byte")
 	}
 	abs := filepath.IsAbs(p)
 	joined := p
@@ -109,7 +109,7 @@ func resolvePath(reqPath *string, opts Options, deny globSet) (place, error) {
 		spelled = filepath.Clean(r)
 	}
 	if !within(root, joined) && !(abs && within(spelled, joined)) {
-		return pl, badArgs("path: %q escapes the sandbox root (FR-LS-VAL-03)", p)
+		return pl, badField(FieldPath, "%q escapes the sandbox root", p)
 	}
 	// Canonicalize the deepest existing ancestor, then reattach the rest.
 	existing, rest := joined, ""
@@ -128,41 +128,41 @@ func resolvePath(reqPath *string, opts Options, deny globSet) (place, error) {
 	if err != nil {
 		// Not the underlying error: it could name where a link outside
 		// the sandbox points.
-		return pl, execFailed("path: %q cannot be resolved (FR-LS-VAL-05)", p)
+		return pl, fieldError(ExecutionFailed, FieldPath, nil, "%q cannot be resolved", p)
 	}
 	target := filepath.Join(canon, rest)
 	if !within(root, target) {
-		return pl, badArgs("path: %q resolves outside the sandbox root through a symlink (FR-LS-VAL-03)", p)
+		return pl, badField(FieldPath, "%q resolves outside the sandbox root through a symlink", p)
 	}
 	// Denied before anything about the file itself is looked at, so that
 	// "denied" and "does not exist" can't tell which secrets exist.
 	if rel := relSlash(root, target); deniedPath(deny, rel, false) || deniedPath(deny, rel, true) {
-		return pl, badArgs("path: %q is denied by the sandbox deny list", p)
+		return pl, badField(FieldPath, "%q is denied by the sandbox deny list", p)
 	}
 	if rest != "" {
-		return pl, execFailed("path: %q does not exist (FR-LS-VAL-05)", p)
+		return pl, fieldError(ExecutionFailed, FieldPath, nil, "%q does not exist", p)
 	}
 	st, err := os.Stat(target)
 	if err != nil {
-		return pl, execFailed("path: %q is not accessible: %v (FR-LS-VAL-05)", p, err)
+		return pl, fieldError(ExecutionFailed, FieldPath, nil, "%q is not accessible: %v", p, err)
 	}
 	rel := relSlash(root, target)
 	if deniedPath(deny, rel, st.IsDir()) {
-		return pl, badArgs("path: %q is denied by the sandbox deny list", p)
+		return pl, badField(FieldPath, "%q is denied by the sandbox deny list", p)
 	}
 	if st.IsDir() {
 		f, err := os.Open(target)
 		if err != nil {
-			return pl, execFailed("path: %q is not readable: %v (FR-LS-VAL-05)", p, err)
+			return pl, fieldError(ExecutionFailed, FieldPath, nil, "%q is not readable: %v", p, err)
 		}
 		f.Close()
 	} else if !st.Mode().IsRegular() {
-		return pl, badArgs("path: %q is neither a regular file nor a directory", p)
+		return pl, badField(FieldPath, "%q is neither a regular file nor a directory", p)
 	} else if f, err := os.Open(target); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
-			return pl, execFailed("path: %q is not readable: permission denied (FR-LS-VAL-05)", p)
+			return pl, fieldError(ExecutionFailed, FieldPath, nil, "%q is not readable: permission denied", p)
 		}
-		return pl, execFailed("path: %q is not readable: %v (FR-LS-VAL-05)", p, err)
+		return pl, fieldError(ExecutionFailed, FieldPath, nil, "%q is not readable: %v", p, err)
 	} else {
 		f.Close()
 	}

@@ -25,12 +25,17 @@ const (
 )
 
 // ToolError is the SRD's ToolError. Message names the field and the rule.
+// Err is the *FieldError behind Message when the error is about one field
+// of the request (FieldOf finds it).
 type ToolError struct {
 	Kind    ErrorKind `json:"kind"`
 	Message string    `json:"message"`
+	Err     error     `json:"-"`
 }
 
 func (e *ToolError) Error() string { return string(e.Kind) + ": " + e.Message }
+
+func (e *ToolError) Unwrap() error { return e.Err }
 
 func badArgs(format string, a ...any) *ToolError {
 	return &ToolError{Kind: BadArgs, Message: fmt.Sprintf(format, a...)}
@@ -78,7 +83,7 @@ func DecodeRequest(b []byte) (Request, error) {
 		return Request{}, decodeError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return Request{}, badArgs("request: trailing data after the JSON object")
+		return Request{}, badField(FieldRequest, "trailing data after the JSON object")
 	}
 	// encoding/json matches field names case-insensitively and takes null
 	// as absent; the schema allows neither, so the keys are checked as
@@ -90,14 +95,14 @@ func DecodeRequest(b []byte) (Request, error) {
 	known := requestFields()
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if !known[k] {
-			return Request{}, badArgs("%s: unknown field; additionalProperties is false (FR-LS-02b)", k)
+			return Request{}, badField(Field(k), "unknown field; additionalProperties is false")
 		}
 		if k != "pattern" && string(bytes.TrimSpace(fields[k])) == "null" {
-			return Request{}, badArgs("%s: must not be null (FR-LS-02a)", k)
+			return Request{}, badField(Field(k), "must not be null")
 		}
 	}
 	if p, ok := fields["pattern"]; !ok || string(bytes.TrimSpace(p)) == "null" {
-		return Request{}, badArgs("pattern: required (FR-LS-02a)")
+		return Request{}, badField(FieldPattern, "required")
 	}
 	return req, nil
 }
@@ -119,16 +124,16 @@ func decodeError(err error) error {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &te):
-		return badArgs("%s: must be of type %s, got %s (FR-LS-02a)", te.Field, jsonType(te.Type.String()), te.Value)
+		return fieldError(BadArgs, Field(te.Field), err, "must be of type %s, got %s", jsonType(te.Type.String()), te.Value)
 	case errors.As(err, &se):
-		return badArgs("request: invalid JSON at offset %d: %v", se.Offset, se)
+		return fieldError(BadArgs, FieldRequest, err, "invalid JSON at offset %d: %v", se.Offset, se)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return badArgs("%s: unknown field; additionalProperties is false (FR-LS-02b)", f)
+		return badField(Field(f), "unknown field; additionalProperties is false")
 	case err == io.EOF:
-		return badArgs("request: empty input, expected a JSON object")
+		return badField(FieldRequest, "empty input, expected a JSON object")
 	}
-	return badArgs("request: %v", err)
+	return fieldError(BadArgs, FieldRequest, err, "%v", err)
 }
 
 func jsonType(goType string) string {
@@ -211,10 +216,10 @@ func validateFields(req Request, opts Options) (effective, error) {
 		return e, execFailed("the search tool is disabled ([tools.search] enabled = false)")
 	}
 	if strings.TrimSpace(req.Pattern) == "" {
-		return e, badArgs("pattern: must be non-empty after trimming whitespace (FR-LS-VAL-01)")
+		return e, badField(FieldPattern, "must be non-empty after trimming whitespace")
 	}
 	if strings.IndexByte(req.Pattern, 0) >= 0 {
-		return e, badArgs("pattern: must not contain a NUL byte")
+		return e, badField(FieldPattern, "must not contain a NUL byte")
 	}
 	e.caseMode = "smart"
 	if req.Case != nil {
@@ -222,7 +227,7 @@ func validateFields(req Request, opts Options) (effective, error) {
 		case "smart", "sensitive", "insensitive":
 			e.caseMode = *req.Case
 		default:
-			return e, badArgs("case: must be one of smart, sensitive, insensitive; got %q (FR-LS-02a)", *req.Case)
+			return e, badField(FieldCase, "must be one of smart, sensitive, insensitive; got %q", *req.Case)
 		}
 	}
 	e.fixed = boolOr(req.FixedStrings, false)
@@ -237,9 +242,9 @@ func validateFields(req Request, opts Options) (effective, error) {
 	if req.IncludeGlob == nil {
 		e.include = req.Glob // FR-LS-VAL-11
 	}
-	field := "include_glob"
+	field := FieldIncludeGlob
 	if req.IncludeGlob == nil && req.Glob != nil {
-		field = "glob"
+		field = FieldGlob
 	}
 	for i, g := range e.include {
 		if err := checkGlob(field, i, g); err != nil {
@@ -248,7 +253,7 @@ func validateFields(req Request, opts Options) (effective, error) {
 	}
 	e.exclude = req.ExcludeGlob
 	for i, g := range e.exclude {
-		if err := checkGlob("exclude_glob", i, g); err != nil {
+		if err := checkGlob(FieldExcludeGlob, i, g); err != nil {
 			return e, err
 		}
 	}
@@ -258,10 +263,10 @@ func validateFields(req Request, opts Options) (effective, error) {
 	e.noIgnore = boolOr(req.NoIgnore, false)
 	if req.Context != nil {
 		if *req.Context < 0 {
-			return e, badArgs("context: must be >= 0, got %d (FR-LS-VAL-02)", *req.Context)
+			return e, badField(FieldContext, "must be >= 0, got %d", *req.Context)
 		}
 		if *req.Context > 1000 {
-			return e, badArgs("context: must be <= 1000, got %d", *req.Context)
+			return e, badField(FieldContext, "must be <= 1000, got %d", *req.Context)
 		}
 		e.context = int(*req.Context)
 	}
@@ -271,47 +276,47 @@ func validateFields(req Request, opts Options) (effective, error) {
 	e.maxResults = int(min(max(cfg.DefaultMaxResults, 1), config.MaxResultsLimit))
 	if req.MaxResults != nil {
 		if *req.MaxResults < 1 {
-			return e, badArgs("max_results: must be >= 1, got %d (FR-LS-VAL-02)", *req.MaxResults)
+			return e, badField(FieldMaxResults, "must be >= 1, got %d", *req.MaxResults)
 		}
 		if *req.MaxResults > config.MaxResultsLimit {
-			return e, badArgs("max_results: must be <= %d, got %d", config.MaxResultsLimit, *req.MaxResults)
+			return e, badField(FieldMaxResults, "must be <= %d, got %d", config.MaxResultsLimit, *req.MaxResults)
 		}
 		e.maxResults = int(*req.MaxResults)
 	}
 	e.timeoutMS = max(cfg.DefaultTimeoutMS, 1)
 	if req.TimeoutMS != nil {
 		if *req.TimeoutMS < 1 {
-			return e, badArgs("timeout_ms: must be >= 1, got %d (FR-LS-VAL-02)", *req.TimeoutMS)
+			return e, badField(FieldTimeoutMS, "must be >= 1, got %d", *req.TimeoutMS)
 		}
 		e.timeoutMS = *req.TimeoutMS
 	}
 	if req.Fuzzy != nil {
 		if *req.Fuzzy < 1 || *req.Fuzzy > 4 {
-			return e, badArgs("fuzzy: must be in [1, 4], got %d (FR-LS-VAL-02)", *req.Fuzzy)
+			return e, badField(FieldFuzzy, "must be in [1, 4], got %d", *req.Fuzzy)
 		}
 		e.fuzzy = int(*req.Fuzzy)
 	}
-	capCheck := func(name string, v *int64, hard int64) (int64, error) {
+	capCheck := func(name Field, v *int64, hard int64) (int64, error) {
 		if v == nil {
 			return 0, nil
 		}
 		if *v < 1 {
-			return 0, badArgs("%s: must be >= 1, got %d (FR-LS-02a)", name, *v)
+			return 0, badField(name, "must be >= 1, got %d", *v)
 		}
 		if hard > 0 && *v > hard {
-			return 0, badArgs("%s: must be <= the configured hard cap %d, got %d (FR-LS-VAL-08)", name, hard, *v)
+			return 0, badField(name, "must be <= the configured hard cap %d, got %d", hard, *v)
 		}
 		return *v, nil
 	}
-	mpf, err := capCheck("max_matches_per_file", req.MaxMatchesPerFile, cfg.MaxMatchesPerFile)
+	mpf, err := capCheck(FieldMaxMatchesPerFile, req.MaxMatchesPerFile, cfg.MaxMatchesPerFile)
 	if err != nil {
 		return e, err
 	}
 	e.maxPerFile = int(mpf)
-	if e.maxFiles, err = capCheck("max_files", req.MaxFiles, cfg.MaxFiles); err != nil {
+	if e.maxFiles, err = capCheck(FieldMaxFiles, req.MaxFiles, cfg.MaxFiles); err != nil {
 		return e, err
 	}
-	if e.maxSize, err = capCheck("max_file_size_bytes", req.MaxFileSizeBytes, cfg.MaxFileSizeBytes); err != nil {
+	if e.maxSize, err = capCheck(FieldMaxFileSizeBytes, req.MaxFileSizeBytes, cfg.MaxFileSizeBytes); err != nil {
 		return e, err
 	}
 	if e.maxSize == 0 {
@@ -320,12 +325,12 @@ func validateFields(req Request, opts Options) (effective, error) {
 	return e, nil
 }
 
-func checkGlob(field string, i int, g string) error {
+func checkGlob(field Field, i int, g string) error {
 	if strings.TrimSpace(g) == "" {
-		return badArgs("%s[%d]: must be a non-empty string (FR-LS-VAL-06)", field, i)
+		return elemError(field, i, nil, "must be a non-empty string")
 	}
 	if _, err := compileGlob(g); err != nil {
-		return badArgs("%s[%d]: invalid glob %q: %v (FR-LS-VAL-06)", field, i, g, err)
+		return elemError(field, i, err, "invalid glob %q: %v", g, err)
 	}
 	return nil
 }

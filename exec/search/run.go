@@ -133,7 +133,7 @@ func prepareUnchecked(req Request, opts Options) (*prepared, error) {
 		return nil, err
 	}
 	if e.fuzzy > 0 && p.be.Name != "ugrep" {
-		return nil, badArgs("fuzzy: not supported by the %s backend; install ugrep or omit fuzzy (FR-LS-VAL-07)", p.be.Name)
+		return nil, badField(FieldFuzzy, "not supported by the %s backend; install ugrep or omit fuzzy", p.be.Name)
 	}
 	p.pat, p.fixed = e.backendPattern(p.be.Name)
 	if p.be.Name == "ugrep" {

@@ -17,7 +17,7 @@ func ugrepPattern(pat string, fixed bool) (string, bool, error) {
 		}
 		pat = regexp.QuoteMeta(pat)
 	} else if count, over := ugrepRepeatOver(pat); over {
-		return "", false, badArgs("pattern: repetition count %s is over ugrep's limit of %d (FR-LS-SRC-02)", count, ugrepRepeatMax)
+		return "", false, badField(FieldPattern, "repetition count %s is over ugrep's limit of %d", count, ugrepRepeatMax)
 	}
 	return ugrepRewrite(pat), false, nil
 }
