@@ -140,3 +140,19 @@ func TestClickAndWheelOnResults(t *testing.T) {
 	}
 	t.Fatal("no selected row drawn")
 }
+
+// An engine error is shown beside the field its typed Field names (here
+// include_glob, whose words do not start with the field's name).
+func TestEngineErrorLandsOnItsField(t *testing.T) {
+	o := fakeOptions(t)
+	o.Engine = func(context.Context, search.Request, search.Options, func(search.Batch)) (search.Response, error) {
+		fe := &search.FieldError{Field: search.FieldIncludeGlob, Index: 1, Msg: "unclosed [ in \"*.[go\""}
+		return search.Response{}, &search.ToolError{Kind: search.BadArgs, Message: "the second glob: " + fe.Msg, Err: fe}
+	}
+	p := New(o, styles())
+	defer p.Close()
+	runTyped(t, p, "needle")
+	if p.errField != fInclude || !strings.Contains(p.errText, "unclosed [") {
+		t.Fatalf("error on field %d: %q", p.errField, p.errText)
+	}
+}

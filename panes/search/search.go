@@ -608,22 +608,31 @@ func (p *Pane) changed() tea.Cmd {
 	return tea.Tick(p.debounce, func(time.Time) tea.Msg { return debounceMsg{seq: seq} })
 }
 
+// setError shows an engine error beside the field it is about, read from
+// the error's typed field (search.FieldOf), never parsed out of its words.
 func (p *Pane) setError(err error) {
 	p.errField, p.errText = fPattern, err.Error()
 	var te *search.ToolError
 	if errors.As(err, &te) {
 		p.errText = te.Message
 	}
-	name, _, _ := strings.Cut(p.errText, ":")
-	if i := strings.IndexByte(name, '['); i >= 0 {
-		name = name[:i]
+	fe, ok := search.FieldOf(err)
+	if !ok {
+		return
 	}
-	fields := map[string]int{"pattern": fPattern, "case": fCase, "include_glob": fInclude, "glob": fInclude,
-		"exclude_glob": fExclude, "context": fContext, "max_results": fMax, "max_matches_per_file": fPerFile,
-		"timeout_ms": fTimeout, "fuzzy": fFuzzy, "path": fPath, "query": fPattern}
-	if f, ok := fields[strings.TrimSpace(name)]; ok {
+	if f, ok := composerField[fe.Field]; ok {
 		p.errField = f
 	}
+}
+
+// composerField is the composer field each request field is edited in.
+var composerField = map[search.Field]int{
+	search.FieldPattern: fPattern, search.FieldCase: fCase, search.FieldFixedStrings: fMode,
+	search.FieldWordRegexp: fWord, search.FieldHidden: fHidden, search.FieldFollow: fFollow,
+	search.FieldNoIgnore: fNoIgnore, search.FieldRecursive: fRecursive, search.FieldFuzzy: fFuzzy,
+	search.FieldPath: fPath, search.FieldIncludeGlob: fInclude, search.FieldGlob: fInclude,
+	search.FieldExcludeGlob: fExclude, search.FieldContext: fContext, search.FieldMaxResults: fMax,
+	search.FieldMaxMatchesPerFile: fPerFile, search.FieldTimeoutMS: fTimeout,
 }
 
 func (p *Pane) clearError() { p.errField, p.errText = -1, "" }
