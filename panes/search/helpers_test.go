@@ -238,3 +238,19 @@ func typing(p *Pane) *Pane {
 	p.publish()
 	return p
 }
+
+// deliverCompletions runs cmd's tree and hands the pane only the path
+// completions it lists (searches it would start are dropped).
+func deliverCompletions(p *Pane, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	switch m := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range m {
+			deliverCompletions(p, c)
+		}
+	case completionMsg:
+		p.Update(m)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -215,39 +214,6 @@ func readLines(path string, limit int64) ([]string, error) {
 	return lines, nil
 }
 
-// completions lists directory names under the sandbox root that complete
-// the path field (hidden ones only when asked for with a leading dot).
-func (p *Pane) completions() (base string, names []string) {
-	v := p.inputs[fPath].Value()
-	dir, prefix := "", v
-	if i := strings.LastIndex(v, "/"); i >= 0 {
-		dir, prefix = v[:i+1], v[i+1:]
-	}
-	abs := filepath.Join(p.root, filepath.FromSlash(dir))
-	if rel, err := filepath.Rel(p.root, abs); err != nil || strings.HasPrefix(rel, "..") {
-		return dir, nil
-	}
-	ents, err := os.ReadDir(abs)
-	if err != nil {
-		return dir, nil
-	}
-	for _, e := range ents {
-		name := e.Name()
-		isDir := e.IsDir()
-		if e.Type()&os.ModeSymlink != 0 {
-			if st, err := os.Stat(filepath.Join(abs, name)); err == nil && st.IsDir() {
-				isDir = true
-			}
-		}
-		if !isDir || !strings.HasPrefix(name, prefix) || (strings.HasPrefix(name, ".") && !strings.HasPrefix(prefix, ".")) {
-			continue
-		}
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return dir, names
-}
-
 // complete extends the path field like a shell: a single candidate
 // completes with a slash, several complete their common prefix. It reports
 // whether the field changed.
@@ -257,6 +223,7 @@ func (p *Pane) complete() bool {
 	if len(names) == 0 {
 		return false
 	}
+	names = append([]string(nil), names...)
 	next := dir + names[0] + "/"
 	if len(names) > 1 {
 		common := names[0]

@@ -47,6 +47,10 @@ type Options struct {
 	Engine Engine
 	// Backends detects the backends; nil means search.DetectBackends.
 	Backends func(search.Options) []search.BackendInfo
+	// Denied is the engine's deny-list check for a sandbox-relative path;
+	// nil reads Search.Deny conservatively (conservativeDeny). Path
+	// completion never offers a denied directory.
+	Denied func(rel string, isDir bool) bool
 }
 
 // composer fields, in tab order
@@ -166,6 +170,9 @@ type Pane struct {
 	listH     int
 	listTop   int           // pane line the results start at, as last drawn
 	rowsAt    panes.LineMap // which result row each drawn line shows, for clicks
+
+	compl     completion // the path field's completions, listed off the UI goroutine
+	complWant string     // the path value whose listing was last asked for
 	showErrs  bool
 	errScroll int
 
@@ -358,6 +365,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	if c := p.syncPreview(); c != nil {
 		cmd = tea.Batch(cmd, c)
 	}
+	if c := p.listCompletions(); c != nil {
+		cmd = tea.Batch(cmd, c)
+	}
 	p.publish()
 	return cmd
 }
@@ -407,6 +417,8 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 	case historyMsg:
 		p.histErr = msg.err
+	case completionMsg:
+		p.compl = msg.c
 	case tea.PasteMsg:
 		if p.focus == focusComposer && isTextField(p.field) {
 			p.inputs[p.field].Insert(msg.Content)

@@ -278,7 +278,7 @@ func TestComposerEditsEveryOption(t *testing.T) {
 		press(p, "tab")
 	}
 	press(p, "s")
-	press(p, "r")
+	deliverCompletions(p, press(p, "r")) // listed off the UI goroutine
 	press(p, "right")
 	if got := p.inputs[fPath].Value(); got != "src/" {
 		t.Fatalf("completion gave %q", got)
