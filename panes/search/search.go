@@ -166,10 +166,10 @@ type Pane struct {
 	scoped     *scope.Hits
 	scopedText string
 
-	sel, top  int
-	listH     int
-	listTop   int           // pane line the results start at, as last drawn
-	rowsAt    panes.LineMap // which result row each drawn line shows, for clicks
+	sel, top int
+	listH    int
+	listTop  int           // pane line the results start at, as last drawn
+	rowsAt   panes.LineMap // which result row each drawn line shows, for clicks
 
 	compl     completion // the path field's completions, listed off the UI goroutine
 	complWant string     // the path value whose listing was last asked for
