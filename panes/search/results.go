@@ -116,8 +116,12 @@ func (p *Pane) open() tea.Cmd {
 		}
 		sc, id := p.opts.Scopes[p.scopeIdx-1], p.scoped.Hits[p.sel].ID
 		p.docLoading = true
+		open := p.opts.ScopeOpen
+		if open == nil {
+			open = scope.Open
+		}
 		return func() tea.Msg {
-			doc, err := scope.Open(sc, id)
+			doc, err := open(sc, id)
 			return docMsg{doc: doc, err: err}
 		}
 	}
@@ -176,8 +180,11 @@ func (p *Pane) copySelection() tea.Cmd {
 // syncPreview loads the selected file for the preview when it changes,
 // off the UI goroutine.
 func (p *Pane) syncPreview() tea.Cmd {
-	if !p.preview || p.isScoped() {
+	if !p.preview {
 		return nil
+	}
+	if p.isScoped() {
+		return p.syncScopedPreview()
 	}
 	ev, ok := p.selected()
 	if !ok || ev.Path == p.prevPath {
@@ -239,4 +246,42 @@ func (p *Pane) complete() bool {
 	}
 	p.inputs[fPath].SetValue(next)
 	return true
+}
+
+// scopedPreview is the selected scope hit opened for the preview: a
+// message with its headers and body, a record with its columns.
+type scopedPreview struct {
+	id      string
+	doc     *scope.Document
+	err     error
+	loading bool
+}
+
+type scopedPreviewMsg struct {
+	id  string
+	doc scope.Document
+	err error
+}
+
+// syncScopedPreview opens the selected hit for the preview when the
+// selection changes, off the UI goroutine.
+func (p *Pane) syncScopedPreview() tea.Cmd {
+	if p.scoped == nil || p.sel >= len(p.scoped.Hits) {
+		return nil
+	}
+	id := p.scoped.Hits[p.sel].ID
+	if id == p.scPrev.id {
+		return nil
+	}
+	p.scPrev = scopedPreview{id: id, loading: true}
+	p.prevScroll = 0
+	sc := p.opts.Scopes[p.scopeIdx-1]
+	open := p.opts.ScopeOpen
+	if open == nil {
+		open = scope.Open
+	}
+	return func() tea.Msg {
+		doc, err := open(sc, id)
+		return scopedPreviewMsg{id: id, doc: doc, err: err}
+	}
 }

@@ -47,6 +47,9 @@ type Options struct {
 	Engine Engine
 	// Backends detects the backends; nil means search.DetectBackends.
 	Backends func(search.Options) []search.BackendInfo
+	// ScopeOpen opens a scope hit for the preview and the viewer; nil
+	// means scope.Open.
+	ScopeOpen func(config.ScopeConfig, string) (scope.Document, error)
 	// Denied is the engine's deny-list check for a sandbox-relative path;
 	// nil reads Search.Deny conservatively (conservativeDeny). Path
 	// completion never offers a denied directory.
@@ -187,6 +190,7 @@ type Pane struct {
 	docLoading  bool
 	docScroll   int
 	docBody     docCache // the document's lines laid out, for the width they were laid out at
+	scPrev      scopedPreview
 	notice      string
 
 	keysSeen int
@@ -397,6 +401,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 		h := msg.hits
 		p.scoped = &h
+		p.scPrev = scopedPreview{}
 		return p.recordRun(msg.gen)
 	case previewMsg:
 		if msg.path == p.prevPath {
@@ -419,6 +424,14 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		p.histErr = msg.err
 	case completionMsg:
 		p.compl = msg.c
+	case scopedPreviewMsg:
+		if msg.id == p.scPrev.id {
+			p.scPrev.loading, p.scPrev.err = false, msg.err
+			if msg.err == nil {
+				d := msg.doc
+				p.scPrev.doc = &d
+			}
+		}
 	case tea.PasteMsg:
 		if p.focus == focusComposer && isTextField(p.field) {
 			p.inputs[p.field].Insert(msg.Content)
@@ -765,6 +778,7 @@ func (p *Pane) clearResults() {
 	p.shownGen = p.gen
 	p.lastReq = search.Request{}
 	p.scopedText = ""
+	p.scPrev = scopedPreview{}
 }
 
 // onBatch takes a batch of the newest search onto the screen; batches of a

@@ -46,7 +46,7 @@ func (p *Pane) area(w, h int) string {
 	if p.showErrs {
 		return panes.Block(p.errorLines(w, h), w, h)
 	}
-	if !p.preview || p.isScoped() {
+	if !p.preview {
 		return p.list(w, h)
 	}
 	if w >= 100 {
@@ -395,7 +395,32 @@ func (p *Pane) scopedRow(i, w int) string {
 	if i == p.sel {
 		mark = s.Cursor.Render("›")
 	}
-	head := mark + p.safeField(h.ID, max(w*2/5, 8), s.Heading) + " " + p.safeField(h.Field, max(w/4, 6), s.Label) + s.Label.Render(": ")
+	var head string
+	switch p.opts.Scopes[p.scopeIdx-1].Kind {
+	case scope.KindEmails:
+		// date · sender · subject: how a person finds a message, not by
+		// its Maildir file name
+		date := "no date   "
+		if len(h.Timestamp) >= 10 {
+			date = h.Timestamp[:10]
+		}
+		head = mark + s.Muted.Render(date) + s.Subtle.Render(" · ") + p.safeField(h.Sender, max(w/4, 8), s.Label) +
+			s.Subtle.Render(" · ") + p.safeField(h.Subject, max(w*3/10, 10), s.Heading)
+		if h.Field == "subject" || h.Field == "from" {
+			// the match is in the label already
+			line := head
+			if i == p.sel {
+				return panes.SelectRow(line, w, s.Selected)
+			}
+			return line
+		}
+		head += s.Subtle.Render(" · ")
+	case scope.KindDataset:
+		head = mark + p.safeField(h.ID, max(w/6, 6), s.Heading) + " " + p.safeField(h.Summary, max(w/2, 10), s.Muted) + " "
+	default:
+		head = mark + p.safeField(h.ID, max(w*2/5, 8), s.Heading) + " "
+	}
+	head += p.safeField(h.Field, max(w/8, 4), s.Label) + s.Label.Render(": ")
 	avail := w - lipgloss.Width(head)
 	// A snippet's line ends and controls show as escapes (safetext), not
 	// as spaces or as themselves.
@@ -407,8 +432,33 @@ func (p *Pane) scopedRow(i, w int) string {
 	return line
 }
 
+// scopedPreviewLines is the selected hit opened: a message's headers and
+// body, a record's columns, scrolled with J/K.
+func (p *Pane) scopedPreviewLines(w, h int) []string {
+	s := p.styles
+	pv := p.scPrev
+	switch {
+	case p.scoped == nil || len(p.scoped.Hits) == 0:
+		return []string{s.Muted.Render("preview: select a hit")}
+	case pv.loading:
+		return []string{s.Muted.Render("opening…")}
+	case pv.err != nil:
+		return []string{p.safeField("cannot open: "+pv.err.Error(), w, s.Err)}
+	case pv.doc == nil:
+		return nil
+	}
+	head := p.safeField(pv.doc.Title, w, s.Title)
+	body := p.layoutDoc(pv.doc, w)
+	top := min(max(p.prevScroll, 0), max(len(body)-(h-1), 0))
+	p.prevScroll = top
+	return append([]string{head}, body[top:min(len(body), top+max(h-1, 0))]...)
+}
+
 func (p *Pane) previewBlock(w, h int) string {
 	s := p.styles
+	if p.isScoped() {
+		return panes.Block(p.scopedPreviewLines(w, h), w, h)
+	}
 	ev, ok := p.selected()
 	if !ok {
 		return panes.Block([]string{s.Muted.Render("preview: select a match")}, w, h)
@@ -561,7 +611,7 @@ func (p *Pane) docLines(w, h int) []string {
 	}
 	d := p.doc
 	head := p.safeField(d.Title, max(w-20, 10), s.Title) + s.Muted.Render("  "+d.Scope+" · esc back")
-	body := p.docLayout(w)
+	body := p.layoutDoc(d, w)
 	p.docScroll = min(p.docScroll, max(len(body)-(h-1), 0))
 	end := min(len(body), p.docScroll+max(h-1, 0))
 	return append([]string{head}, body[p.docScroll:end]...)
@@ -576,15 +626,14 @@ type docCache struct {
 	lines []string
 }
 
-// docLayout is the document's fields and body, made safe (safetext:
+// layoutDoc is a document's fields and body, made safe (safetext:
 // escapes marked, tabs expanded in the body), wrapped to w and
 // highlighted.
-func (p *Pane) docLayout(w int) []string {
-	if p.docBody.doc == p.doc && p.docBody.width == w && p.docBody.query == p.scopedText {
+func (p *Pane) layoutDoc(d *scope.Document, w int) []string {
+	if p.docBody.doc == d && p.docBody.width == w && p.docBody.query == p.scopedText {
 		return p.docBody.lines
 	}
 	s := p.styles
-	d := p.doc
 	q := safetext.Line(p.scopedText)
 	mark := func(line string, base lipgloss.Style) string { return highlightAll(line, q, base, s.Match, s.Warning) }
 	var body []string
