@@ -103,6 +103,6 @@ func TestGoldenValidation(t *testing.T) {
 	s.wait("value is not a valid integer")
 	out := s.final()
 	mustContain(t, out, "✗ limit: value is not a valid integer", "✗ filters: date_from must be <= date_to",
-		"type a query and press enter")
+		"fix the form above to search")
 	golden.RequireEqual(t, out)
 }

@@ -68,7 +68,7 @@ func (p *Pane) buildKeymaps() keymaps {
 			{Binding: b("esc", "clear filter", "esc"), Footer: true, Disabled: noFilter,
 				Do: do(func() { p.filter.SetValue(""); p.refilter() })},
 			{Binding: b("e", "edit search", "e", "i"), Footer: true, Everyday: true, Do: do(func() { p.mode = modeFields })},
-			{Binding: b("ctrl+r", "search again", "ctrl+r"), Footer: true, Do: func(tea.KeyPressMsg) tea.Cmd { return p.run() }},
+			{Binding: b("ctrl+r", "search again", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.run() }},
 		},
 		filter: panes.Keymap{
 			{Binding: b("enter", "keep filter", "enter"), Footer: true, Do: do(func() { p.mode = modeList })},

@@ -5,9 +5,12 @@ package memorypane
 import (
 	"context"
 	"encoding/json"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -88,6 +91,10 @@ type Pane struct {
 	cancel   context.CancelFunc
 	running  bool
 	searched bool
+	// browsing: the list holds the newest memories, not a search's hits
+	browsing bool
+	more      bool  // browsing: older memories exist beyond the list
+	browseErr error // the newest memories could not be listed
 	out      memory.Outcome
 
 	texts    []safetext.Text // seed previews of out.Hits made safe to show
@@ -128,7 +135,54 @@ func (p *Pane) ID() string                 { return "memory" }
 func (p *Pane) Title() string              { return "Memory" }
 func (p *Pane) SetStyles(s *themes.Styles) { p.styles = s }
 func (p *Pane) Badge() string              { return "" }
-func (p *Pane) Init() tea.Cmd              { return nil }
+// Init lists the newest memories, so the pane shows something to browse
+// before any query.
+func (p *Pane) Init() tea.Cmd { return p.browse() }
+
+// browseLimit is how many of the newest memories the pane lists unasked.
+const browseLimit = 50
+
+// recentMsg carries the newest memories for browsing.
+type recentMsg struct {
+	gen  int
+	mems []memory.Memory
+	more bool
+	err  error
+}
+
+// browse lists the newest memories off the UI goroutine.
+func (p *Pane) browse() tea.Cmd {
+	if p.o.Store == nil {
+		return nil
+	}
+	p.gen++
+	p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel, p.running = cancel, true
+	gen, store := p.gen, p.o.Store
+	return func() tea.Msg {
+		mems, next, err := store.List(ctx, memory.Filters{}, browseLimit, nil)
+		return recentMsg{gen: gen, mems: mems, more: next != nil, err: err}
+	}
+}
+
+// applyRecent shows the newest memories as the list (no scores: nothing
+// was asked).
+func (p *Pane) applyRecent(msg recentMsg) {
+	p.Close()
+	p.running = false
+	if msg.err != nil {
+		p.clearHits()
+		p.browseErr = msg.err
+		return
+	}
+	hits := make([]memory.Hit, len(msg.mems))
+	for i, m := range msg.mems {
+		hits[i] = memory.Hit{Memory: m}
+	}
+	p.setHits(memory.Outcome{Hits: hits})
+	p.searched, p.browsing, p.more = false, true, msg.more
+}
 
 // Capturing is true while the form or the filter has the keyboard.
 func (p *Pane) Capturing() bool { return p.mode == modeFields || p.mode == modeFilter }
@@ -149,6 +203,11 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			return nil // superseded by a newer search
 		}
 		p.applyResult(msg.out)
+	case recentMsg:
+		if msg.gen != p.gen {
+			return nil // a search replaced the browse
+		}
+		p.applyRecent(msg)
 	case detailMsg:
 		if p.detail == nil || msg.gen != p.detailGen {
 			return nil // closed or replaced before it loaded
@@ -288,6 +347,9 @@ func fieldOf(e memory.FieldError) int {
 // Validation is synchronous: it is pure and cheap, and the person sees the
 // complaint in the same frame as their enter.
 func (p *Pane) run() tea.Cmd {
+	if p.formEmpty() {
+		return p.browse() // nothing asked: the newest memories
+	}
 	req, invalid := memory.ParseArguments(p.arguments())
 	p.invalid = [nFields][]memory.FieldError{}
 	p.general = nil
@@ -307,6 +369,12 @@ func (p *Pane) run() tea.Cmd {
 		if first >= 0 {
 			p.focus = first
 		}
+		// the old hits answer another form: they go, and a search still
+		// in flight is dropped when it lands
+		p.gen++
+		p.Close()
+		p.running = false
+		p.clearHits()
 		return nil
 	}
 	p.gen++
@@ -321,9 +389,36 @@ func (p *Pane) run() tea.Cmd {
 	return func() tea.Msg { return resultMsg{gen: gen, out: tool.Search(ctx, req)} }
 }
 
+// formEmpty reports a form with no query and no filter.
+func (p *Pane) formEmpty() bool {
+	// a blank query typed is a query (the engine says what is wrong with
+	// it); only a form never typed in browses
+	for i := range p.inputs {
+		if p.inputs[i].Value() != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// clearHits empties the list: nothing shown answers the form any more.
+func (p *Pane) clearHits() {
+	p.out, p.texts, p.previews = memory.Outcome{}, nil, nil
+	p.shown, p.marks, p.sel, p.top = nil, nil, 0, 0
+	p.searched, p.browsing = false, false
+	p.filter.SetValue("")
+}
+
 func (p *Pane) applyResult(out memory.Outcome) {
 	p.Close()
-	p.running, p.searched = false, true
+	p.running, p.searched, p.browsing = false, true, false
+	p.setHits(out)
+}
+
+// setHits makes out's hits the list: their previews made safe once, the
+// filter cleared (it was typed for other hits), the first selected.
+func (p *Pane) setHits(out memory.Outcome) {
+	p.browseErr = nil
 	p.out = out
 	p.texts = make([]safetext.Text, len(out.Hits))
 	p.previews = make([]string, len(out.Hits))
@@ -360,18 +455,16 @@ func (p *Pane) refilter() {
 	if p.sel < len(p.shown) {
 		selHit = p.shown[p.sel]
 	}
-	p.shown, p.marks = p.shown[:0], nil
+	p.shown, p.marks = p.shown[:0], map[int][]int{}
 	pat := p.filter.Value()
 	if strings.TrimSpace(pat) == "" {
+		terms := queryTerms(p.out.Request.Query)
 		for i := range p.out.Hits {
 			p.shown = append(p.shown, i)
+			p.marks[i] = termMarks(p.previews[i], terms)
 		}
 	} else {
-		p.marks = map[int][]int{}
-		for _, m := range fuzzy.FindNoSort(pat, p.previews) {
-			p.shown = append(p.shown, m.Index)
-			p.marks[m.Index] = m.MatchedIndexes
-		}
+		p.filterHits(pat)
 	}
 	p.sel, p.top = 0, 0
 	for i, h := range p.shown {
@@ -379,6 +472,115 @@ func (p *Pane) refilter() {
 			p.sel = i
 		}
 	}
+}
+
+// filterHits keeps the hits the filter matches in their text, their tags
+// or their source, each read on its own (a pattern spread across the three
+// would match nearly anything), ranked by the best of the three scores,
+// ties in search order; the marks in the text are drawn.
+func (p *Pane) filterHits(pat string) {
+	n := len(p.out.Hits)
+	best := make([]int, n)
+	found := make([]bool, n)
+	take := func(src fuzzy.Source, text bool) {
+		for _, m := range fuzzy.FindFrom(pat, src) {
+			if !found[m.Index] || m.Score > best[m.Index] {
+				best[m.Index] = m.Score
+			}
+			found[m.Index] = true
+			if text {
+				p.marks[m.Index] = m.MatchedIndexes
+			}
+		}
+	}
+	take(fieldSource{p, fieldText}, true)
+	take(fieldSource{p, fieldTags}, false)
+	take(fieldSource{p, fieldSrc}, false)
+	for i := range n {
+		if found[i] {
+			p.shown = append(p.shown, i)
+		}
+	}
+	sort.SliceStable(p.shown, func(a, b int) bool { return best[p.shown[a]] > best[p.shown[b]] })
+}
+
+const (
+	fieldText = iota
+	fieldTags
+	fieldSrc
+)
+
+// fieldSource is one of a hit's filterable parts, for fuzzy: its shown
+// text, its tags as "#a #b", or its source.
+type fieldSource struct {
+	p     *Pane
+	field int
+}
+
+func (f fieldSource) Len() int { return len(f.p.out.Hits) }
+
+func (f fieldSource) String(i int) string {
+	h := f.p.out.Hits[i]
+	switch f.field {
+	case fieldTags:
+		var b strings.Builder
+		for _, t := range h.Tags {
+			b.WriteString("#" + safetext.Line(t) + " ")
+		}
+		return b.String()
+	case fieldSrc:
+		return safetext.Line(h.Source)
+	}
+	return f.p.previews[i]
+}
+
+// queryTerms are the words of a search query, lower-cased, for marking
+// them in the hits (FTS5 matched them case-insensitively).
+func queryTerms(q string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if len(w) > 1 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// termMarks are the byte offsets of the runes of every case-insensitive
+// occurrence of the terms in shown (ASCII folding: a term and its match
+// have the same length), in order.
+func termMarks(shown string, terms []string) []int {
+	if len(terms) == 0 {
+		return nil
+	}
+	lower := strings.ToLower(shown)
+	if len(lower) != len(shown) {
+		return nil // a case change altered lengths: no reliable offsets
+	}
+	marked := make([]bool, len(shown))
+	for _, t := range terms {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], t)
+			if i < 0 {
+				break
+			}
+			for j := from + i; j < from+i+len(t); j++ {
+				marked[j] = true
+			}
+			from += i + len(t)
+		}
+	}
+	var out []int
+	for i := 0; i < len(shown); {
+		_, size := utf8.DecodeRuneInString(shown[i:])
+		if marked[i] {
+			out = append(out, i)
+		}
+		i += size
+	}
+	return out
 }
 
 // Selected is the hit under the cursor, if any.

@@ -44,15 +44,22 @@ func fakeEngine(files map[string]string) Engine {
 	}
 }
 
+// fakeOptions is the pane over fakeEngine; the same files are on disk
+// under the sandbox root, for the preview and the editor.
 func fakeOptions(t *testing.T) Options {
-	o := baseOptions(t.TempDir(), "")
-	o.Engine = fakeEngine(map[string]string{
+	files := map[string]string{
 		"a.go": "needle one\nnothing\nneedle two\n",
 		"b.go": "x\nneedle three\n",
 		"c.go": strings.Repeat("needle\n", 20),
-	})
+	}
+	root := t.TempDir()
+	for name, body := range files {
+		write(t, root, name, body)
+	}
+	o := baseOptions(root, "")
+	o.Engine = fakeEngine(files)
 	o.Backends = func(search.Options) []search.BackendInfo {
-		return []search.BackendInfo{{Name: "fake", Version: "1", OK: true}}
+		return []search.BackendInfo{{Name: "fake", Version: "1.2.3", OK: true}}
 	}
 	return o
 }
@@ -78,7 +85,7 @@ func TestInjectedEngineRunsWithoutABackend(t *testing.T) {
 	if p.res.matches != 23 || len(p.res.groups) != 3 || p.final == nil {
 		t.Fatalf("results: %d matches in %d files, final %v", p.res.matches, len(p.res.groups), p.final != nil)
 	}
-	if st := ansi.Strip(p.statusLine(120)); !strings.Contains(st, "23 matches in 3 files") || !strings.Contains(st, "fake 1") {
+	if st := ansi.Strip(p.statusLine(120)); !strings.Contains(st, "23 matches in 3 files") || !strings.Contains(st, "fake 1.2.3") {
 		t.Fatalf("status %q", st)
 	}
 }
