@@ -92,10 +92,10 @@ type Pane struct {
 	running  bool
 	searched bool
 	// browsing: the list holds the newest memories, not a search's hits
-	browsing bool
+	browsing  bool
 	more      bool  // browsing: older memories exist beyond the list
 	browseErr error // the newest memories could not be listed
-	out      memory.Outcome
+	out       memory.Outcome
 
 	texts    []safetext.Text // seed previews of out.Hits made safe to show
 	previews []string        // their shown text, the fuzzy haystack
@@ -135,6 +135,7 @@ func (p *Pane) ID() string                 { return "memory" }
 func (p *Pane) Title() string              { return "Memory" }
 func (p *Pane) SetStyles(s *themes.Styles) { p.styles = s }
 func (p *Pane) Badge() string              { return "" }
+
 // Init lists the newest memories, so the pane shows something to browse
 // before any query.
 func (p *Pane) Init() tea.Cmd { return p.browse() }
