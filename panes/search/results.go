@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/exec/search"
+	"github.com/vigil-dev/vigil/panes"
 )
 
 // results holds every event of the shown search and a row index grouped by
@@ -152,7 +153,8 @@ func (p *Pane) editorCommand(path string, line uint64) (*exec.Cmd, error) {
 	return exec.Command(parts[0], args...), nil
 }
 
-// copySelection puts path:line on the clipboard through OSC 52.
+// copySelection puts path:line on the clipboard: OSC 52 and the session's
+// clipboard tool when one is installed (panes.Clipboard).
 func (p *Pane) copySelection() tea.Cmd {
 	var s string
 	if p.isScoped() {
@@ -174,7 +176,7 @@ func (p *Pane) copySelection() tea.Cmd {
 		return nil
 	}
 	p.notice = "copied " + s
-	return tea.SetClipboard(s)
+	return panes.Clipboard{Getenv: p.getenv}.Copy(s)
 }
 
 // syncPreview loads the selected file for the preview when it changes,

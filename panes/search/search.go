@@ -424,6 +424,10 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		p.histErr = msg.err
 	case completionMsg:
 		p.compl = msg.c
+	case panes.ClipboardMsg:
+		if msg.Err != nil {
+			p.notice = "copied through the terminal only: " + filepath.Base(msg.Tool) + ": " + msg.Err.Error()
+		}
 	case scopedPreviewMsg:
 		if msg.id == p.scPrev.id {
 			p.scPrev.loading, p.scPrev.err = false, msg.err
