@@ -36,7 +36,7 @@ func (p *Pane) buildKeymaps() keymaps {
 	scroll := func(d func() int) func(tea.KeyPressMsg) tea.Cmd {
 		return do(func() {
 			if p.detail != nil {
-				p.detail.scroll = max(p.detail.scroll+d(), 0)
+				p.detail.view.Scroll(d())
 			}
 		})
 	}
@@ -86,12 +86,12 @@ func (p *Pane) buildKeymaps() keymaps {
 			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Footer: true, Do: scroll(detailPage)},
 			{Binding: b("g", "top", "home", "g"), Do: do(func() {
 				if p.detail != nil {
-					p.detail.scroll = 0
+					p.detail.view.Top()
 				}
 			})},
 			{Binding: b("G", "bottom", "end", "G"), Do: do(func() {
 				if p.detail != nil {
-					p.detail.scroll = 1 << 30 // clamped when drawn
+					p.detail.view.Bottom()
 				}
 			})},
 		},

@@ -111,12 +111,12 @@ type Pane struct {
 }
 
 type detail struct {
-	rank   int
-	hit    memory.Hit
-	mem    memory.Memory
-	err    error
-	scroll int
-	bodyH  int
+	rank  int
+	hit   memory.Hit
+	mem   memory.Memory
+	err   error
+	view  panes.Viewport // the full text's scroll
+	bodyH int
 }
 
 // New builds the pane.
@@ -223,7 +223,7 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	case tea.MouseWheelMsg:
 		step := panes.Wheel(msg)
 		if p.mode == modeDetail && p.detail != nil {
-			p.detail.scroll = max(p.detail.scroll+step, 0)
+			p.detail.view.Scroll(step)
 		} else if p.mode == modeList {
 			p.move(step)
 		}

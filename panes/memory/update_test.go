@@ -333,11 +333,11 @@ func TestDetailScrollsLongText(t *testing.T) {
 	last := -1
 	for {
 		lines := body() // drawing clamps the scroll at the bottom
-		if p.detail.scroll == last {
+		if p.detail.view.Offset() == last {
 			read = append(read, lines[1:]...)
 			break
 		}
-		last = p.detail.scroll
+		last = p.detail.view.Offset()
 		read = append(read, lines[0])
 		press(t, p, "j")
 	}

@@ -401,9 +401,8 @@ func (p *Pane) detailLines(w, h int) []string {
 		}
 	}
 	d.bodyH = max(h-len(head), 0)
-	d.scroll = min(d.scroll, max(len(body)-d.bodyH, 0))
-	end := min(d.scroll+d.bodyH, len(body))
-	view := body[d.scroll:end]
+	view := d.view.Window(body, d.bodyH)
+	end := d.view.Offset() + len(view)
 	if end < len(body) && len(view) > 0 {
 		view = append([]string(nil), view...)
 		view[len(view)-1] = s.Muted.Render(fmt.Sprintf("↓ %d more lines — j/pgdn to scroll", len(body)-end+1))

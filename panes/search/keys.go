@@ -110,11 +110,11 @@ func (p *Pane) buildKeymaps() keymaps {
 	}
 	km.document = panes.Keymap{
 		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(func() { p.doc, p.docErr = nil, nil })},
-		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.docScroll = max(p.docScroll-1, 0) })},
-		{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.docScroll++ })},
-		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.docScroll = max(p.docScroll-10, 0) })},
-		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: do(func() { p.docScroll += 10 })},
-		{Binding: b("g", "top", "home", "g"), Do: do(func() { p.docScroll = 0 })},
+		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.docView.Scroll(-1) })},
+		{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.docView.Scroll(1) })},
+		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.docView.Scroll(-10) })},
+		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: do(func() { p.docView.Scroll(10) })},
+		{Binding: b("g", "top", "home", "g"), Do: do(p.docView.Top)},
 	}
 	return km
 }

@@ -161,7 +161,7 @@ type Pane struct {
 	doc         *scope.Document
 	docErr      error
 	docLoading  bool
-	docScroll   int
+	docView     panes.Viewport
 	docBody     docCache // the document's lines laid out, for the width they were laid out at
 	scPrev      scopedPreview
 	notice      string
@@ -335,7 +335,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 			d := msg.doc
 			p.doc = &d
 		}
-		p.docScroll = 0
+		p.docView.Top()
 	case editorMsg:
 		if msg.err != nil {
 			p.notice = "editor: " + msg.err.Error()
@@ -364,7 +364,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 	case tea.MouseWheelMsg:
 		switch {
 		case p.doc != nil:
-			p.docScroll = max(p.docScroll+panes.Wheel(msg), 0)
+			p.docView.Wheel(msg)
 		case p.showErrs:
 			p.errScroll = min(max(p.errScroll+panes.Wheel(msg), 0), max(len(p.fileErrs)-1, 0))
 		default:

@@ -612,9 +612,7 @@ func (p *Pane) docLines(w, h int) []string {
 	d := p.doc
 	head := p.safeField(d.Title, max(w-20, 10), s.Title) + s.Muted.Render("  "+d.Scope+" · esc back")
 	body := p.layoutDoc(d, w)
-	p.docScroll = min(p.docScroll, max(len(body)-(h-1), 0))
-	end := min(len(body), p.docScroll+max(h-1, 0))
-	return append([]string{head}, body[p.docScroll:end]...)
+	return append([]string{head}, p.docView.Window(body, h-1)...)
 }
 
 // docCache is a document laid out for one width: escaping and wrapping
