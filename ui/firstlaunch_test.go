@@ -34,6 +34,14 @@ func TestTmuxFirstLaunchKeysAndHistory(t *testing.T) {
 	tt.keys("2")
 	tt.keys("1")
 	s := tt.waitFor("pattern — / to edit")
+	// Vigil leads its tmux pane's session: no shell would resume it, so
+	// ctrl+z says why instead of leaving a frozen screen
+	tt.keys("C-z")
+	tt.waitFor("ctrl+z: no job control")
+	tt.keys("2") // keys still work after it
+	tt.waitFor("newest memories")
+	tt.keys("1")
+	tt.waitFor("pattern — / to edit")
 	if strings.Contains(s, "invalid") {
 		t.Fatalf("a first-launch key reached the pattern:\n%s", s)
 	}

@@ -2,15 +2,20 @@
 
 package ui
 
-import "syscall"
+import "golang.org/x/sys/unix"
 
-// hasJobControl reports whether the shell that started Vigil can resume it
-// after ctrl+z. A job-control shell puts each job in a process group of its
-// own; a parent without job control (sh -c, a launcher, an editor's
-// terminal) leaves Vigil in the parent's group, and a stopped Vigil would
-// then never be continued: the screen would freeze.
+// hasJobControl reports whether a shell that can resume Vigil after ctrl+z
+// started it. A job-control shell leads its session and puts each job in a
+// process group of its own. Vigil leading its own session (started by tmux
+// or a terminal without a shell) or sharing its parent's group (sh -c, a
+// launcher, an editor's terminal) has no one to send it SIGCONT: stopped,
+// its screen would freeze until killed from elsewhere.
 func hasJobControl() bool {
-	pg := syscall.Getpgrp()
-	ppg, err := syscall.Getpgid(syscall.Getppid())
-	return err == nil && pg != ppg
+	pid := unix.Getpid()
+	sid, err := unix.Getsid(0)
+	if err != nil || sid == pid {
+		return false
+	}
+	ppg, err := unix.Getpgid(unix.Getppid())
+	return err == nil && unix.Getpgrp() != ppg
 }
