@@ -3,18 +3,44 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/exec/lease"
+	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/exec/task"
+	memorypane "github.com/vigil-dev/vigil/panes/memory"
+	searchpane "github.com/vigil-dev/vigil/panes/search"
+	"github.com/vigil-dev/vigil/themes"
+	"github.com/vigil-dev/vigil/ui"
 )
 
-// newKeysCmd is `vigil keys` with its `init` subcommand.
+// newKeysCmd is `vigil keys` with its `init` subcommand. Its --markdown
+// flag is about the other kind of key: it prints the screens' key bindings
+// as the README's table (generated from the keymaps, so it cannot drift).
 func newKeysCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "keys", Short: "Manage the operator's result key and the local lease issuer key", Args: cobra.NoArgs}
+	var markdown bool
+	cmd := &cobra.Command{Use: "keys", Short: "Manage the operator's result key and the local lease issuer key", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !markdown {
+				return cmd.Help()
+			}
+			_, err := fmt.Fprint(app.Out, keyBindingsMarkdown())
+			return err
+		}}
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the screens' key bindings as the README's markdown table")
 	cmd.AddCommand(newKeysInitCmd(app))
 	return cmd
+}
+
+// keyBindingsMarkdown builds the panes that document their keys (without
+// starting them: nothing is read or run) and renders the table.
+func keyBindingsMarkdown() string {
+	styles := themes.Resolve("dark", true)
+	sp := searchpane.New(searchpane.Options{Search: search.DefaultOptions(os.TempDir())}, styles)
+	defer sp.Close()
+	return ui.KeysMarkdown(4, sp, memorypane.New(memorypane.Options{}, styles))
 }
 
 type keyInfo struct {

@@ -77,3 +77,8 @@ func Scroll(top, selected, height, total int) int {
 	}
 	return top
 }
+
+// Pad adds spaces to s up to width cells; a wider s is left whole.
+func Pad(s string, width int) string {
+	return s + strings.Repeat(" ", max(width-lipgloss.Width(s), 0))
+}

@@ -20,6 +20,10 @@ type TextField struct {
 
 func (f *TextField) Value() string { return string(f.text) }
 
+// AtEnd reports whether the cursor is past the last character, where → has
+// nothing left to move over (the Search pane's path field completes there).
+func (f *TextField) AtEnd() bool { return f.pos >= len(f.text) }
+
 func (f *TextField) SetValue(s string) {
 	f.text = nil
 	f.pos = 0

@@ -27,6 +27,12 @@ type Options struct {
 	Theme string // auto, dark, light, high-contrast
 	// Start is the index of the pane focused first.
 	Start int
+	// JobControl reports whether ctrl+z can suspend (the parent shell will
+	// resume Vigil); nil asks the process group (hasJobControl).
+	JobControl func() bool
+	// WindowTitle is what the terminal's title is set back to on exit
+	// (the title Vigil found); "" leaves it as Vigil set it.
+	WindowTitle string
 }
 
 // Model is the root model. It routes; panes do the work.
@@ -38,6 +44,12 @@ type Model struct {
 	theme    string
 	styles   *themes.Styles
 	showHelp bool
+	// helpScroll is the first overlay line shown when it is taller than the screen
+	helpScroll int
+	// notice is why the last key did nothing (a disabled row), shown in the
+	// footer until the next key
+	notice     string
+	jobControl func() bool
 	// quitArmed: q was pressed while an action ran; the next q quits
 	quitArmed bool
 	keys      globalKeys
@@ -47,7 +59,11 @@ type Model struct {
 // New builds the root model. With theme "auto" it starts dark and asks the
 // terminal for its background colour.
 func New(o Options) *Model {
-	m := &Model{panes: o.Panes, theme: o.Theme, keys: newGlobalKeys(len(o.Panes)), help: help.New()}
+	m := &Model{panes: o.Panes, theme: o.Theme, help: help.New(), jobControl: o.JobControl}
+	if m.jobControl == nil {
+		m.jobControl = hasJobControl
+	}
+	m.keys = m.newGlobalKeys()
 	if o.Start >= 0 && o.Start < len(o.Panes) {
 		m.active = o.Start
 	}
@@ -103,7 +119,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyPressMsg:
+		m.notice = ""
 		return m, m.handleKey(msg)
+	case panes.KeyDisabledMsg:
+		m.notice = msg.Key + ": " + msg.Reason
+		return m, nil
+	case tea.MouseClickMsg:
+		return m, m.click(msg)
 	case tea.MouseWheelMsg, tea.PasteMsg, tea.PasteStartMsg, tea.PasteEndMsg:
 		// a paste is typing: like a key, it goes to the focused pane only,
 		// and only while the screen shows what it would land in
@@ -125,6 +147,34 @@ func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
+// click on a tab focuses its pane; a click below goes to the focused pane
+// in its own coordinates (Y 0 is the pane's first line), while the screen
+// shows it; a click on the overlay closes it.
+func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
+	if m.showHelp {
+		m.showHelp = false
+		return nil
+	}
+	if !m.legible() || msg.Button != tea.MouseLeft {
+		return nil
+	}
+	if msg.Y == 0 {
+		if i := m.tabAt(msg.X); i >= 0 {
+			m.focus(i)
+		}
+		return nil
+	}
+	if msg.Y > m.height-2 {
+		return nil // the status line
+	}
+	p := m.Active()
+	if p == nil {
+		return nil
+	}
+	msg.Y--
+	return p.Update(msg)
+}
+
 // busier is a pane with work that quitting would interrupt.
 type busier interface{ Busy() bool }
 
@@ -138,52 +188,53 @@ func (m *Model) busy() bool {
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
-	if !key.Matches(msg, m.keys.Quit) {
+	if !key.Matches(msg, quitKey) {
 		m.quitArmed = false
 	}
-	if key.Matches(msg, m.keys.ForceQuit) {
+	if key.Matches(msg, forceQuit.Binding) {
 		return tea.Quit
 	}
 	if !m.legible() {
 		// No key acts on what the screen does not show: nothing is typed
 		// into a hidden field, no hidden prompt is answered. Only q quits.
-		if key.Matches(msg, m.keys.Quit) {
+		if key.Matches(msg, quitKey) {
 			return m.quit()
 		}
 		return nil
 	}
 	if m.showHelp {
-		// any key closes the overlay; it never reaches a pane
-		m.showHelp = false
-		return nil
+		return m.helpKey(msg)
+	}
+	if cmd, ok := m.keys.jumpAlt.Dispatch(msg); ok {
+		return cmd
 	}
 	p := m.Active()
 	if p != nil && p.Capturing() {
 		return p.Update(msg)
 	}
-	switch {
-	case key.Matches(msg, m.keys.Quit):
-		return m.quit()
-	case key.Matches(msg, m.keys.Suspend):
-		return tea.Suspend
-	case key.Matches(msg, m.keys.Help):
-		m.showHelp = true
-		return nil
-	case key.Matches(msg, m.keys.Next):
-		m.focus((m.active + 1) % max(len(m.panes), 1))
-		return nil
-	case key.Matches(msg, m.keys.Prev):
-		m.focus((m.active - 1 + len(m.panes)) % max(len(m.panes), 1))
-		return nil
-	}
-	for i, b := range m.keys.Jump {
-		if key.Matches(msg, b) {
-			m.focus(i)
-			return nil
-		}
+	if cmd, ok := m.keys.rows.Dispatch(msg); ok {
+		return cmd
 	}
 	if p != nil {
 		return p.Update(msg)
+	}
+	return nil
+}
+
+// helpKey scrolls an overlay taller than the screen with ↑/↓/pgup/pgdn
+// (j/k too); any other key closes it and never reaches a pane.
+func (m *Model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch msg.String() {
+	case "down", "j":
+		m.helpScroll++
+	case "up", "k":
+		m.helpScroll = max(m.helpScroll-1, 0)
+	case "pgdown":
+		m.helpScroll += max(m.height-4, 1)
+	case "pgup":
+		m.helpScroll = max(m.helpScroll-max(m.height-4, 1), 0)
+	default:
+		m.showHelp = false
 	}
 	return nil
 }
@@ -269,7 +320,12 @@ func (m *Model) Render() string {
 }
 
 func (m *Model) renderTabs(w int) string {
-	var parts []string
+	brand, parts, sep := m.tabParts()
+	return panes.Fit(brand+strings.Join(parts, sep), w)
+}
+
+// tabParts is the tab bar's pieces: the brand, each tab, the separator.
+func (m *Model) tabParts() (brand string, parts []string, sep string) {
 	for i, p := range m.panes {
 		label := fmt.Sprintf("%d %s", i+1, p.Title())
 		if b := p.Badge(); b != "" {
@@ -281,11 +337,28 @@ func (m *Model) renderTabs(w int) string {
 			parts = append(parts, m.styles.Tab.Render(label))
 		}
 	}
-	brand := m.styles.Title.Render("vigil") + " "
-	return panes.Fit(brand+strings.Join(parts, m.styles.Subtle.Render("│")), w)
+	return m.styles.Title.Render("vigil") + " ", parts, m.styles.Subtle.Render("│")
+}
+
+// tabAt is the pane whose tab covers column x of the tab bar, or -1.
+func (m *Model) tabAt(x int) int {
+	brand, parts, sep := m.tabParts()
+	at := lipgloss.Width(brand)
+	for i, p := range parts {
+		w := lipgloss.Width(p)
+		if x >= at && x < at+w {
+			return i
+		}
+		at += w + lipgloss.Width(sep)
+	}
+	return -1
 }
 
 func (m *Model) renderStatus(w int) string {
+	if m.notice != "" {
+		// a key that did nothing says why
+		return m.styles.Warning.Render(panes.Fit(m.notice, w))
+	}
 	var bindings []key.Binding
 	p := m.Active()
 	if p != nil {
@@ -293,24 +366,109 @@ func (m *Model) renderStatus(w int) string {
 	}
 	if p != nil && p.Capturing() {
 		// the pane has the keyboard: tab and q are typed, only ctrl+c quits
-		bindings = append(bindings, m.keys.ForceQuit)
+		bindings = append(bindings, forceQuit.Binding)
 	} else {
-		bindings = append(bindings, m.keys.short()...)
+		bindings = append(bindings, m.keys.rows.Footer()...)
 	}
 	m.help.SetWidth(w)
 	return panes.Fit(m.help.ShortHelpView(bindings), w)
 }
 
+// renderHelp is the ? overlay: the global keys first (so a small screen
+// always shows them), then the pane's groups, flowed into as many bands of
+// columns as the width needs, scrolled when taller than the screen.
 func (m *Model) renderHelp(w, h int) string {
-	groups := [][]key.Binding{m.keys.full()}
+	var global []key.Binding // one column: both global sections
+	for _, s := range m.keys.sections() {
+		global = append(global, s.Rows.Help()...)
+	}
+	groups := [][]key.Binding{global}
 	title := "Keys"
 	if p := m.Active(); p != nil {
-		groups = append(p.FullHelp(), groups...)
+		groups = append(groups, p.FullHelp()...)
 		title = "Keys — " + p.Title()
 	}
-	m.help.SetWidth(w - 4)
-	content := m.styles.Heading.Render(title) + "\n\n" + m.help.FullHelpView(groups) +
-		"\n\n" + m.styles.Muted.Render("press any key to close")
-	lines := strings.Split(lipgloss.NewStyle().Padding(0, 2).Render(content), "\n")
+	var lines []string
+	lines = append(lines, m.styles.Heading.Render(title), "")
+	lines = append(lines, m.helpBands(groups, w-4)...)
+	lines = append(lines, "")
+	maxScroll := max(len(lines)+1-h, 0)
+	m.helpScroll = min(m.helpScroll, maxScroll)
+	hint := "press any key to close"
+	if maxScroll > 0 {
+		hint = "↑/↓ scroll · any other key closes"
+	}
+	lines = append(lines, m.styles.Muted.Render(hint))
+	if maxScroll > 0 {
+		// the hint stays on the last line; the rest scrolls
+		body := lines[m.helpScroll : m.helpScroll+h-1]
+		lines = append(append([]string{}, body...), lines[len(lines)-1])
+	}
+	for i, l := range lines {
+		lines[i] = "  " + l
+	}
 	return panes.Block(lines, w, h)
+}
+
+// helpBands lays the groups out as columns side by side while they fit in
+// w, starting a new band below when the next would not.
+func (m *Model) helpBands(groups [][]key.Binding, w int) []string {
+	var out, band []string
+	bandW := 0
+	flush := func() {
+		if len(band) > 0 {
+			if len(out) > 0 {
+				out = append(out, "")
+			}
+			out = append(out, band...)
+		}
+		band, bandW = nil, 0
+	}
+	for _, g := range groups {
+		col := m.helpColumn(g)
+		if len(col) == 0 {
+			continue
+		}
+		cw := 0
+		for _, l := range col {
+			cw = max(cw, lipgloss.Width(l))
+		}
+		if bandW > 0 && bandW+3+cw > w {
+			flush()
+		}
+		if bandW > 0 {
+			for len(band) < len(col) {
+				band = append(band, strings.Repeat(" ", bandW))
+			}
+			for i := range band {
+				c := ""
+				if i < len(col) {
+					c = col[i]
+				}
+				band[i] = panes.Pad(band[i], bandW) + "   " + c
+			}
+			bandW += 3 + cw
+		} else {
+			band, bandW = col, cw
+		}
+	}
+	flush()
+	return out
+}
+
+// helpColumn is one group as aligned "key  description" lines.
+func (m *Model) helpColumn(g []key.Binding) []string {
+	kw := 0
+	for _, b := range g {
+		kw = max(kw, lipgloss.Width(b.Help().Key))
+	}
+	var col []string
+	for _, b := range g {
+		h := b.Help()
+		if h.Key == "" && h.Desc == "" {
+			continue
+		}
+		col = append(col, m.styles.KeyName.Render(panes.Pad(h.Key, kw))+" "+m.styles.KeyHint.Render(h.Desc))
+	}
+	return col
 }

@@ -59,7 +59,7 @@ func newModel(t *testing.T, path string) (*ui.Model, *auditpane.Pane) {
 	p, _ := themes.Palettes("dark")
 	ap := auditpane.New(path, themes.New(p))
 	t.Cleanup(ap.Close)
-	return ui.New(ui.Options{Panes: []panes.Pane{ap}, Theme: "dark"}), ap
+	return ui.New(ui.Options{Panes: []panes.Pane{ap}, Theme: "dark", JobControl: func() bool { return true }}), ap
 }
 
 // run drives the real program at 100×30 with the Ascii profile, types keys,

@@ -54,7 +54,7 @@ func datasetFormat(sc config.ScopeConfig) (string, error) {
 
 func searchDataset(r *run, sc config.ScopeConfig) error {
 	return walkDataset(r, sc, func(rec *record) error {
-		return r.matchFields(rec.key, rec.id, rec.names, rec.values, "")
+		return r.matchFields(rec.key, rec.id, rec.names, rec.values, "", func(h *Hit) { h.Summary = recordSummary(rec) })
 	})
 }
 
@@ -290,4 +290,24 @@ func parseJSONLine(sc config.ScopeConfig, line []byte, lineNo, row int, rec *rec
 		rec.key = pkKey(pk, row)
 	}
 	return nil
+}
+
+// summaryColumns is how many columns a record's Summary shows.
+const summaryColumns = 3
+
+// recordSummary is a record's first columns other than its id, as
+// "name: value · name: value", each value clipped: enough to tell records
+// apart in a list, the record itself is in the preview.
+func recordSummary(rec *record) string {
+	var parts []string
+	for i, name := range rec.names {
+		if len(parts) == summaryColumns {
+			break
+		}
+		if rec.values[i] == rec.id || strings.TrimSpace(rec.values[i]) == "" {
+			continue
+		}
+		parts = append(parts, name+": "+clip(rec.values[i], labelMax/2))
+	}
+	return strings.Join(parts, " · ")
 }

@@ -293,7 +293,9 @@ func (r *run) matchEmail(raw []byte, id string, seq int64, fallback time.Time) e
 		key.class, key.num = 0, date.UnixNano()
 		ts = date.UTC().Format(time.RFC3339)
 	}
-	return r.matchFields(key, id, emailFields, []string{m.From, m.To, m.Subject, m.Body}, ts)
+	return r.matchFields(key, id, emailFields, []string{m.From, m.To, m.Subject, m.Body}, ts, func(h *Hit) {
+		h.Sender, h.Subject = clip(m.From, labelMax), clip(m.Subject, labelMax)
+	})
 }
 
 // parseEmail decodes a message's headers and its text body. The body is the

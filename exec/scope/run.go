@@ -103,7 +103,8 @@ func (r *run) offer(key cand, build func() Hit) error {
 	}
 	c := key
 	c.hit = build()
-	c.size = candOverhead + int64(len(c.hit.ID)+len(c.hit.Field)+len(c.hit.Snippet)+len(c.hit.Timestamp)+len(c.str))
+	c.size = candOverhead + int64(len(c.hit.ID)+len(c.hit.Field)+len(c.hit.Snippet)+len(c.hit.Timestamp)+len(c.str)+
+		len(c.hit.Sender)+len(c.hit.Subject)+len(c.hit.Summary))
 	if err := r.mem.grow(c.size); err != nil {
 		return err
 	}
@@ -211,7 +212,9 @@ func snippet(text string, at, n int) (string, int, int) {
 // matchFields finds the query in the fields in order and offers the item
 // once, under the first field that contains it: one result per item, so
 // count counts messages or records, not field hits.
-func (r *run) matchFields(key cand, id string, names, values []string, ts string) error {
+// label, when not nil, adds the fields that describe the item in a list
+// (Hit.Sender, Subject, Summary); it runs only for an item that is kept.
+func (r *run) matchFields(key cand, id string, names, values []string, ts string, label func(*Hit)) error {
 	for i, val := range values {
 		at := strings.Index(val, r.q.Text)
 		if at < 0 {
@@ -220,8 +223,29 @@ func (r *run) matchFields(key cand, id string, names, values []string, ts string
 		name := names[i]
 		return r.offer(key, func() Hit {
 			s, ms, me := snippet(val, at, len(r.q.Text))
-			return Hit{ID: id, Field: name, Snippet: s, MatchStart: ms, MatchEnd: me, Timestamp: ts}
+			h := Hit{ID: id, Field: name, Snippet: s, MatchStart: ms, MatchEnd: me, Timestamp: ts}
+			if label != nil {
+				label(&h)
+			}
+			return h
 		})
 	}
 	return nil
+}
+
+// labelMax is the most bytes a list label (a sender, a subject) keeps.
+const labelMax = 120
+
+// clip cuts s to at most n bytes at a rune boundary, marking the cut, and
+// turns line breaks into spaces: a label is one line.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

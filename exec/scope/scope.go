@@ -119,6 +119,12 @@ type Hit struct {
 	// Timestamp is the message's received_timestamp (ISO 8601 UTC, RFC 3339
 	// with a Z), or "" when the message has no usable date. Emails only.
 	Timestamp string
+	// Sender and Subject are an email's From and Subject, decoded, so a
+	// list shows date · sender · subject rather than a Maildir file name.
+	// Summary is a dataset record's first columns ("name: value · …",
+	// clipped). All three are untrusted text for the screen (safetext) and
+	// are not part of the agents' wire format.
+	Sender, Subject, Summary string
 }
 
 // Hits is the outcome of Search: the first max_results hits in order, and

@@ -88,7 +88,7 @@ func TestGoldenCorruptedStore(t *testing.T) {
 		st.Close()
 		t.Fatal("a garbage file opened as a database")
 	}
-	p := New(Options{Tool: memory.NewTool(memory.Unavailable(err), nil), OpenErr: err, Now: clock}, styles())
+	p := typing(New(Options{Tool: memory.NewTool(memory.Unavailable(err), nil), OpenErr: err, Now: clock}, styles()))
 	s := start(t, p, 100, 20)
 	s.keys("python<enter>")
 	s.wait("Processing error")
@@ -103,6 +103,6 @@ func TestGoldenValidation(t *testing.T) {
 	s.wait("value is not a valid integer")
 	out := s.final()
 	mustContain(t, out, "✗ limit: value is not a valid integer", "✗ filters: date_from must be <= date_to",
-		"type a query and press enter")
+		"fix the form above to search")
 	golden.RequireEqual(t, out)
 }

@@ -42,7 +42,14 @@ func demoStore(t testing.TB) *memory.Store {
 }
 
 func newPane(st *memory.Store) *Pane {
-	return New(Options{Tool: memory.NewTool(st, nil), Store: st, Now: clock}, styles())
+	return typing(New(Options{Tool: memory.NewTool(st, nil), Store: st, Now: clock}, styles()))
+}
+
+// typing puts a new pane's keyboard in the form, as e does: the pane opens
+// on its list (see TestOpensOnTheList), and these tests type.
+func typing(p *Pane) *Pane {
+	p.Update(tea.KeyPressMsg{Code: 'e', Text: "e"})
+	return p
 }
 
 // keys turns a script into key presses: named keys in <>, runes otherwise.

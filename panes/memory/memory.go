@@ -5,9 +5,12 @@ package memorypane
 import (
 	"context"
 	"encoding/json"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -68,42 +71,13 @@ type (
 	}
 )
 
-// Keys are the pane's bindings.
-type Keys struct {
-	Run, NextField, PrevField, Leave             key.Binding
-	Up, Down, PageUp, PageDown, Top, Bottom      key.Binding
-	Open, Filter, Edit, Rerun, ClearFilter       key.Binding
-	FilterDone, FilterCancel, FilterUp, FilterDn key.Binding
-	Back, ScrollUp, ScrollDown                   key.Binding
-}
-
-func defaultKeys() Keys {
-	b := func(h, d string, k ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(k...), key.WithHelp(h, d))
-	}
-	return Keys{
-		Run: b("enter", "search", "enter"), NextField: b("tab", "next field", "tab"),
-		PrevField: b("shift+tab", "previous field", "shift+tab"), Leave: b("esc", "to results", "esc"),
-		Up: b("↑/k", "up", "up", "k"), Down: b("↓/j", "down", "down", "j"),
-		PageUp: b("pgup", "page up", "pgup", "ctrl+u"), PageDown: b("pgdn", "page down", "pgdown", "ctrl+d", "space"),
-		Top: b("g", "first", "home", "g"), Bottom: b("G", "last", "end", "G"),
-		Open: b("enter", "open", "enter"), Filter: b("/", "filter hits", "/"),
-		Edit: b("e", "edit search", "e", "i"), Rerun: b("ctrl+r", "search again", "ctrl+r"),
-		ClearFilter: b("esc", "clear filter", "esc"),
-		FilterDone:  b("enter", "keep filter", "enter"), FilterCancel: b("esc", "clear filter", "esc"),
-		FilterUp: b("↑", "up", "up"), FilterDn: b("↓", "down", "down"),
-		Back:     b("esc", "back", "esc", "backspace", "left", "h"),
-		ScrollUp: b("↑/k", "scroll up", "up", "k"), ScrollDown: b("↓/j", "scroll down", "down", "j"),
-	}
-}
-
 var _ panes.Pane = (*Pane)(nil)
 
 // Pane is the Memory screen.
 type Pane struct {
 	o      Options
 	styles *themes.Styles
-	keys   Keys
+	km     keymaps
 
 	mode   mode
 	focus  int
@@ -117,7 +91,11 @@ type Pane struct {
 	cancel   context.CancelFunc
 	running  bool
 	searched bool
-	out      memory.Outcome
+	// browsing: the list holds the newest memories, not a search's hits
+	browsing  bool
+	more      bool  // browsing: older memories exist beyond the list
+	browseErr error // the newest memories could not be listed
+	out       memory.Outcome
 
 	texts    []safetext.Text // seed previews of out.Hits made safe to show
 	previews []string        // their shown text, the fuzzy haystack
@@ -125,6 +103,7 @@ type Pane struct {
 	shown    []int         // indexes into out.Hits, rank order
 	marks    map[int][]int // hit index → matched byte offsets in its preview
 	sel, top int           // indexes into shown
+	rowsAt   panes.LineMap // which shown hit each drawn list line is, for clicks
 	listH    int           // rows the list had at the last render
 
 	detail    *detail
@@ -132,12 +111,12 @@ type Pane struct {
 }
 
 type detail struct {
-	rank   int
-	hit    memory.Hit
-	mem    memory.Memory
-	err    error
-	scroll int
-	bodyH  int
+	rank  int
+	hit   memory.Hit
+	mem   memory.Memory
+	err   error
+	view  panes.Viewport // the full text's scroll
+	bodyH int
 }
 
 // New builds the pane.
@@ -145,14 +124,66 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Pane{o: o, styles: styles, keys: defaultKeys(), mode: modeFields}
+	// the pane opens on its (empty) list, not in the query field, so the
+	// global keys work on first launch; e, i or enter start typing
+	p := &Pane{o: o, styles: styles, mode: modeList}
+	p.km = p.buildKeymaps()
+	return p
 }
 
 func (p *Pane) ID() string                 { return "memory" }
 func (p *Pane) Title() string              { return "Memory" }
 func (p *Pane) SetStyles(s *themes.Styles) { p.styles = s }
 func (p *Pane) Badge() string              { return "" }
-func (p *Pane) Init() tea.Cmd              { return nil }
+
+// Init lists the newest memories, so the pane shows something to browse
+// before any query.
+func (p *Pane) Init() tea.Cmd { return p.browse() }
+
+// browseLimit is how many of the newest memories the pane lists unasked.
+const browseLimit = 50
+
+// recentMsg carries the newest memories for browsing.
+type recentMsg struct {
+	gen  int
+	mems []memory.Memory
+	more bool
+	err  error
+}
+
+// browse lists the newest memories off the UI goroutine.
+func (p *Pane) browse() tea.Cmd {
+	if p.o.Store == nil {
+		return nil
+	}
+	p.gen++
+	p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel, p.running = cancel, true
+	gen, store := p.gen, p.o.Store
+	return func() tea.Msg {
+		mems, next, err := store.List(ctx, memory.Filters{}, browseLimit, nil)
+		return recentMsg{gen: gen, mems: mems, more: next != nil, err: err}
+	}
+}
+
+// applyRecent shows the newest memories as the list (no scores: nothing
+// was asked).
+func (p *Pane) applyRecent(msg recentMsg) {
+	p.Close()
+	p.running = false
+	if msg.err != nil {
+		p.clearHits()
+		p.browseErr = msg.err
+		return
+	}
+	hits := make([]memory.Hit, len(msg.mems))
+	for i, m := range msg.mems {
+		hits[i] = memory.Hit{Memory: m}
+	}
+	p.setHits(memory.Outcome{Hits: hits})
+	p.searched, p.browsing, p.more = false, true, msg.more
+}
 
 // Capturing is true while the form or the filter has the keyboard.
 func (p *Pane) Capturing() bool { return p.mode == modeFields || p.mode == modeFilter }
@@ -173,6 +204,11 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			return nil // superseded by a newer search
 		}
 		p.applyResult(msg.out)
+	case recentMsg:
+		if msg.gen != p.gen {
+			return nil // a search replaced the browse
+		}
+		p.applyRecent(msg)
 	case detailMsg:
 		if p.detail == nil || msg.gen != p.detailGen {
 			return nil // closed or replaced before it loaded
@@ -180,52 +216,45 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		if p.detail.err = msg.err; msg.err == nil {
 			p.detail.mem = msg.mem
 		}
-	case tea.MouseWheelMsg:
-		step := 0
-		switch msg.Button {
-		case tea.MouseWheelUp:
-			step = -3
-		case tea.MouseWheelDown:
-			step = 3
+	case tea.MouseClickMsg:
+		if i, ok := p.rowsAt.Clicked(msg); ok && p.mode != modeDetail {
+			p.mode, p.sel = modeList, i
 		}
+	case tea.MouseWheelMsg:
+		step := panes.Wheel(msg)
 		if p.mode == modeDetail && p.detail != nil {
-			p.detail.scroll = max(p.detail.scroll+step, 0)
+			p.detail.view.Scroll(step)
 		} else if p.mode == modeList {
 			p.move(step)
 		}
 	case tea.KeyPressMsg:
-		switch p.mode {
-		case modeFields:
-			return p.fieldsKey(msg)
-		case modeFilter:
-			p.filterKey(msg)
-		case modeDetail:
-			p.detailKey(msg)
-		default:
-			return p.listKey(msg)
-		}
+		return p.handleKey(msg)
 	}
 	return nil
 }
 
-func (p *Pane) fieldsKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.keys
-	switch {
-	case key.Matches(msg, k.Run):
-		return p.run()
-	case key.Matches(msg, k.NextField):
-		p.focus = (p.focus + 1) % nFields
-	case key.Matches(msg, k.PrevField):
-		p.focus = (p.focus + nFields - 1) % nFields
-	case key.Matches(msg, k.Leave):
+// handleKey runs the mode's row for msg; other keys in the form and the
+// filter are typing.
+func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	if p.mode == modeDetail && p.detail == nil {
 		p.mode = modeList
-	default:
+		return nil
+	}
+	if cmd, ok := p.keymap().Dispatch(msg); ok {
+		return cmd
+	}
+	switch p.mode {
+	case modeFields:
 		if changed, _ := p.inputs[p.focus].Handle(msg); changed {
 			// an edited field's old complaint no longer applies
 			p.invalid[p.focus] = nil
 			if p.focus == fFrom {
 				p.invalid[fTo] = dropRange(p.invalid[fTo])
 			}
+		}
+	case modeFilter:
+		if changed, _ := p.filter.Handle(msg); changed {
+			p.refilter()
 		}
 	}
 	return nil
@@ -240,85 +269,6 @@ func dropRange(errs []memory.FieldError) []memory.FieldError {
 		}
 	}
 	return out
-}
-
-func (p *Pane) listKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.keys
-	switch {
-	case key.Matches(msg, k.Up):
-		p.move(-1)
-	case key.Matches(msg, k.Down):
-		p.move(1)
-	case key.Matches(msg, k.PageUp):
-		p.move(-max(p.listH/3, 1)) // a hit is about three lines
-	case key.Matches(msg, k.PageDown):
-		p.move(max(p.listH/3, 1))
-	case key.Matches(msg, k.Top):
-		p.move(-len(p.shown))
-	case key.Matches(msg, k.Bottom):
-		p.move(len(p.shown))
-	case key.Matches(msg, k.Open):
-		return p.openDetail()
-	case key.Matches(msg, k.Filter):
-		if len(p.out.Hits) > 0 {
-			p.mode = modeFilter
-		}
-	case key.Matches(msg, k.Edit):
-		p.mode = modeFields
-	case key.Matches(msg, k.Rerun):
-		return p.run()
-	case key.Matches(msg, k.ClearFilter):
-		p.filter.SetValue("")
-		p.refilter()
-	}
-	return nil
-}
-
-func (p *Pane) filterKey(msg tea.KeyPressMsg) {
-	k := p.keys
-	switch {
-	case key.Matches(msg, k.FilterDone):
-		p.mode = modeList
-	case key.Matches(msg, k.FilterCancel):
-		p.filter.SetValue("")
-		p.refilter()
-		p.mode = modeList
-	case key.Matches(msg, k.FilterUp):
-		p.move(-1)
-	case key.Matches(msg, k.FilterDn):
-		p.move(1)
-	default:
-		if changed, _ := p.filter.Handle(msg); changed {
-			p.refilter()
-		}
-	}
-}
-
-func (p *Pane) detailKey(msg tea.KeyPressMsg) {
-	k, d := p.keys, p.detail
-	if d == nil {
-		p.mode = modeList
-		return
-	}
-	page := max(d.bodyH-1, 1)
-	switch {
-	case key.Matches(msg, k.Back):
-		p.detail = nil
-		p.detailGen++
-		p.mode = modeList
-	case key.Matches(msg, k.ScrollUp):
-		d.scroll = max(d.scroll-1, 0)
-	case key.Matches(msg, k.ScrollDown):
-		d.scroll++
-	case key.Matches(msg, k.PageUp):
-		d.scroll = max(d.scroll-page, 0)
-	case key.Matches(msg, k.PageDown):
-		d.scroll += page
-	case key.Matches(msg, k.Top):
-		d.scroll = 0
-	case key.Matches(msg, k.Bottom):
-		d.scroll = 1 << 30 // clamped when drawn
-	}
 }
 
 func (p *Pane) move(delta int) {
@@ -398,6 +348,9 @@ func fieldOf(e memory.FieldError) int {
 // Validation is synchronous: it is pure and cheap, and the person sees the
 // complaint in the same frame as their enter.
 func (p *Pane) run() tea.Cmd {
+	if p.formEmpty() {
+		return p.browse() // nothing asked: the newest memories
+	}
 	req, invalid := memory.ParseArguments(p.arguments())
 	p.invalid = [nFields][]memory.FieldError{}
 	p.general = nil
@@ -417,6 +370,12 @@ func (p *Pane) run() tea.Cmd {
 		if first >= 0 {
 			p.focus = first
 		}
+		// the old hits answer another form: they go, and a search still
+		// in flight is dropped when it lands
+		p.gen++
+		p.Close()
+		p.running = false
+		p.clearHits()
 		return nil
 	}
 	p.gen++
@@ -431,9 +390,36 @@ func (p *Pane) run() tea.Cmd {
 	return func() tea.Msg { return resultMsg{gen: gen, out: tool.Search(ctx, req)} }
 }
 
+// formEmpty reports a form with no query and no filter.
+func (p *Pane) formEmpty() bool {
+	// a blank query typed is a query (the engine says what is wrong with
+	// it); only a form never typed in browses
+	for i := range p.inputs {
+		if p.inputs[i].Value() != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// clearHits empties the list: nothing shown answers the form any more.
+func (p *Pane) clearHits() {
+	p.out, p.texts, p.previews = memory.Outcome{}, nil, nil
+	p.shown, p.marks, p.sel, p.top = nil, nil, 0, 0
+	p.searched, p.browsing = false, false
+	p.filter.SetValue("")
+}
+
 func (p *Pane) applyResult(out memory.Outcome) {
 	p.Close()
-	p.running, p.searched = false, true
+	p.running, p.searched, p.browsing = false, true, false
+	p.setHits(out)
+}
+
+// setHits makes out's hits the list: their previews made safe once, the
+// filter cleared (it was typed for other hits), the first selected.
+func (p *Pane) setHits(out memory.Outcome) {
+	p.browseErr = nil
 	p.out = out
 	p.texts = make([]safetext.Text, len(out.Hits))
 	p.previews = make([]string, len(out.Hits))
@@ -470,18 +456,16 @@ func (p *Pane) refilter() {
 	if p.sel < len(p.shown) {
 		selHit = p.shown[p.sel]
 	}
-	p.shown, p.marks = p.shown[:0], nil
+	p.shown, p.marks = p.shown[:0], map[int][]int{}
 	pat := p.filter.Value()
 	if strings.TrimSpace(pat) == "" {
+		terms := queryTerms(p.out.Request.Query)
 		for i := range p.out.Hits {
 			p.shown = append(p.shown, i)
+			p.marks[i] = termMarks(p.previews[i], terms)
 		}
 	} else {
-		p.marks = map[int][]int{}
-		for _, m := range fuzzy.FindNoSort(pat, p.previews) {
-			p.shown = append(p.shown, m.Index)
-			p.marks[m.Index] = m.MatchedIndexes
-		}
+		p.filterHits(pat)
 	}
 	p.sel, p.top = 0, 0
 	for i, h := range p.shown {
@@ -489,6 +473,115 @@ func (p *Pane) refilter() {
 			p.sel = i
 		}
 	}
+}
+
+// filterHits keeps the hits the filter matches in their text, their tags
+// or their source, each read on its own (a pattern spread across the three
+// would match nearly anything), ranked by the best of the three scores,
+// ties in search order; the marks in the text are drawn.
+func (p *Pane) filterHits(pat string) {
+	n := len(p.out.Hits)
+	best := make([]int, n)
+	found := make([]bool, n)
+	take := func(src fuzzy.Source, text bool) {
+		for _, m := range fuzzy.FindFrom(pat, src) {
+			if !found[m.Index] || m.Score > best[m.Index] {
+				best[m.Index] = m.Score
+			}
+			found[m.Index] = true
+			if text {
+				p.marks[m.Index] = m.MatchedIndexes
+			}
+		}
+	}
+	take(fieldSource{p, fieldText}, true)
+	take(fieldSource{p, fieldTags}, false)
+	take(fieldSource{p, fieldSrc}, false)
+	for i := range n {
+		if found[i] {
+			p.shown = append(p.shown, i)
+		}
+	}
+	sort.SliceStable(p.shown, func(a, b int) bool { return best[p.shown[a]] > best[p.shown[b]] })
+}
+
+const (
+	fieldText = iota
+	fieldTags
+	fieldSrc
+)
+
+// fieldSource is one of a hit's filterable parts, for fuzzy: its shown
+// text, its tags as "#a #b", or its source.
+type fieldSource struct {
+	p     *Pane
+	field int
+}
+
+func (f fieldSource) Len() int { return len(f.p.out.Hits) }
+
+func (f fieldSource) String(i int) string {
+	h := f.p.out.Hits[i]
+	switch f.field {
+	case fieldTags:
+		var b strings.Builder
+		for _, t := range h.Tags {
+			b.WriteString("#" + safetext.Line(t) + " ")
+		}
+		return b.String()
+	case fieldSrc:
+		return safetext.Line(h.Source)
+	}
+	return f.p.previews[i]
+}
+
+// queryTerms are the words of a search query, lower-cased, for marking
+// them in the hits (FTS5 matched them case-insensitively).
+func queryTerms(q string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if len(w) > 1 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// termMarks are the byte offsets of the runes of every case-insensitive
+// occurrence of the terms in shown (ASCII folding: a term and its match
+// have the same length), in order.
+func termMarks(shown string, terms []string) []int {
+	if len(terms) == 0 {
+		return nil
+	}
+	lower := strings.ToLower(shown)
+	if len(lower) != len(shown) {
+		return nil // a case change altered lengths: no reliable offsets
+	}
+	marked := make([]bool, len(shown))
+	for _, t := range terms {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], t)
+			if i < 0 {
+				break
+			}
+			for j := from + i; j < from+i+len(t); j++ {
+				marked[j] = true
+			}
+			from += i + len(t)
+		}
+	}
+	var out []int
+	for i := 0; i < len(shown); {
+		_, size := utf8.DecodeRuneInString(shown[i:])
+		if marked[i] {
+			out = append(out, i)
+		}
+		i += size
+	}
+	return out
 }
 
 // Selected is the hit under the cursor, if any.
@@ -519,32 +612,13 @@ func (p *Pane) openDetail() tea.Cmd {
 	}
 }
 
-// ShortHelp is the status bar's keys for the current mode.
-func (p *Pane) ShortHelp() []key.Binding {
-	k := p.keys
-	switch p.mode {
-	case modeFields:
-		return []key.Binding{k.Run, k.NextField, k.PrevField, k.Leave}
-	case modeFilter:
-		return []key.Binding{k.FilterDone, k.FilterCancel, k.FilterUp, k.FilterDn}
-	case modeDetail:
-		return []key.Binding{k.Back, k.ScrollDown, k.PageDown}
-	}
-	if len(p.out.Hits) == 0 {
-		return []key.Binding{k.Edit, k.Rerun}
-	}
-	if strings.TrimSpace(p.filter.Value()) != "" {
-		return []key.Binding{k.Open, k.Filter, k.ClearFilter, k.Edit}
-	}
-	return []key.Binding{k.Open, k.Filter, k.Edit, k.Down}
-}
+// ShortHelp is the status bar's keys for the current mode, from its rows.
+func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
 
-// FullHelp is the ? overlay's keys.
+// FullHelp is the ? overlay's keys for the current mode, from its rows.
 func (p *Pane) FullHelp() [][]key.Binding {
-	k := p.keys
-	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Filter, k.ClearFilter, k.Edit, k.Rerun},
-		{k.Run, k.NextField, k.PrevField, k.Leave},
+	if p.mode == modeList {
+		return [][]key.Binding{p.km.list.Help()}
 	}
+	return [][]key.Binding{p.keymap().Help(), p.km.list.Help()}
 }

@@ -64,7 +64,7 @@ func TestInlineValidation(t *testing.T) {
 		{"valid plain", "python", "", "", "", "", "", -1, ""},
 		{"valid all filters", "python", "python, programming", "notes", "2024-01-01", "2025-06-01", "5", -1, ""},
 		{"valid same day", "python", "", "", "2025-05-11", "2025-05-11", "100", -1, ""},
-		{"empty query", "", "", "", "", "", "", fQuery, "query: ensure this value has at least 1 character"},
+		{"empty query", "", "", "", "", "", "5", fQuery, "query: ensure this value has at least 1 character"},
 		{"blank query", "   ", "", "", "", "", "", fQuery, "query: cannot be whitespace-only"},
 		{"long query", strings.Repeat("a", 1001), "", "", "", "", "", fQuery, "query: ensure this value has at most 1000 characters"},
 		{"limit letters", "python", "", "", "", "", "abc", fLimit, "limit: value is not a valid integer"},
@@ -111,15 +111,6 @@ func TestInlineValidation(t *testing.T) {
 			}
 		})
 	}
-}
-
-func hasInvalid(p *Pane) bool {
-	for _, e := range p.invalid {
-		if len(e) > 0 {
-			return true
-		}
-	}
-	return len(p.general) > 0
 }
 
 // The form sends the engine the same arguments object a client would.
@@ -186,27 +177,30 @@ func TestFuzzyFilterNarrows(t *testing.T) {
 	if len(p.shown) == 0 || len(p.shown) >= all {
 		t.Fatalf("filter kept %d of %d", len(p.shown), all)
 	}
+	// the filter reads the text, the tags and the source: a kept hit has
+	// the letters in order there, and the ones in its text are marked
 	for _, i := range p.shown {
-		marks := p.marks[i]
-		if len(marks) != 4 {
-			t.Fatalf("hit %d: %d marked characters, want 4", i, len(marks))
+		hay := haystacks(p, i)
+		if !inOneField("mypy", hay) {
+			t.Fatalf("hit %d kept without the letters: %q", i, hay)
 		}
-		var got strings.Builder
-		for _, m := range marks {
-			got.WriteByte(p.previews[i][m])
+		for _, m := range p.marks[i] {
+			if !strings.ContainsRune("mypyMYPY", rune(p.previews[i][m])) {
+				t.Fatalf("hit %d marks %q", i, p.previews[i][m])
+			}
 		}
-		if !strings.EqualFold(got.String(), "mypy") {
-			t.Fatalf("hit %d marks spell %q", i, got.String())
-		}
+	}
+	if len(p.marks[p.shown[0]]) != 4 {
+		t.Fatalf("the best-ranked hit has %d marks in its text, want 4 (text matches rank first)", len(p.marks[p.shown[0]]))
 	}
 	// a dropped hit really lacks the letters in order
 	kept := map[int]bool{}
 	for _, i := range p.shown {
 		kept[i] = true
 	}
-	for i, pv := range p.previews {
-		if !kept[i] && subsequence("mypy", strings.ToLower(pv)) {
-			t.Fatalf("hit %d matches but was dropped: %q", i, pv)
+	for i := range p.previews {
+		if hay := haystacks(p, i); !kept[i] && inOneField("mypy", hay) {
+			t.Fatalf("hit %d matches but was dropped: %q", i, hay)
 		}
 	}
 	// matched characters are drawn with MatchChar
@@ -229,6 +223,21 @@ func TestFuzzyFilterNarrows(t *testing.T) {
 	if len(p.shown) != 0 || !strings.Contains(ansi.Strip(p.View(100, 30)), "no hit matches the filter") {
 		t.Fatal("an unmatched filter was not reported")
 	}
+}
+
+// haystacks is a hit's text, tags and source: a pattern must match within
+// one of them.
+func haystacks(p *Pane, i int) []string {
+	return []string{fieldSource{p, fieldText}.String(i), fieldSource{p, fieldTags}.String(i), fieldSource{p, fieldSrc}.String(i)}
+}
+
+func inOneField(pat string, fields []string) bool {
+	for _, f := range fields {
+		if subsequence(pat, strings.ToLower(f)) {
+			return true
+		}
+	}
+	return false
 }
 
 func subsequence(pat, s string) bool {
@@ -324,11 +333,11 @@ func TestDetailScrollsLongText(t *testing.T) {
 	last := -1
 	for {
 		lines := body() // drawing clamps the scroll at the bottom
-		if p.detail.scroll == last {
+		if p.detail.view.Offset() == last {
 			read = append(read, lines[1:]...)
 			break
 		}
-		last = p.detail.scroll
+		last = p.detail.view.Offset()
 		read = append(read, lines[0])
 		press(t, p, "j")
 	}

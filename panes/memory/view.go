@@ -17,7 +17,9 @@ import (
 
 // Display widths of the filter fields' values; fixed so the form does not
 // jump while typing.
-var fieldWidth = [nFields]int{fTags: 18, fSource: 12, fFrom: 10, fTo: 10, fLimit: 5}
+// The date fields are 11 wide: a full YYYY-MM-DD and the cursor cell after
+// it, so a focused date never scrolls to "026-01-01".
+var fieldWidth = [nFields]int{fTags: 18, fSource: 12, fFrom: 11, fTo: 11, fLimit: 5}
 
 var placeholder = [nFields]string{fQuery: "what to recall", fTags: "any (a, b)", fSource: "any",
 	fFrom: "YYYY-MM-DD", fTo: "YYYY-MM-DD", fLimit: strconv.Itoa(memory.DefaultLimit)}
@@ -43,6 +45,7 @@ func (p *Pane) View(w, h int) string {
 	lines = append(lines, s.Subtle.Render(strings.Repeat("─", w)))
 	lines = append(lines, p.statusLines(w)...)
 	p.listH = max(h-len(lines), 0)
+	p.rowsAt.Reset(len(lines), 0, w)
 	lines = append(lines, p.listLines(w, p.listH)...)
 	return panes.Block(lines, w, h)
 }
@@ -146,8 +149,20 @@ func (p *Pane) statusLines(w int) []string {
 	switch {
 	case p.running:
 		out = append(out, s.Muted.Render("searching…"))
+	case p.browseErr != nil:
+		out = append(out, panes.Wrap(p.safe("cannot list memories: "+p.browseErr.Error(), s.Err), w)...)
+	case p.browsing && len(p.out.Hits) == 0:
+		out = append(out, s.Muted.Render("no memories yet · e to search"))
+	case p.browsing:
+		line := s.Heading.Render(fmt.Sprintf("%d newest memories", len(p.out.Hits))) + s.Muted.Render(" · e to search")
+		if p.more {
+			line += s.Warning.Render(" · older ones exist: search or filter by date to reach them")
+		}
+		out = append(out, line)
 	case p.gen > 0 && p.o.Tool == nil:
 		out = append(out, s.Err.Render("memory search is unavailable"))
+	case hasInvalid(p):
+		out = append(out, s.Muted.Render("fix the form above to search"))
 	case !p.searched:
 		out = append(out, s.Muted.Render("type a query and press enter to search memory"))
 	case p.out.Result.IsError:
@@ -156,7 +171,12 @@ func (p *Pane) statusLines(w int) []string {
 		out = append(out, panes.Wrap(p.safeLines(text, s.Text), w)...)
 	default:
 		first, _, _ := strings.Cut(text, "\n")
-		out = append(out, p.safe(first, s.Heading)+s.Muted.Render("  “")+p.safe(p.out.Request.Query, s.Muted)+s.Muted.Render("”"))
+		line := p.safe(first, s.Heading) + s.Muted.Render("  “") + p.safe(p.out.Request.Query, s.Muted) + s.Muted.Render("”")
+		if l := p.out.Request.Limit; l > 0 && len(p.out.Hits) >= l {
+			// the engine stopped at the limit: more memories may match
+			line += s.Warning.Render(fmt.Sprintf(" · more may match: raise limit (%d)", l))
+		}
+		out = append(out, line)
 	}
 	if p.mode == modeFilter || (p.filter.Value() != "" && len(p.out.Hits) > 0) {
 		count := s.Muted.Render(fmt.Sprintf("  %d of %d match", len(p.shown), len(p.out.Hits)))
@@ -181,14 +201,16 @@ func (p *Pane) itemLines(idx int, selected bool, w int) []string {
 	if selected {
 		cursor = s.Cursor.Render("▸ ")
 	}
-	head := cursor + s.Muted.Render(fmt.Sprintf("%3d", idx+1)) + " " + p.bar(h.Score) + " " +
-		s.Text.Render(strconv.FormatFloat(h.Score, 'f', 2, 64)) + "  " +
-		s.Muted.Render(h.CreatedAt.UTC().Format("2006-01-02")) + "  " + p.safe(h.Source, s.Label)
+	head := cursor + s.Muted.Render(fmt.Sprintf("%3d", idx+1)) + " "
+	if !p.browsing { // browsing asks nothing: there is no score
+		head += p.bar(h.Score) + " " + s.Text.Render(strconv.FormatFloat(h.Score, 'f', 2, 64)) + "  "
+	}
+	head += s.Muted.Render(h.CreatedAt.UTC().Format("2006-01-02")) + "  " + p.safe(h.Source, s.Label)
 	if chips := p.chips(h.Tags); chips != "" {
 		head += "  " + chips
 	}
 	if selected {
-		head = s.Selected.Render(panes.Fit(head, w))
+		head = panes.SelectRow(head, w, s.Selected)
 	}
 	out := []string{head}
 	pad := strings.Repeat(" ", min(indent, max(w-1, 0)))
@@ -331,6 +353,7 @@ func (p *Pane) listLines(w, h int) []string {
 		if len(out)+len(item) <= h {
 			full++
 		}
+		p.rowsAt.Add(i, min(len(item), h-len(out)))
 		out = append(out, item...)
 	}
 	if len(out) > h {
@@ -378,9 +401,8 @@ func (p *Pane) detailLines(w, h int) []string {
 		}
 	}
 	d.bodyH = max(h-len(head), 0)
-	d.scroll = min(d.scroll, max(len(body)-d.bodyH, 0))
-	end := min(d.scroll+d.bodyH, len(body))
-	view := body[d.scroll:end]
+	view := d.view.Window(body, d.bodyH)
+	end := d.view.Offset() + len(view)
 	if end < len(body) && len(view) > 0 {
 		view = append([]string(nil), view...)
 		view[len(view)-1] = s.Muted.Render(fmt.Sprintf("↓ %d more lines — j/pgdn to scroll", len(body)-end+1))
@@ -414,4 +436,17 @@ func age(d time.Duration) string {
 		return "1 day ago"
 	}
 	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+}
+
+// hasInvalid reports a form the engine refused: the list was cleared.
+func hasInvalid(p *Pane) bool {
+	if len(p.general) > 0 {
+		return true
+	}
+	for _, e := range p.invalid {
+		if len(e) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -20,7 +20,7 @@ func TestEndToEndBackends(t *testing.T) {
 	for _, be := range []string{"ugrep", "rg"} {
 		t.Run(be, func(t *testing.T) {
 			info := needBackend(t, be)
-			p := New(baseOptions(root, be), styles())
+			p := typing(New(baseOptions(root, be), styles()))
 			defer p.Close()
 			drain(t, p, p.Init())
 			if p.backend.Name != be || p.backend.Version != info.Version {
@@ -87,7 +87,7 @@ func TestRenderLineKeepsMatchVisible(t *testing.T) {
 // TestSizeSweep draws every size with results, preview and errors: no
 // panic, exactly h lines, none wider than w.
 func TestSizeSweep(t *testing.T) {
-	p := New(baseOptions(t.TempDir(), "ugrep"), styles())
+	p := typing(New(baseOptions(t.TempDir(), "ugrep"), styles()))
 	p.backendKnown = true
 	p.inputs[fPattern].SetValue("needle")
 	var evs []search.Event
@@ -125,7 +125,7 @@ func TestSizeSweep(t *testing.T) {
 
 // benchPane is a pane holding n results, focused on the list.
 func benchPane(b *testing.B, n int) *Pane {
-	p := New(baseOptions(b.TempDir(), "ugrep"), styles())
+	p := typing(New(baseOptions(b.TempDir(), "ugrep"), styles()))
 	p.backendKnown = true
 	p.inputs[fPattern].SetValue("needle")
 	evs := make([]search.Event, n)

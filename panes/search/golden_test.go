@@ -15,7 +15,7 @@ import (
 
 func TestGoldenEmptyComposer(t *testing.T) {
 	needBackend(t, "ugrep")
-	p := New(baseOptions(fixtureTree(t), "ugrep"), styles())
+	p := typing(New(baseOptions(fixtureTree(t), "ugrep"), styles()))
 	out := screen(t, p, 100, 30, nil, func(s Snapshot) bool { return !s.Busy })
 	for _, want := range []string{"type a pattern", "case:smart", "max:200", "timeout-ms:20000", "ugrep X.Y.Z"} {
 		if !strings.Contains(out, want) {
@@ -29,7 +29,7 @@ func TestGoldenValidationError(t *testing.T) {
 	needBackend(t, "ugrep")
 	o := baseOptions(fixtureTree(t), "ugrep")
 	o.Initial = search.Request{Pattern: "needle", MaxResults: search.Ptr[int64](0)}
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	out := screen(t, p, 100, 30, nil, func(s Snapshot) bool { return !s.Busy && s.Err != "" })
 	if !strings.Contains(out, "max_results: must be >= 1, got 0") {
 		t.Fatalf("engine message not shown:\n%s", out)
@@ -41,7 +41,7 @@ func TestGoldenResultsWithContext(t *testing.T) {
 	needBackend(t, "ugrep")
 	o := baseOptions(fixtureTree(t), "ugrep")
 	o.Initial = search.Request{Context: search.Ptr[int64](1)}
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	out := screen(t, p, 100, 30, typed("needle"), settled("needle"))
 	for _, want := range []string{"src/alpha.go (3)", "3: // Find the needle here.", "2- No match", "6 matches in 4 files", "7ms"} {
 		if !strings.Contains(out, want) {
@@ -55,7 +55,7 @@ func TestGoldenTruncated(t *testing.T) {
 	needBackend(t, "ugrep")
 	o := baseOptions(fixtureTree(t), "ugrep")
 	o.Initial = search.Request{Pattern: "needle", MaxResults: search.Ptr[int64](3)}
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	out := screen(t, p, 100, 30, nil, settled("needle"))
 	if !strings.Contains(out, "+ more, raise max results") || !strings.Contains(out, "3 matches") {
 		t.Fatalf("no truncation mark:\n%s", out)
@@ -78,7 +78,7 @@ func TestGoldenTimedOut(t *testing.T) {
 	needBackend(t, "ugrep")
 	o := baseOptions(bigTree(t, 3000), "ugrep")
 	o.Initial = search.Request{Pattern: "zq_nothing", TimeoutMS: search.Ptr[int64](1)}
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	out := screen(t, p, 100, 30, nil, settled("zq_nothing"))
 	if !strings.Contains(out, "timed out") {
 		t.Fatalf("no timeout mark:\n%s", out)
@@ -103,7 +103,7 @@ func TestGoldenFileErrors(t *testing.T) {
 	needBackend(t, "ugrep")
 	o := baseOptions(errorTree(t), "ugrep")
 	o.Initial = search.Request{Pattern: "needle", Follow: search.Ptr(true)}
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	out := screen(t, p, 100, 30, nil, settled("needle"))
 	if !strings.Contains(out, "2 file errors (e)") {
 		t.Fatalf("no error mark:\n%s", out)
@@ -115,7 +115,7 @@ func TestGoldenFileErrorsExpanded(t *testing.T) {
 	needBackend(t, "ugrep")
 	o := baseOptions(errorTree(t), "ugrep")
 	o.Initial = search.Request{Pattern: "needle", Follow: search.Ptr(true)}
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	waitKeys := keys("esc", "e")
 	out := screenAfter(t, p, 100, 30, "needle", waitKeys)
 	for _, want := range []string{"File errors (2)", "src/dangling.txt: broken symbolic link", "docs/loop"} {
@@ -130,7 +130,7 @@ func TestGoldenPreviewOpen(t *testing.T) {
 	needBackend(t, "ugrep")
 	o := baseOptions(fixtureTree(t), "ugrep")
 	o.Initial = search.Request{Pattern: "needle"}
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	out := screenAfter(t, p, 120, 30, "needle", keys("esc", "j", "j", "j", "p"))
 	for _, want := range []string{"│", "package alpha", "src/alpha.go:4"} {
 		if !strings.Contains(out, want) {
@@ -144,7 +144,7 @@ func TestGoldenNarrowLayout(t *testing.T) {
 	needBackend(t, "ugrep")
 	o := baseOptions(fixtureTree(t), "ugrep")
 	o.Initial = search.Request{Pattern: "needle"}
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	out := screenAfter(t, p, 60, 24, "needle", keys("esc", "j", "j", "j", "p"))
 	if !strings.Contains(out, "src/alpha.go:4") {
 		t.Fatalf("bottom preview missing:\n%s", out)
@@ -155,7 +155,7 @@ func TestGoldenNarrowLayout(t *testing.T) {
 func TestGolden40x10(t *testing.T) {
 	needBackend(t, "ugrep")
 	o := baseOptions(fixtureTree(t), "ugrep")
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	out := screen(t, p, 40, 10, typed("needle"), settled("needle"))
 	golden.RequireEqual(t, out)
 }
@@ -178,7 +178,7 @@ func TestGoldenScoped(t *testing.T) {
 	o := baseOptions(fixtureTree(t), "ugrep")
 	o.Scopes = scopes
 	o.InitialScope = "archive"
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	out := screen(t, p, 100, 30, typed("Budget"), settled("Budget"))
 	if !strings.Contains(out, "scope archive (emails)") || !strings.Contains(out, "Budget meeting moved") {
 		t.Fatalf("scoped hits missing:\n%s", out)
@@ -197,7 +197,7 @@ func TestGoldenScopedDocument(t *testing.T) {
 	o.Scopes = scopes
 	o.InitialScope = "contacts"
 	o.Initial = search.Request{Pattern: "London"}
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	out := screenAfter(t, p, 100, 30, "London", keys("esc", "enter"))
 	if !strings.Contains(out, "esc back") {
 		t.Fatalf("viewer not open:\n%s", out)

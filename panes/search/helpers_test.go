@@ -156,6 +156,8 @@ func kp(s string) tea.Msg {
 		return tea.KeyPressMsg{Code: tea.KeyUp}
 	case "down":
 		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "right":
+		return tea.KeyPressMsg{Code: tea.KeyRight}
 	case "tab":
 		return tea.KeyPressMsg{Code: tea.KeyTab}
 	case "backspace":
@@ -227,3 +229,28 @@ type teaMsg = tea.Msg
 type waitMarker struct{ cond func(Snapshot) bool }
 
 var scannedRE = regexp.MustCompile(`scanned \d+`)
+
+// typing puts a new pane's keyboard in the pattern field, as / does: the
+// pane opens on its results (see TestOpensOnResults), and these tests type.
+func typing(p *Pane) *Pane {
+	p.Update(kp("/"))
+	p.keysSeen = 0
+	p.publish()
+	return p
+}
+
+// deliverCompletions runs cmd's tree and hands the pane only the path
+// completions it lists (searches it would start are dropped).
+func deliverCompletions(p *Pane, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	switch m := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range m {
+			deliverCompletions(p, c)
+		}
+	case completionMsg:
+		p.Update(m)
+	}
+}

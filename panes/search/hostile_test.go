@@ -47,7 +47,7 @@ func TestHostileNameAndLineAreShownEscaped(t *testing.T) {
 			needBackend(t, be)
 			o := baseOptions(root, be)
 			o.Search.Search.MaxLineBytes = 4096
-			p := New(o, styles())
+			p := typing(New(o, styles()))
 			defer p.Close()
 			for _, r := range "needle" {
 				press(p, string(r))
@@ -116,7 +116,7 @@ func hostileResults() []search.Event {
 }
 
 func hostilePane(t testing.TB) *Pane {
-	p := New(baseOptions(t.TempDir(), "ugrep"), styles())
+	p := typing(New(baseOptions(t.TempDir(), "ugrep"), styles()))
 	p.backendKnown = true
 	p.inputs[fPattern].SetValue("aaaa")
 	p.gen, p.shownGen = 1, 1

@@ -5,15 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/exec/search"
+	"github.com/vigil-dev/vigil/panes"
 )
 
 // results holds every event of the shown search and a row index grouped by
@@ -103,61 +102,6 @@ func (p *Pane) selected() (*search.Event, bool) {
 	return &p.res.events[r.ev], true
 }
 
-func (p *Pane) resultsKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.keys
-	if p.showErrs {
-		switch {
-		case key.Matches(msg, k.Errors), key.Matches(msg, k.Back):
-			p.showErrs = false
-		case key.Matches(msg, k.Up):
-			p.errScroll = max(p.errScroll-1, 0)
-		case key.Matches(msg, k.Down):
-			p.errScroll = min(p.errScroll+1, max(len(p.fileErrs)-1, 0))
-		}
-		return nil
-	}
-	page := max(p.listH-1, 1)
-	switch {
-	case key.Matches(msg, k.Up):
-		p.move(-1)
-	case key.Matches(msg, k.Down):
-		p.move(1)
-	case key.Matches(msg, k.PageUp):
-		p.move(-page)
-	case key.Matches(msg, k.PageDown):
-		p.move(page)
-	case key.Matches(msg, k.Top):
-		p.sel = 0
-		p.move(1)
-		p.move(-1)
-	case key.Matches(msg, k.Bottom):
-		p.sel = p.rowCount()
-		p.move(-1)
-	case key.Matches(msg, k.Edit):
-		p.focus, p.field = focusComposer, fPattern
-	case key.Matches(msg, k.Open):
-		return p.open()
-	case key.Matches(msg, k.Copy):
-		return p.copySelection()
-	case key.Matches(msg, k.Preview):
-		p.preview = !p.preview
-		p.prevScroll = 0
-	case key.Matches(msg, k.PreviewUp):
-		p.prevScroll--
-	case key.Matches(msg, k.PreviewDown):
-		p.prevScroll++
-	case key.Matches(msg, k.Errors):
-		if len(p.fileErrs) > 0 {
-			p.showErrs, p.errScroll = true, 0
-		}
-	case key.Matches(msg, k.Scope):
-		return p.cycle(fScope, 1)
-	case key.Matches(msg, k.Back):
-		p.preview = false
-	}
-	return nil
-}
-
 // absPath is where a result's file lives: event paths are relative to the
 // sandbox root because the pane always sends relative paths.
 func (p *Pane) absPath(rel string) string {
@@ -173,8 +117,12 @@ func (p *Pane) open() tea.Cmd {
 		}
 		sc, id := p.opts.Scopes[p.scopeIdx-1], p.scoped.Hits[p.sel].ID
 		p.docLoading = true
+		open := p.opts.ScopeOpen
+		if open == nil {
+			open = scope.Open
+		}
 		return func() tea.Msg {
-			doc, err := scope.Open(sc, id)
+			doc, err := open(sc, id)
 			return docMsg{doc: doc, err: err}
 		}
 	}
@@ -205,7 +153,8 @@ func (p *Pane) editorCommand(path string, line uint64) (*exec.Cmd, error) {
 	return exec.Command(parts[0], args...), nil
 }
 
-// copySelection puts path:line on the clipboard through OSC 52.
+// copySelection puts path:line on the clipboard: OSC 52 and the session's
+// clipboard tool when one is installed (panes.Clipboard).
 func (p *Pane) copySelection() tea.Cmd {
 	var s string
 	if p.isScoped() {
@@ -227,14 +176,17 @@ func (p *Pane) copySelection() tea.Cmd {
 		return nil
 	}
 	p.notice = "copied " + s
-	return tea.SetClipboard(s)
+	return panes.Clipboard{Getenv: p.getenv}.Copy(s)
 }
 
 // syncPreview loads the selected file for the preview when it changes,
 // off the UI goroutine.
 func (p *Pane) syncPreview() tea.Cmd {
-	if !p.preview || p.isScoped() {
+	if !p.preview {
 		return nil
+	}
+	if p.isScoped() {
+		return p.syncScopedPreview()
 	}
 	ev, ok := p.selected()
 	if !ok || ev.Path == p.prevPath {
@@ -271,39 +223,6 @@ func readLines(path string, limit int64) ([]string, error) {
 	return lines, nil
 }
 
-// completions lists directory names under the sandbox root that complete
-// the path field (hidden ones only when asked for with a leading dot).
-func (p *Pane) completions() (base string, names []string) {
-	v := p.inputs[fPath].Value()
-	dir, prefix := "", v
-	if i := strings.LastIndex(v, "/"); i >= 0 {
-		dir, prefix = v[:i+1], v[i+1:]
-	}
-	abs := filepath.Join(p.root, filepath.FromSlash(dir))
-	if rel, err := filepath.Rel(p.root, abs); err != nil || strings.HasPrefix(rel, "..") {
-		return dir, nil
-	}
-	ents, err := os.ReadDir(abs)
-	if err != nil {
-		return dir, nil
-	}
-	for _, e := range ents {
-		name := e.Name()
-		isDir := e.IsDir()
-		if e.Type()&os.ModeSymlink != 0 {
-			if st, err := os.Stat(filepath.Join(abs, name)); err == nil && st.IsDir() {
-				isDir = true
-			}
-		}
-		if !isDir || !strings.HasPrefix(name, prefix) || (strings.HasPrefix(name, ".") && !strings.HasPrefix(prefix, ".")) {
-			continue
-		}
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return dir, names
-}
-
 // complete extends the path field like a shell: a single candidate
 // completes with a slash, several complete their common prefix. It reports
 // whether the field changed.
@@ -313,6 +232,7 @@ func (p *Pane) complete() bool {
 	if len(names) == 0 {
 		return false
 	}
+	names = append([]string(nil), names...)
 	next := dir + names[0] + "/"
 	if len(names) > 1 {
 		common := names[0]
@@ -328,4 +248,42 @@ func (p *Pane) complete() bool {
 	}
 	p.inputs[fPath].SetValue(next)
 	return true
+}
+
+// scopedPreview is the selected scope hit opened for the preview: a
+// message with its headers and body, a record with its columns.
+type scopedPreview struct {
+	id      string
+	doc     *scope.Document
+	err     error
+	loading bool
+}
+
+type scopedPreviewMsg struct {
+	id  string
+	doc scope.Document
+	err error
+}
+
+// syncScopedPreview opens the selected hit for the preview when the
+// selection changes, off the UI goroutine.
+func (p *Pane) syncScopedPreview() tea.Cmd {
+	if p.scoped == nil || p.sel >= len(p.scoped.Hits) {
+		return nil
+	}
+	id := p.scoped.Hits[p.sel].ID
+	if id == p.scPrev.id {
+		return nil
+	}
+	p.scPrev = scopedPreview{id: id, loading: true}
+	p.prevScroll = 0
+	sc := p.opts.Scopes[p.scopeIdx-1]
+	open := p.opts.ScopeOpen
+	if open == nil {
+		open = scope.Open
+	}
+	return func() tea.Msg {
+		doc, err := open(sc, id)
+		return scopedPreviewMsg{id: id, doc: doc, err: err}
+	}
 }

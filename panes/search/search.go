@@ -3,16 +3,12 @@
 package searchpane
 
 import (
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/config"
@@ -44,31 +40,18 @@ type Options struct {
 	Initial search.Request
 	// InitialScope selects a configured scope by name ("" is content search).
 	InitialScope string
+	// Engine runs content searches; nil means search.Run (ugrep/rg).
+	Engine Engine
+	// Backends detects the backends; nil means search.DetectBackends.
+	Backends func(search.Options) []search.BackendInfo
+	// ScopeOpen opens a scope hit for the preview and the viewer; nil
+	// means scope.Open.
+	ScopeOpen func(config.ScopeConfig, string) (scope.Document, error)
+	// Denied is the engine's deny-list check for a sandbox-relative path;
+	// nil reads Search.Deny conservatively (conservativeDeny). Path
+	// completion never offers a denied directory.
+	Denied func(rel string, isDir bool) bool
 }
-
-// composer fields, in tab order
-const (
-	fPattern = iota
-	fScope
-	fCase
-	fMode
-	fWord
-	fHidden
-	fFollow
-	fNoIgnore
-	fRecursive
-	fFuzzy
-	fPath
-	fInclude
-	fExclude
-	fContext
-	fMax
-	fPerFile
-	fTimeout
-	nFields
-)
-
-var caseModes = []string{"smart", "sensitive", "insensitive"}
 
 type focusArea int
 
@@ -99,48 +82,13 @@ type (
 	historyMsg struct{ err error }
 )
 
-// Keys are the pane's bindings.
-type Keys struct {
-	Run, Rerun, Stop, NextField, PrevField, Leave, History, Toggle key.Binding
-	Up, Down, PageUp, PageDown, Top, Bottom                        key.Binding
-	Open, Copy, Preview, PreviewUp, PreviewDown, Errors, Edit      key.Binding
-	Scope, Back                                                    key.Binding
-	AltCase, AltFixed, AltWord, AltHidden, AltFollow, AltNoIgnore  key.Binding
-	AltRecursive, AltFuzzy, AltScope                               key.Binding
-}
-
-func defaultKeys() Keys {
-	b := func(h, d string, k ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(k...), key.WithHelp(h, d))
-	}
-	return Keys{
-		Run: b("enter", "run now", "enter"), Rerun: b("ctrl+r", "re-run", "ctrl+r"),
-		Stop:      b("ctrl+x", "stop search", "ctrl+x"),
-		NextField: b("tab", "next field", "tab"), PrevField: b("shift+tab", "previous field", "shift+tab"),
-		Leave: b("esc", "to results", "esc"), History: b("↑/↓", "history (pattern)", "up", "down"),
-		Toggle: b("space/←/→", "change option", "space", "left", "right"),
-		Up:     b("↑/k", "up", "up", "k"), Down: b("↓/j", "down", "down", "j"),
-		PageUp: b("pgup", "page up", "pgup", "ctrl+u"), PageDown: b("pgdn", "page down", "pgdown", "ctrl+d"),
-		Top: b("g", "first", "home", "g"), Bottom: b("G", "last", "end", "G"),
-		Open: b("enter/o", "open", "enter", "o"), Copy: b("y", "copy path:line", "y"),
-		Preview: b("p", "preview", "p"), PreviewUp: b("K", "preview up", "K", "shift+up"),
-		PreviewDown: b("J", "preview down", "J", "shift+down"), Errors: b("e", "file errors", "e"),
-		Edit: b("/", "edit query", "/", "i"), Scope: b("s", "next scope", "s"), Back: b("esc", "back", "esc"),
-		AltCase: b("alt+c", "case", "alt+c"), AltFixed: b("alt+f", "regex/fixed", "alt+f"),
-		AltWord: b("alt+w", "word", "alt+w"), AltHidden: b("alt+h", "hidden", "alt+h"),
-		AltFollow: b("alt+l", "follow", "alt+l"), AltNoIgnore: b("alt+i", "no-ignore", "alt+i"),
-		AltRecursive: b("alt+r", "recursive", "alt+r"), AltFuzzy: b("alt+z", "fuzzy", "alt+z"),
-		AltScope: b("alt+s", "scope", "alt+s"),
-	}
-}
-
 var _ panes.Pane = (*Pane)(nil)
 
 // Pane is the Search screen.
 type Pane struct {
 	opts     Options
 	styles   *themes.Styles
-	keys     Keys
+	km       keymaps
 	now      func() time.Time
 	getenv   func(string) string
 	debounce time.Duration
@@ -175,7 +123,10 @@ type Pane struct {
 	gen     uint64 // generation of the newest search
 	cur     *stream
 	running bool
-	started time.Time
+	// recordGen is the search whose pattern joins the history once it
+	// answers without an engine error (the person ran it with enter)
+	recordGen uint64
+	started   time.Time
 
 	// shown results (content)
 	shownGen uint64
@@ -191,8 +142,13 @@ type Pane struct {
 	scoped     *scope.Hits
 	scopedText string
 
-	sel, top  int
-	listH     int
+	sel, top int
+	listH    int
+	listTop  int           // pane line the results start at, as last drawn
+	rowsAt   panes.LineMap // which result row each drawn line shows, for clicks
+
+	compl     completion // the path field's completions, listed off the UI goroutine
+	complWant string     // the path value whose listing was last asked for
 	showErrs  bool
 	errScroll int
 
@@ -205,8 +161,9 @@ type Pane struct {
 	doc         *scope.Document
 	docErr      error
 	docLoading  bool
-	docScroll   int
+	docView     panes.Viewport
 	docBody     docCache // the document's lines laid out, for the width they were laid out at
+	scPrev      scopedPreview
 	notice      string
 
 	keysSeen int
@@ -229,8 +186,12 @@ type Snapshot struct {
 // New builds the pane. History is read now (a small file) so the first
 // keystroke can walk it.
 func New(o Options, styles *themes.Styles) *Pane {
-	p := &Pane{opts: o, styles: styles, keys: defaultKeys(), now: o.Now, getenv: o.Getenv,
-		debounce: o.Debounce, errField: -1, recurse: true}
+	// The pane opens on its results, not in the pattern field, so the
+	// global keys (1–4, ?, q, tab) work on first launch; / i or enter
+	// start typing and esc leaves the field (README "Keys").
+	p := &Pane{opts: o, styles: styles, now: o.Now, getenv: o.Getenv,
+		debounce: o.Debounce, errField: -1, recurse: true, focus: focusResults}
+	p.km = p.buildKeymaps()
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -252,59 +213,6 @@ func New(o Options, styles *themes.Styles) *Pane {
 	p.applyInitial(o)
 	p.publish()
 	return p
-}
-
-func (p *Pane) applyInitial(o Options) {
-	r := o.Initial
-	cfg := o.Search.Search
-	p.inputs[fPattern].SetValue(r.Pattern)
-	if r.Case != nil {
-		for i, c := range caseModes {
-			if c == *r.Case {
-				p.caseIdx = i
-			}
-		}
-	}
-	set := func(dst *bool, v *bool) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	set(&p.fixed, r.FixedStrings)
-	set(&p.word, r.WordRegexp)
-	set(&p.hidden, r.Hidden)
-	set(&p.follow, r.Follow)
-	set(&p.noIgnore, r.NoIgnore)
-	set(&p.recurse, r.Recursive)
-	if r.Fuzzy != nil {
-		p.fuzzy = int(*r.Fuzzy)
-	}
-	if r.Path != nil {
-		p.inputs[fPath].SetValue(*r.Path)
-	}
-	inc := r.IncludeGlob
-	if inc == nil {
-		inc = r.Glob
-	}
-	p.inputs[fInclude].SetValue(strings.Join(inc, ","))
-	p.inputs[fExclude].SetValue(strings.Join(r.ExcludeGlob, ","))
-	num := func(f int, v *int64, def int64, keepEmpty bool) {
-		switch {
-		case v != nil:
-			p.inputs[f].SetValue(strconv.FormatInt(*v, 10))
-		case !keepEmpty:
-			p.inputs[f].SetValue(strconv.FormatInt(def, 10))
-		}
-	}
-	num(fContext, r.Context, 0, false)
-	num(fMax, r.MaxResults, max(cfg.DefaultMaxResults, 1), false)
-	num(fPerFile, r.MaxMatchesPerFile, 0, true)
-	num(fTimeout, r.TimeoutMS, max(cfg.DefaultTimeoutMS, 1), false)
-	for i, sc := range o.Scopes {
-		if sc.Name == o.InitialScope && o.InitialScope != "" {
-			p.scopeIdx = i + 1
-		}
-	}
 }
 
 func (p *Pane) ID() string                 { return "search" }
@@ -341,9 +249,13 @@ func (p *Pane) publish() {
 // and runs the initial query, if any.
 func (p *Pane) Init() tea.Cmd {
 	opts := p.opts.Search
+	backends := p.opts.Backends
+	if backends == nil {
+		backends = search.DetectBackends
+	}
 	detect := func() tea.Msg {
 		want := opts.Backend
-		for _, b := range search.DetectBackends(opts) {
+		for _, b := range backends(opts) {
 			if b.OK && (want == "" || want == "auto" || b.Name == want) {
 				return backendMsg{info: b}
 			}
@@ -377,6 +289,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	if c := p.syncPreview(); c != nil {
 		cmd = tea.Batch(cmd, c)
 	}
+	if c := p.listCompletions(); c != nil {
+		cmd = tea.Batch(cmd, c)
+	}
 	p.publish()
 	return cmd
 }
@@ -406,6 +321,8 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 		h := msg.hits
 		p.scoped = &h
+		p.scPrev = scopedPreview{}
+		return p.recordRun(msg.gen)
 	case previewMsg:
 		if msg.path == p.prevPath {
 			p.prevLines, p.prevErr, p.prevLoading = msg.lines, msg.err, false
@@ -418,23 +335,47 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 			d := msg.doc
 			p.doc = &d
 		}
-		p.docScroll = 0
+		p.docView.Top()
 	case editorMsg:
 		if msg.err != nil {
 			p.notice = "editor: " + msg.err.Error()
 		}
 	case historyMsg:
 		p.histErr = msg.err
+	case completionMsg:
+		p.compl = msg.c
+	case panes.ClipboardMsg:
+		if msg.Err != nil {
+			p.notice = "copied through the terminal only: " + filepath.Base(msg.Tool) + ": " + msg.Err.Error()
+		}
+	case scopedPreviewMsg:
+		if msg.id == p.scPrev.id {
+			p.scPrev.loading, p.scPrev.err = false, msg.err
+			if msg.err == nil {
+				d := msg.doc
+				p.scPrev.doc = &d
+			}
+		}
 	case tea.PasteMsg:
 		if p.focus == focusComposer && isTextField(p.field) {
 			p.inputs[p.field].Insert(msg.Content)
 			return p.changed()
 		}
 	case tea.MouseWheelMsg:
-		if msg.Button == tea.MouseWheelUp {
-			p.move(-3)
-		} else if msg.Button == tea.MouseWheelDown {
-			p.move(3)
+		switch {
+		case p.doc != nil:
+			p.docView.Wheel(msg)
+		case p.showErrs:
+			p.errScroll = min(max(p.errScroll+panes.Wheel(msg), 0), max(len(p.fileErrs)-1, 0))
+		default:
+			p.move(panes.Wheel(msg))
+		}
+	case tea.MouseClickMsg:
+		if i, ok := p.rowsAt.Clicked(msg); ok && p.doc == nil && !p.showErrs {
+			// a click on a row selects it (a file header: its first line)
+			p.focus = focusResults
+			p.sel = i
+			p.move(0) // a header moves on to its first line
 		}
 	case tea.KeyPressMsg:
 		p.keysSeen++
@@ -443,437 +384,13 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func isTextField(f int) bool {
-	switch f {
-	case fPattern, fPath, fInclude, fExclude, fContext, fMax, fPerFile, fTimeout:
-		return true
-	}
-	return false
-}
-
-// visible reports whether a composer field applies to the selected scope.
-func (p *Pane) applies(f int) bool {
-	if p.isScoped() {
-		return f == fPattern || f == fScope || f == fMax
-	}
-	return true
-}
-
 func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	p.notice = ""
-	k := p.keys
-	if p.doc != nil || p.docErr != nil {
-		switch {
-		case key.Matches(msg, k.Back), msg.String() == "q", key.Matches(msg, k.Open):
-			p.doc, p.docErr = nil, nil
-		case key.Matches(msg, k.Up):
-			p.docScroll = max(p.docScroll-1, 0)
-		case key.Matches(msg, k.Down):
-			p.docScroll++
-		case key.Matches(msg, k.PageUp):
-			p.docScroll = max(p.docScroll-10, 0)
-		case key.Matches(msg, k.PageDown):
-			p.docScroll += 10
-		case key.Matches(msg, k.Top):
-			p.docScroll = 0
-		}
-		return nil
-	}
-	// keys that work in both areas
-	switch {
-	case key.Matches(msg, k.Rerun):
-		p.recordHistory()
-		return p.runNow()
-	case key.Matches(msg, k.Stop):
-		p.stopSearch()
-		return nil
-	}
-	if cmd, ok := p.altToggle(msg); ok {
+	if cmd, ok := p.keymap().Dispatch(msg); ok {
 		return cmd
 	}
-	if p.focus == focusComposer {
-		return p.composerKey(msg)
-	}
-	return p.resultsKey(msg)
-}
-
-// altToggle handles the alt+letter shortcuts that change an option from
-// anywhere, ugrep -Q style.
-func (p *Pane) altToggle(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	k := p.keys
-	var f int
-	switch {
-	case key.Matches(msg, k.AltCase):
-		f = fCase
-	case key.Matches(msg, k.AltFixed):
-		f = fMode
-	case key.Matches(msg, k.AltWord):
-		f = fWord
-	case key.Matches(msg, k.AltHidden):
-		f = fHidden
-	case key.Matches(msg, k.AltFollow):
-		f = fFollow
-	case key.Matches(msg, k.AltNoIgnore):
-		f = fNoIgnore
-	case key.Matches(msg, k.AltRecursive):
-		f = fRecursive
-	case key.Matches(msg, k.AltFuzzy):
-		f = fFuzzy
-	case key.Matches(msg, k.AltScope):
-		f = fScope
-	default:
-		return nil, false
-	}
-	return p.cycle(f, 1), true
-}
-
-// cycle changes a toggle field by d steps and re-runs (debounced).
-func (p *Pane) cycle(f, d int) tea.Cmd {
-	switch f {
-	case fScope:
-		n := len(p.opts.Scopes) + 1
-		p.scopeIdx = ((p.scopeIdx+d)%n + n) % n
-		p.clearResults()
-		if !p.applies(p.field) {
-			p.field = fPattern
-		}
-	case fCase:
-		p.caseIdx = ((p.caseIdx+d)%3 + 3) % 3
-	case fMode:
-		p.fixed = !p.fixed
-	case fWord:
-		p.word = !p.word
-	case fHidden:
-		p.hidden = !p.hidden
-	case fFollow:
-		p.follow = !p.follow
-	case fNoIgnore:
-		p.noIgnore = !p.noIgnore
-	case fRecursive:
-		p.recurse = !p.recurse
-	case fFuzzy:
-		p.fuzzy = ((p.fuzzy+d)%5 + 5) % 5
-	default:
-		return nil
-	}
-	return p.changed()
-}
-
-func (p *Pane) composerKey(msg tea.KeyPressMsg) tea.Cmd {
-	s := msg.String()
-	switch {
-	case s == "enter":
-		p.recordHistory()
-		return p.runNow()
-	case s == "esc":
-		p.focus = focusResults
-		return nil
-	case s == "tab":
-		if p.field == fPath && p.complete() {
-			return p.changed()
-		}
-		p.nextField(1)
-		return nil
-	case s == "shift+tab":
-		p.nextField(-1)
-		return nil
-	case s == "up" || s == "down":
-		if p.field == fPattern {
-			return p.walkHistory(s == "up")
-		}
-		if s == "up" {
-			p.nextField(-1)
-		} else {
-			p.nextField(1)
-		}
-		return nil
-	}
-	if !isTextField(p.field) {
-		switch {
-		case s == "space", s == "right":
-			return p.cycle(p.field, 1)
-		case s == "left":
-			return p.cycle(p.field, -1)
-		}
-		return nil
-	}
-	changed, _ := p.inputs[p.field].Handle(msg)
-	if changed {
-		if p.field == fPattern {
-			p.histIdx = len(p.history)
-		}
-		return p.changed()
+	if p.focus == focusComposer && p.doc == nil && p.docErr == nil {
+		return p.edit(msg) // typing
 	}
 	return nil
-}
-
-func (p *Pane) nextField(d int) {
-	for range nFields {
-		p.field = ((p.field+d)%nFields + nFields) % nFields
-		if p.applies(p.field) {
-			return
-		}
-	}
-}
-
-func (p *Pane) walkHistory(up bool) tea.Cmd {
-	if len(p.history) == 0 {
-		return nil
-	}
-	if up {
-		if p.histIdx == 0 {
-			return nil
-		}
-		if p.histIdx == len(p.history) {
-			p.histDraft = p.inputs[fPattern].Value()
-		}
-		p.histIdx--
-		p.inputs[fPattern].SetValue(p.history[p.histIdx])
-	} else {
-		if p.histIdx >= len(p.history) {
-			return nil
-		}
-		p.histIdx++
-		if p.histIdx == len(p.history) {
-			p.inputs[fPattern].SetValue(p.histDraft)
-		} else {
-			p.inputs[fPattern].SetValue(p.history[p.histIdx])
-		}
-	}
-	return p.changed()
-}
-
-// recordHistory remembers the current pattern (in memory now, on disk off
-// the UI goroutine).
-func (p *Pane) recordHistory() {
-	q := p.inputs[fPattern].Value()
-	if strings.TrimSpace(q) == "" {
-		return
-	}
-	p.history = pushHistory(p.history, q)
-	p.histIdx = len(p.history)
-	p.histDraft = ""
-}
-
-func (p *Pane) historyCmd() tea.Cmd {
-	path, q := p.opts.HistoryPath, p.inputs[fPattern].Value()
-	if path == "" || strings.TrimSpace(q) == "" {
-		return nil
-	}
-	return func() tea.Msg { return historyMsg{err: AppendHistory(path, q)} }
-}
-
-// changed is called after every edit: local checks at once, the search
-// after the debounce.
-func (p *Pane) changed() tea.Cmd {
-	if _, ok := p.buildRequest(); !ok {
-		p.seq = 0 // nothing to run until the field is fixed
-		p.stopSearch()
-		return nil
-	}
-	if strings.TrimSpace(p.inputs[fPattern].Value()) == "" {
-		p.seq = 0
-		p.stopSearch()
-		p.clearResults()
-		return nil
-	}
-	// the running search is now stale: stop its backend at once, but keep
-	// its results on screen until the new ones arrive
-	p.stopSearch()
-	p.seq++
-	seq := p.seq
-	return tea.Tick(p.debounce, func(time.Time) tea.Msg { return debounceMsg{seq: seq} })
-}
-
-func (p *Pane) setError(err error) {
-	p.errField, p.errText = fPattern, err.Error()
-	var te *search.ToolError
-	if errors.As(err, &te) {
-		p.errText = te.Message
-	}
-	name, _, _ := strings.Cut(p.errText, ":")
-	if i := strings.IndexByte(name, '['); i >= 0 {
-		name = name[:i]
-	}
-	fields := map[string]int{"pattern": fPattern, "case": fCase, "include_glob": fInclude, "glob": fInclude,
-		"exclude_glob": fExclude, "context": fContext, "max_results": fMax, "max_matches_per_file": fPerFile,
-		"timeout_ms": fTimeout, "fuzzy": fFuzzy, "path": fPath, "query": fPattern}
-	if f, ok := fields[strings.TrimSpace(name)]; ok {
-		p.errField = f
-	}
-}
-
-func (p *Pane) clearError() { p.errField, p.errText = -1, "" }
-
-// buildRequest turns the composer into a request; number fields that are
-// not integers are reported here, before the engine sees them.
-func (p *Pane) buildRequest() (search.Request, bool) {
-	p.clearError()
-	r := search.Request{Pattern: p.inputs[fPattern].Value()}
-	r.Case = search.Ptr(caseModes[p.caseIdx])
-	r.FixedStrings = search.Ptr(p.fixed)
-	r.WordRegexp = search.Ptr(p.word)
-	r.Hidden = search.Ptr(p.hidden)
-	r.Follow = search.Ptr(p.follow)
-	r.NoIgnore = search.Ptr(p.noIgnore)
-	r.Recursive = search.Ptr(p.recurse)
-	if p.fuzzy > 0 {
-		r.Fuzzy = search.Ptr(int64(p.fuzzy))
-	}
-	if v := strings.TrimSpace(p.inputs[fPath].Value()); v != "" {
-		r.Path = search.Ptr(v)
-	}
-	r.IncludeGlob = splitGlobs(p.inputs[fInclude].Value())
-	r.ExcludeGlob = splitGlobs(p.inputs[fExclude].Value())
-	nums := []struct {
-		f    int
-		name string
-		dst  **int64
-	}{{fContext, "context", &r.Context}, {fMax, "max_results", &r.MaxResults},
-		{fPerFile, "max_matches_per_file", &r.MaxMatchesPerFile}, {fTimeout, "timeout_ms", &r.TimeoutMS}}
-	for _, n := range nums {
-		v := strings.TrimSpace(p.inputs[n.f].Value())
-		if v == "" {
-			continue
-		}
-		i, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			p.errField, p.errText = n.f, n.name+": must be an integer, got "+strconv.Quote(v)
-			return r, false
-		}
-		*n.dst = search.Ptr(i)
-	}
-	return r, true
-}
-
-func splitGlobs(s string) []string {
-	if strings.TrimSpace(s) == "" {
-		return nil
-	}
-	var out []string
-	for _, g := range strings.Split(s, ",") {
-		out = append(out, strings.TrimSpace(g))
-	}
-	return out
-}
-
-// runNow starts the composed search at once, superseding any running one.
-func (p *Pane) runNow() tea.Cmd {
-	p.seq = 0
-	req, ok := p.buildRequest()
-	if !ok {
-		return nil
-	}
-	if strings.TrimSpace(req.Pattern) == "" {
-		p.stopSearch()
-		p.clearResults()
-		return nil
-	}
-	p.stopSearch()
-	p.gen++
-	gen := p.gen
-	p.running = true
-	p.started = p.now()
-	hist := p.historyCmd()
-	if p.isScoped() {
-		sc := p.opts.Scopes[p.scopeIdx-1]
-		q := scope.Query{Text: req.Pattern, MaxResults: int(derefOr(req.MaxResults, 100))}
-		p.scopedText = req.Pattern
-		return tea.Batch(hist, func() tea.Msg {
-			hits, terr := scope.Search(context.Background(), sc, q, scope.Limits{})
-			if terr != nil {
-				return scopedMsg{gen: gen, err: terr}
-			}
-			return scopedMsg{gen: gen, hits: hits}
-		})
-	}
-	p.lastReq = req
-	p.cur = startStream(gen, req, p.opts.Search)
-	return tea.Batch(hist, p.cur.pump())
-}
-
-func derefOr(v *int64, d int64) int64 {
-	if v == nil {
-		return d
-	}
-	return *v
-}
-
-func (p *Pane) stopSearch() {
-	if p.cur != nil {
-		p.cur.stop()
-		p.cur = nil
-	}
-	p.running = false
-}
-
-func (p *Pane) clearResults() {
-	p.res = results{}
-	p.scoped = nil
-	p.final = nil
-	p.fileErrs = nil
-	p.scanned = 0
-	p.runErr = ""
-	p.sel, p.top, p.showErrs = 0, 0, false
-	p.shownGen = p.gen
-	p.lastReq = search.Request{}
-	p.scopedText = ""
-}
-
-// onBatch takes a batch of the newest search onto the screen; batches of a
-// superseded search are dropped and not pumped again.
-func (p *Pane) onBatch(m batchMsg) tea.Cmd {
-	if m.gen != p.gen || p.cur == nil || p.cur.gen != m.gen {
-		return nil
-	}
-	if p.shownGen != m.gen {
-		// first news of a new query: replace the old results only now, so
-		// the screen never flashes empty while typing
-		p.res = results{}
-		p.fileErrs, p.final, p.runErr = nil, nil, ""
-		p.sel, p.top, p.showErrs, p.errScroll = 0, 0, false, 0
-		p.shownGen = m.gen
-		p.clearError()
-	}
-	fresh := len(p.res.rows) == 0
-	p.res.add(m.events)
-	if fresh {
-		p.selectFirstMatch()
-	}
-	p.fileErrs = append(p.fileErrs, m.errs...)
-	p.scanned = max(p.scanned, m.scanned)
-	if !m.finished {
-		return p.cur.pump()
-	}
-	p.running = false
-	p.elapsed = p.now().Sub(p.started)
-	p.cur = nil
-	if m.err != nil {
-		var te *search.ToolError
-		if errors.As(m.err, &te) {
-			p.setError(te)
-			p.res = results{}
-			return nil
-		}
-		p.runErr = m.err.Error()
-	}
-	resp := m.resp
-	p.final = &resp
-	p.scanned = resp.FilesScanned
-	if resp.Errors != nil {
-		p.fileErrs = resp.Errors // the complete list, in order
-	}
-	return nil
-}
-
-// selectFirstMatch puts the cursor on the first match line (not a header or
-// a context line) of fresh results.
-func (p *Pane) selectFirstMatch() {
-	for i, r := range p.res.rows {
-		if r.ev >= 0 && p.res.events[r.ev].Type == "match" {
-			p.sel = i
-			return
-		}
-	}
-	p.sel = 0
 }

@@ -46,12 +46,16 @@ type batchMsg struct {
 	err      error
 }
 
-func startStream(gen uint64, req search.Request, opts search.Options) *stream {
+// Engine runs one content search, streaming batches to emit: search.Run,
+// or a stand-in injected through Options so pane tests run without ugrep.
+type Engine func(ctx context.Context, req search.Request, opts search.Options, emit func(search.Batch)) (search.Response, error)
+
+func startStream(gen uint64, req search.Request, opts search.Options, run Engine) *stream {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &stream{gen: gen, ctx: ctx, cancel: cancel, done: make(chan struct{}), notify: make(chan struct{}, 1)}
 	go func() {
 		defer close(s.done)
-		resp, err := search.Run(ctx, req, opts, func(b search.Batch) {
+		resp, err := run(ctx, req, opts, func(b search.Batch) {
 			s.mu.Lock()
 			s.events = append(s.events, b.Events...)
 			s.errs = append(s.errs, b.Errors...)

@@ -21,7 +21,7 @@ func press(p *Pane, k string) tea.Cmd { return p.Update(kp(k)) }
 
 func TestTypingDebouncesIntoOneRun(t *testing.T) {
 	needBackend(t, "ugrep")
-	p := New(baseOptions(fixtureTree(t), "ugrep"), styles())
+	p := typing(New(baseOptions(fixtureTree(t), "ugrep"), styles()))
 	defer p.Close()
 	var ticks []tea.Cmd
 	for _, r := range "needle" {
@@ -57,7 +57,7 @@ func TestTypingDebouncesIntoOneRun(t *testing.T) {
 
 func TestNewQueryDropsStaleBatches(t *testing.T) {
 	needBackend(t, "ugrep")
-	p := New(baseOptions(fixtureTree(t), "ugrep"), styles())
+	p := typing(New(baseOptions(fixtureTree(t), "ugrep"), styles()))
 	defer p.Close()
 	for _, r := range "needle" {
 		press(p, string(r))
@@ -166,7 +166,7 @@ func TestNewQueryKillsTheBackendProcessGroup(t *testing.T) {
 	bin, pidDir := slowBackend(t)
 	o := baseOptions(fixtureTree(t), "")
 	o.Search.Search.Binary, o.Search.Search.FallbackBinary = bin, ""
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	defer p.Close()
 	for _, r := range "needle" {
 		press(p, string(r))
@@ -226,7 +226,7 @@ func TestHistoryWalks(t *testing.T) {
 	}
 	o := baseOptions(t.TempDir(), "ugrep")
 	o.HistoryPath = path
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	defer p.Close()
 	if got := strings.Join(p.history, ","); got != "two,one" {
 		t.Fatalf("history %q, want two,one (dedup, newest last)", got)
@@ -262,7 +262,7 @@ func TestHistoryWalks(t *testing.T) {
 }
 
 func TestComposerEditsEveryOption(t *testing.T) {
-	p := New(baseOptions(fixtureTree(t), "ugrep"), styles())
+	p := typing(New(baseOptions(fixtureTree(t), "ugrep"), styles()))
 	defer p.Close()
 	for _, k := range []string{"alt+c", "alt+f", "alt+w", "alt+h", "alt+l", "alt+i", "alt+r", "alt+z"} {
 		press(p, k)
@@ -273,19 +273,19 @@ func TestComposerEditsEveryOption(t *testing.T) {
 		!*r.NoIgnore || *r.Recursive || r.Fuzzy == nil || *r.Fuzzy != 1 {
 		t.Fatalf("toggles not applied: %+v", r)
 	}
-	// tab to the path field, complete "sr" to "src/"
+	// tab to the path field, complete "sr" to "src/" with → at the end
 	for p.field != fPath {
 		press(p, "tab")
 	}
 	press(p, "s")
-	press(p, "r")
-	press(p, "tab")
+	deliverCompletions(p, press(p, "r")) // listed off the UI goroutine
+	press(p, "right")
 	if got := p.inputs[fPath].Value(); got != "src/" {
 		t.Fatalf("completion gave %q", got)
 	}
-	press(p, "tab") // nothing more to complete: next field
+	press(p, "tab") // tab in path: always the next field, never a completion
 	if p.field != fInclude {
-		t.Fatalf("tab after a complete path went to field %d", p.field)
+		t.Fatalf("tab in the path field went to field %d", p.field)
 	}
 	for _, r := range "*.go, *.txt" {
 		press(p, string(r))
@@ -326,7 +326,7 @@ func TestEditorAndClipboard(t *testing.T) {
 		}
 		return "nano"
 	}
-	p := New(o, styles())
+	p := typing(New(o, styles()))
 	cmd, _ := p.editorCommand("/r/a.go", 42)
 	if got := strings.Join(cmd.Args, " "); got != "myed -w +42 /r/a.go" {
 		t.Fatalf("editor args %q", got)

@@ -30,6 +30,7 @@ func (p *Pane) View(w, h int) string {
 	}
 	status := p.statusLine(w)
 	areaH := h - len(top) - 1
+	p.listTop = len(top)
 	lines := top
 	if areaH > 0 {
 		lines = append(lines, strings.Split(p.area(w, areaH), "\n")...)
@@ -45,7 +46,7 @@ func (p *Pane) area(w, h int) string {
 	if p.showErrs {
 		return panes.Block(p.errorLines(w, h), w, h)
 	}
-	if !p.preview || p.isScoped() {
+	if !p.preview {
 		return p.list(w, h)
 	}
 	if w >= 100 {
@@ -300,10 +301,15 @@ func (p *Pane) list(w, h int) string {
 		case p.final != nil || p.scoped != nil:
 			msg = "no matches"
 		}
+		p.rowsAt.Reset(p.listTop, 0, 0)
 		return panes.Block([]string{s.Muted.Render(msg)}, w, h)
 	}
 	p.sel = min(p.sel, n-1)
 	p.top = panes.Scroll(p.top, p.sel, h, n)
+	p.rowsAt.Reset(p.listTop, 0, w)
+	for i := p.top; i < n && i < p.top+h; i++ {
+		p.rowsAt.Add(i, 1)
+	}
 	// the header of the file the top row belongs to stays visible
 	lines := make([]string, 0, h)
 	if p.isScoped() {
@@ -348,7 +354,7 @@ func (p *Pane) contentRow(i, w, nw int) string {
 	text := renderLine(ev.Line, eventSpans(ev), avail, p.lineOpts(ev, base))
 	line := mark + s.Muted.Render(num) + text
 	if i == p.sel {
-		return s.Selected.Render(panes.Fit(line, w))
+		return panes.SelectRow(line, w, s.Selected)
 	}
 	return line
 }
@@ -389,20 +395,70 @@ func (p *Pane) scopedRow(i, w int) string {
 	if i == p.sel {
 		mark = s.Cursor.Render("›")
 	}
-	head := mark + p.safeField(h.ID, max(w*2/5, 8), s.Heading) + " " + p.safeField(h.Field, max(w/4, 6), s.Label) + s.Label.Render(": ")
+	var head string
+	switch p.opts.Scopes[p.scopeIdx-1].Kind {
+	case scope.KindEmails:
+		// date · sender · subject: how a person finds a message, not by
+		// its Maildir file name
+		date := "no date   "
+		if len(h.Timestamp) >= 10 {
+			date = h.Timestamp[:10]
+		}
+		head = mark + s.Muted.Render(date) + s.Subtle.Render(" · ") + p.safeField(h.Sender, max(w/4, 8), s.Label) +
+			s.Subtle.Render(" · ") + p.safeField(h.Subject, max(w*3/10, 10), s.Heading)
+		if h.Field == "subject" || h.Field == "from" {
+			// the match is in the label already
+			line := head
+			if i == p.sel {
+				return panes.SelectRow(line, w, s.Selected)
+			}
+			return line
+		}
+		head += s.Subtle.Render(" · ")
+	case scope.KindDataset:
+		head = mark + p.safeField(h.ID, max(w/6, 6), s.Heading) + " " + p.safeField(h.Summary, max(w/2, 10), s.Muted) + " "
+	default:
+		head = mark + p.safeField(h.ID, max(w*2/5, 8), s.Heading) + " "
+	}
+	head += p.safeField(h.Field, max(w/8, 4), s.Label) + s.Label.Render(": ")
 	avail := w - lipgloss.Width(head)
 	// A snippet's line ends and controls show as escapes (safetext), not
 	// as spaces or as themselves.
 	line := head + renderLine(h.Snippet, []search.Span{{Start: h.MatchStart, End: h.MatchEnd}}, avail,
 		rowOpts{tabs: tabWidth, base: s.Text, hl: s.Match, warn: s.Warning})
 	if i == p.sel {
-		return s.Selected.Render(panes.Fit(line, w))
+		return panes.SelectRow(line, w, s.Selected)
 	}
 	return line
 }
 
+// scopedPreviewLines is the selected hit opened: a message's headers and
+// body, a record's columns, scrolled with J/K.
+func (p *Pane) scopedPreviewLines(w, h int) []string {
+	s := p.styles
+	pv := p.scPrev
+	switch {
+	case p.scoped == nil || len(p.scoped.Hits) == 0:
+		return []string{s.Muted.Render("preview: select a hit")}
+	case pv.loading:
+		return []string{s.Muted.Render("opening…")}
+	case pv.err != nil:
+		return []string{p.safeField("cannot open: "+pv.err.Error(), w, s.Err)}
+	case pv.doc == nil:
+		return nil
+	}
+	head := p.safeField(pv.doc.Title, w, s.Title)
+	body := p.layoutDoc(pv.doc, w)
+	top := min(max(p.prevScroll, 0), max(len(body)-(h-1), 0))
+	p.prevScroll = top
+	return append([]string{head}, body[top:min(len(body), top+max(h-1, 0))]...)
+}
+
 func (p *Pane) previewBlock(w, h int) string {
 	s := p.styles
+	if p.isScoped() {
+		return panes.Block(p.scopedPreviewLines(w, h), w, h)
+	}
 	ev, ok := p.selected()
 	if !ok {
 		return panes.Block([]string{s.Muted.Render("preview: select a match")}, w, h)
@@ -480,21 +536,34 @@ func (p *Pane) statusLine(w int) string {
 			}
 		}
 		parts = append(parts, s.Muted.Render("scope "+sc.Name+" ("+sc.Kind+")"))
-		if p.running {
+		if p.running || p.seq != 0 {
 			parts = append(parts, s.Muted.Render("searching…"))
 		} else if p.scoped != nil {
 			parts = append(parts, s.Muted.Render(fmtElapsed(p.elapsed)))
 		}
 		return panes.Fit(strings.Join(parts, sep), w)
 	}
-	if p.shownGen != 0 && (p.final != nil || len(p.res.rows) > 0 || p.running) {
-		parts = append(parts, s.Text.Render(fmt.Sprintf("%d %s in %d %s", p.res.matches, plural(p.res.matches, "match", "matches"),
-			len(p.res.groups), plural(len(p.res.groups), "file", "files"))))
-		parts = append(parts, s.Muted.Render(fmt.Sprintf("scanned %d", p.scanned)))
+	// stale: the results on screen answer an older pattern while a new
+	// search waits for its debounce or for its first batch
+	stale := p.seq != 0 || (p.running && p.shownGen != p.gen)
+	if stale {
+		parts = append(parts, s.Warning.Render("searching…"))
 	}
-	if p.running {
+	if p.shownGen != 0 && (p.final != nil || len(p.res.rows) > 0 || p.running) {
+		counts := fmt.Sprintf("%d %s in %d %s", p.res.matches, plural(p.res.matches, "match", "matches"),
+			len(p.res.groups), plural(len(p.res.groups), "file", "files"))
+		if stale {
+			parts = append(parts, s.Muted.Render("previous: "+counts))
+		} else {
+			parts = append(parts, s.Text.Render(counts))
+			parts = append(parts, s.Muted.Render(fmt.Sprintf("scanned %d", p.scanned)))
+		}
+	}
+	switch {
+	case stale: // the old elapsed time would read as the new search's
+	case p.running:
 		parts = append(parts, s.Muted.Render("searching…"))
-	} else if p.final != nil {
+	case p.final != nil:
 		parts = append(parts, s.Muted.Render(fmtElapsed(p.elapsed)))
 	}
 	parts = append(parts, s.Muted.Render(be))
@@ -542,10 +611,8 @@ func (p *Pane) docLines(w, h int) []string {
 	}
 	d := p.doc
 	head := p.safeField(d.Title, max(w-20, 10), s.Title) + s.Muted.Render("  "+d.Scope+" · esc back")
-	body := p.docLayout(w)
-	p.docScroll = min(p.docScroll, max(len(body)-(h-1), 0))
-	end := min(len(body), p.docScroll+max(h-1, 0))
-	return append([]string{head}, body[p.docScroll:end]...)
+	body := p.layoutDoc(d, w)
+	return append([]string{head}, p.docView.Window(body, h-1)...)
 }
 
 // docCache is a document laid out for one width: escaping and wrapping
@@ -557,15 +624,14 @@ type docCache struct {
 	lines []string
 }
 
-// docLayout is the document's fields and body, made safe (safetext:
+// layoutDoc is a document's fields and body, made safe (safetext:
 // escapes marked, tabs expanded in the body), wrapped to w and
 // highlighted.
-func (p *Pane) docLayout(w int) []string {
-	if p.docBody.doc == p.doc && p.docBody.width == w && p.docBody.query == p.scopedText {
+func (p *Pane) layoutDoc(d *scope.Document, w int) []string {
+	if p.docBody.doc == d && p.docBody.width == w && p.docBody.query == p.scopedText {
 		return p.docBody.lines
 	}
 	s := p.styles
-	d := p.doc
 	q := safetext.Line(p.scopedText)
 	mark := func(line string, base lipgloss.Style) string { return highlightAll(line, q, base, s.Match, s.Warning) }
 	var body []string
@@ -676,26 +742,18 @@ func escapeLen(text string) int {
 	return 0
 }
 
-// ShortHelp is the status bar's keys for the current mode.
-func (p *Pane) ShortHelp() []key.Binding {
-	k := p.keys
+// ShortHelp is the status bar's keys for the current mode, from its rows.
+func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
+
+// FullHelp is the ? overlay's keys for the current mode, from its rows.
+func (p *Pane) FullHelp() [][]key.Binding {
 	switch {
 	case p.doc != nil || p.docErr != nil:
-		return []key.Binding{k.Back, k.Up, k.Down}
+		return [][]key.Binding{p.km.document.Help()}
 	case p.focus == focusComposer:
-		return []key.Binding{k.Run, k.NextField, k.Leave, k.History}
+		return [][]key.Binding{p.km.composer.Help(), p.km.anywhere.Help()}
 	case p.showErrs:
-		return []key.Binding{k.Errors, k.Up, k.Down}
+		return [][]key.Binding{p.km.errors.Help(), p.km.anywhere.Help()}
 	}
-	return []key.Binding{k.Open, k.Copy, k.Preview, k.Edit}
-}
-
-// FullHelp is the ? overlay's keys.
-func (p *Pane) FullHelp() [][]key.Binding {
-	k := p.keys
-	return [][]key.Binding{
-		{k.Run, k.Rerun, k.Stop, k.NextField, k.PrevField, k.Toggle, k.History, k.Leave},
-		{k.AltCase, k.AltFixed, k.AltWord, k.AltHidden, k.AltFollow, k.AltNoIgnore, k.AltRecursive, k.AltFuzzy, k.AltScope},
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Open, k.Copy, k.Preview, k.PreviewUp, k.PreviewDown, k.Errors, k.Edit, k.Scope},
-	}
+	return [][]key.Binding{p.km.results.Help(), p.km.anywhere.Help()}
 }
