@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/vigil-dev/vigil/exec/memory"
+	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/panes/approvals"
 	auditpane "github.com/vigil-dev/vigil/panes/audit"
@@ -64,7 +65,11 @@ func runTUI(ctx context.Context, app *App) error {
 	defer closeAll()
 	m := ui.New(ui.Options{Panes: list, Theme: app.Cfg.Theme})
 	p := tea.NewProgram(m, tea.WithContext(ctx))
-	if _, err := p.Run(); err != nil && ctx.Err() == nil {
+	// the person's window title comes back after Bubble Tea clears it
+	_ = ui.SaveTitle(os.Stdout)
+	_, err = p.Run()
+	_ = ui.RestoreTitle(os.Stdout)
+	if err != nil && ctx.Err() == nil {
 		return Fail(ExitExecution, err)
 	}
 	return nil
@@ -84,8 +89,13 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
 		}
 	}
 	apr := approvals.New(opts, styles)
+	searchOpts := searchOptions(app)
+	// a deny list the engine cannot compile leaves completion on the pane's
+	// conservative reading; the search itself reports the error
+	denied, _ := search.DenyMatcher(searchOpts.Deny)
 	sp := searchpane.New(searchpane.Options{
-		Search:      searchOptions(app),
+		Search:      searchOpts,
+		Denied:      denied,
 		Scopes:      app.Cfg.Scopes,
 		HistoryPath: app.Paths.History,
 		Debounce:    app.Cfg.UI.SearchDebounce.Duration,

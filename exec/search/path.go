@@ -76,6 +76,21 @@ func deniedPath(deny globSet, rel string, isDir bool) bool {
 	return deny.matchAncestors(rel, isDir) || deny.matchAncestors(sortKey(rel), isDir)
 }
 
+// DenyMatcher compiles [sandbox] deny globs into the check a search applies to
+// a sandbox-relative path, so a screen offering paths (completion) hides
+// exactly what a search would refuse.
+func DenyMatcher(deny []string) (func(rel string, isDir bool) bool, error) {
+	nfc := make([]string, len(deny))
+	for i, g := range deny {
+		nfc[i] = norm.NFC.String(g) // as prepare: names are also matched in NFC
+	}
+	set, err := compileDeny(nfc)
+	if err != nil {
+		return nil, err
+	}
+	return func(rel string, isDir bool) bool { return deniedPath(set, rel, isDir) }, nil
+}
+
 func within(root, p string) bool {
 	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }
