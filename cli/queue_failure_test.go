@@ -130,7 +130,7 @@ func TestQueueServerRestartedMidFlow(t *testing.T) {
 	ap := r.background(r.ops["alice"], "alice", "deny", "restart-2", "--reason", "not today")
 	time.Sleep(2 * time.Second)
 	r.restartServer(time.Second)
-	ex = r.startExecutor()
+	r.startExecutor()
 	t0 := time.Now()
 	if o := recv(t, ap, "deny across a restart"); o.code != 0 || !strings.Contains(o.out, "APPROVAL_DENIED") {
 		t.Fatalf("deny: exit %d\n%s%s", o.code, o.out, o.err)

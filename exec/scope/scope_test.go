@@ -193,14 +193,6 @@ func TestHits(t *testing.T) {
 	}
 }
 
-func ids(out Output) []string {
-	var s []string
-	for _, r := range out.Results {
-		s = append(s, r.ID)
-	}
-	return s
-}
-
 func hitsOf(t *testing.T, scopes []config.ScopeConfig, scope, query string) Hits {
 	t.Helper()
 	hs, terr := Search(context.Background(), scopeNamed(t, scopes, scope), Query{Text: query, MaxResults: 1000}, Limits{})

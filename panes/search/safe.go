@@ -270,17 +270,3 @@ func renderLine(line string, spans []search.Span, width int, o rowOpts) string {
 func (p *Pane) safeField(s string, width int, base lipgloss.Style) string {
 	return renderLine(s, nil, width, rowOpts{base: base, hl: base, warn: p.styles.Warning})
 }
-
-// safeRender is safeField without a width: for text that is wrapped or
-// fitted afterwards (an escape is plain ASCII, so widths stay true).
-func (p *Pane) safeRender(s string, base lipgloss.Style) string {
-	var b strings.Builder
-	for _, sp := range safetext.Inspect(s).Spans {
-		if sp.Escaped {
-			b.WriteString(p.styles.Warning.Render(sp.Text))
-		} else {
-			b.WriteString(base.Render(sp.Text))
-		}
-	}
-	return b.String()
-}

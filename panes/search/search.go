@@ -276,13 +276,6 @@ func (p *Pane) Close() {
 
 func (p *Pane) isScoped() bool { return p.scopeIdx > 0 && p.scopeIdx <= len(p.opts.Scopes) }
 
-func (p *Pane) scopeName() string {
-	if p.isScoped() {
-		return p.opts.Scopes[p.scopeIdx-1].Name
-	}
-	return "content"
-}
-
 // Update handles the pane's messages and, when focused, keys.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	cmd := p.update(msg)
