@@ -52,8 +52,9 @@ type Options struct {
 
 // Store is the memory database. It is safe for concurrent use.
 type Store struct {
-	db  *sql.DB
-	now func() time.Time
+	db    *sql.DB
+	now   func() time.Time
+	tiers tierLimits // thresholds of the ranking tiers (tiers.go)
 
 	mu     sync.RWMutex
 	closed bool
@@ -83,7 +84,7 @@ func Open(path string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
-	s := &Store{db: db, now: opt.Now}
+	s := &Store{db: db, now: opt.Now, tiers: defaultLimits}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, classify(err)
