@@ -78,8 +78,8 @@ func Open(path string, opt Options) (*Store, error) {
 	// A "file:" URI keeps '?' and '#' in the path from being read as the DSN's
 	// query; the driver's own parameters are ignored by SQLite's URI parser.
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	dsn := fmt.Sprintf("file:%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1&_txlock=immediate&_pragma=cache_size(-16384)",
-		esc, opt.BusyTimeout.Milliseconds())
+	dsn := fmt.Sprintf("file:%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1&_txlock=immediate&_pragma=cache_size(-%d)",
+		esc, opt.BusyTimeout.Milliseconds(), cacheKiB)
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, classify(err)
