@@ -40,6 +40,9 @@ func (f Filters) Empty() bool {
 type Hit struct {
 	Memory
 	Score float64 `json:"score"`
+	// Match says how a hybrid search found the memory: keyword, meaning or
+	// both. Empty when no embedder is configured (keyword search only).
+	Match string `json:"match,omitempty"`
 }
 
 // Searcher is the core the tool delegates to. *Store implements it.
@@ -70,13 +73,22 @@ func (s *Store) SearchMemory(ctx context.Context, req Request) ([]Hit, error) {
 		// Only punctuation: nothing can match, and that is not an error.
 		return nil, nil
 	}
+	qv, err := s.queryVector(ctx, req.Query)
+	if err != nil {
+		return nil, err
+	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, classify(err)
 	}
 	// Read-only: ending it with a rollback discards nothing.
 	defer tx.Rollback()
-	cands, err := tiered(ctx, tx, s.tiers, terms, req)
+	var cands []ranked
+	if qv != nil {
+		cands, err = s.hybrid(ctx, tx, terms, qv, req)
+	} else {
+		cands, err = tiered(ctx, tx, s.tiers, terms, req)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +139,8 @@ type ranked struct {
 	text, tags  string
 	source      string
 	found       bool
+	fused       float64 // hybrid search: the fused score in [0, 1]
+	match       string  // hybrid search: MatchKeyword, MatchMeaning or MatchBoth
 }
 
 // topHits ranks the matches that pass the filters, then reads the rows of the
@@ -402,7 +416,10 @@ func fullRanked(ctx context.Context, tx *sql.Tx, p plan, req Request) ([]ranked,
 
 func (c ranked) hit() (Hit, error) {
 	h := Hit{Memory: Memory{ID: c.id, Text: c.text, Source: c.source, CreatedAt: time.UnixMilli(c.created).UTC()},
-		Score: Score(c.r)}
+		Score: Score(c.r), Match: c.match}
+	if c.match != "" {
+		h.Score = c.fused
+	}
 	// A tags column that is not a JSON array was written by something other
 	// than this package: an unexpected state, reported in the generic category.
 	if err := json.Unmarshal([]byte(c.tags), &h.Tags); err != nil {
