@@ -27,7 +27,7 @@ const fakeDims = 64
 var fakeConcepts = map[string]int{
 	"car": 0, "vehicle": 0, "automobile": 0,
 	"booked": 1, "reservation": 1, "booking": 1, "reserved": 1,
-	"friday": 2,
+	"friday":  2,
 	"dentist": 3, "teeth": 3, "dental": 3,
 	"invoice": 4, "bill": 4, "payment": 4,
 }
