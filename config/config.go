@@ -18,6 +18,7 @@ type Config struct {
 	UI        UIConfig        `toml:"ui" json:"ui"`
 	MCP       MCPConfig       `toml:"mcp" json:"mcp"`
 	Notify    NotifyConfig    `toml:"notify" json:"notify"`
+	Memory    MemoryConfig    `toml:"memory" json:"memory"`
 }
 
 // MCPConfig is `vigil mcp`'s section. TokenFile holds the bearer token that

@@ -192,7 +192,10 @@ func (c *Config) Validate() error {
 	if c.UI.SearchDebounce.Duration < 0 {
 		return &Error{Key: "ui.search_debounce", Rule: "must not be negative"}
 	}
-	return c.Notify.validate()
+	if err := c.Notify.validate(); err != nil {
+		return err
+	}
+	return c.Memory.validate()
 }
 
 // lineOfKey finds the line where the last segment of a dotted key is set, so
@@ -246,7 +249,8 @@ func resolvePaths(c *Config, dir, cwd string) {
 
 // durationKeys are the settings written as Go durations.
 var durationKeys = map[string]bool{"leases.leeway": true, "approvals.timeout": true,
-	"media.action_timeout": true, "ui.search_debounce": true, "notify.timeout": true}
+	"media.action_timeout": true, "ui.search_debounce": true, "notify.timeout": true,
+	"memory.embedder.timeout": true}
 
 // locateBadDuration finds the first duration setting that does not parse, so
 // its error can name the line and key (the TOML decoder reports neither for

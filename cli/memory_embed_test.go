@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const testEmbedKey = "sk-cli-SECRET-9876543210"
+
+// embedServer is a loopback openai-kind embedding server: it checks the
+// request and answers 8-dimensional vectors in which "car"/"vehicle" and
+// "booked"/"reservation" share a dimension.
+type embedServer struct {
+	t      *testing.T
+	mu     sync.Mutex
+	models []string
+	down   bool
+}
+
+func (e *embedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/embeddings" ||
+		r.Header.Get("Authorization") != "Bearer "+testEmbedKey || r.Header.Get("Content-Type") != "application/json" {
+		e.t.Errorf("request %s %s auth=%q", r.Method, r.URL.Path, r.Header.Get("Authorization"))
+	}
+	var body struct {
+		Model string   `json:"model"`
+		Input []string `json:"input"`
+	}
+	raw, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(raw, &body); err != nil {
+		e.t.Errorf("body %q", raw)
+	}
+	e.mu.Lock()
+	e.models = append(e.models, body.Model)
+	down := e.down
+	e.mu.Unlock()
+	if down {
+		http.Error(w, "model not loaded, key "+testEmbedKey, http.StatusServiceUnavailable)
+		return
+	}
+	type item struct {
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	}
+	var data []item
+	for i, in := range body.Input {
+		v := make([]float32, 8)
+		for _, w := range strings.Fields(strings.ToLower(in)) {
+			switch w {
+			case "car", "vehicle":
+				v[0]++
+			case "booked", "reservation":
+				v[1]++
+			default:
+				v[2+len(w)%6] += 0.2
+			}
+		}
+		data = append(data, item{i, v})
+	}
+	json.NewEncoder(w).Encode(map[string]any{"data": data})
+}
+
+// embedHome is a home whose config points [memory.embedder] at a loopback server.
+func embedHome(t *testing.T, model string, required bool) (string, *embedServer, *httptest.Server) {
+	t.Helper()
+	es := &embedServer{t: t}
+	srv := httptest.NewServer(es)
+	t.Cleanup(srv.Close)
+	home := t.TempDir()
+	writeEmbedConfig(t, home, srv.URL, model, required)
+	return home, es, srv
+}
+
+func writeEmbedConfig(t *testing.T, home, url, model string, required bool) {
+	t.Helper()
+	cfg := fmt.Sprintf("[memory.embedder]\nkind = \"openai\"\nurl = %q\nmodel = %q\napi_key_env = \"VIGIL_TEST_EMBED_KEY\"\nbatch_size = 2\ntimeout = \"5s\"\nrequired = %v\n",
+		url, model, required)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runEmbed runs the CLI with the API key in its environment (or not).
+func runEmbed(t *testing.T, home string, withKey bool, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	app := NewApp()
+	app.Out, app.Err, app.Now = &out, &errb, auditClock()
+	app.In = strings.NewReader("")
+	app.Getenv = func(k string) string {
+		if k == "VIGIL_TEST_EMBED_KEY" && withKey {
+			return testEmbedKey
+		}
+		return ""
+	}
+	app.Cwd = home
+	root := NewRootCmd(app)
+	root.SetArgs(append([]string{"--home", home}, args...))
+	err := root.ExecuteContext(context.Background())
+	if err != nil {
+		var ee *ExitError
+		if !(errors.As(err, &ee) && ee.Quiet) {
+			fmt.Fprintln(&errb, "vigil: "+err.Error())
+		}
+	}
+	if strings.Contains(out.String()+errb.String(), testEmbedKey) {
+		t.Fatalf("API key shown:\n%s\n%s", out.String(), errb.String())
+	}
+	return out.String(), errb.String(), ExitCode(err)
+}
+
+func TestMemoryCLIHybridSearchAndReindex(t *testing.T) {
+	home, es, srv := embedHome(t, "model-a", true)
+	for _, text := range []string{"The car is booked for Friday", "Water the tomatoes", "Pay the rent"} {
+		if _, e, code := runEmbed(t, home, true, "memory", "add", "--text", text); code != 0 {
+			t.Fatalf("add: %d %s", code, e)
+		}
+	}
+	out, _, code := runEmbed(t, home, true, "memory", "search", "-q", "vehicle reservation", "--text")
+	if code != 0 || !strings.HasPrefix(out, "Found 1 results:\n\n1. [Score: 0.50] [Match: meaning]\nThe car is booked for Friday\n") {
+		t.Fatalf("%d %q", code, out)
+	}
+	// Added memories were embedded already: nothing to do.
+	out, _, code = runEmbed(t, home, true, "memory", "reindex")
+	if code != 0 || !strings.Contains(out, `"embedded": 0`) {
+		t.Fatalf("%d %s", code, out)
+	}
+	// Another model: every vector is redone, two texts a request, with
+	// plain progress lines (stderr is not a terminal).
+	writeEmbedConfig(t, home, srv.URL, "model-b", true)
+	out, errOut, code := runEmbed(t, home, true, "memory", "reindex")
+	if code != 0 || !strings.Contains(out, `"embedded": 3`) || !strings.Contains(out, `"model": "model-b"`) {
+		t.Fatalf("%d %s %s", code, out, errOut)
+	}
+	if !strings.HasPrefix(errOut, "reindex 0/3 0%\n") || !strings.Contains(errOut, "reindex 3/3 100%") || strings.Contains(errOut, "\r") {
+		t.Fatalf("progress: %q", errOut)
+	}
+	es.mu.Lock()
+	last := es.models[len(es.models)-1]
+	es.mu.Unlock()
+	if last != "model-b" {
+		t.Fatalf("model sent %q", last)
+	}
+	// Import embeds what it stored.
+	file := filepath.Join(home, "in.jsonl")
+	os.WriteFile(file, []byte(`{"text":"Vehicle inspection due"}`+"\n"+`{"text":"Booked a table"}`+"\n"), 0o600)
+	out, _, code = runEmbed(t, home, true, "memory", "import", file)
+	if code != 0 || !strings.Contains(out, `"embedded": 2`) || !strings.Contains(out, `"imported": 2`) {
+		t.Fatalf("%d %s", code, out)
+	}
+}
+
+func TestMemoryCLIEmbedderFailures(t *testing.T) {
+	home, es, _ := embedHome(t, "model-a", true)
+	if _, e, code := runEmbed(t, home, true, "memory", "add", "--text", "The car is booked for Friday"); code != 0 {
+		t.Fatal(e)
+	}
+	// The key's variable unset: a clear error naming it.
+	_, errOut, code := runEmbed(t, home, false, "memory", "search", "-q", "car")
+	if code != ExitBadInput || !strings.Contains(errOut, "api_key_env: the environment variable VIGIL_TEST_EMBED_KEY is not set") {
+		t.Fatalf("%d %q", code, errOut)
+	}
+	// A failing embedder with required = true: the seed's error, key masked.
+	es.mu.Lock()
+	es.down = true
+	es.mu.Unlock()
+	out, _, code := runEmbed(t, home, true, "memory", "search", "-q", "car")
+	var r struct {
+		Content []struct{ Text string } `json:"content"`
+		IsError bool                    `json:"isError"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || !r.IsError ||
+		r.Content[0].Text != "Error: Search failed: Embedding generation failed: openai embedder: HTTP 503: model not loaded, key ****" {
+		t.Fatalf("%d %s", code, out)
+	}
+	// Import while it fails: the rows are stored, the failure reported.
+	file := filepath.Join(home, "in.jsonl")
+	os.WriteFile(file, []byte(`{"text":"Vehicle inspection due"}`+"\n"), 0o600)
+	out, errOut, code = runEmbed(t, home, true, "memory", "import", file)
+	if code != 0 || !strings.Contains(out, `"imported": 1`) || !strings.Contains(out, `"embed_error"`) ||
+		!strings.Contains(errOut, "run `vigil memory reindex` later") {
+		t.Fatalf("%d %s %s", code, out, errOut)
+	}
+	// Not required: the keyword answer.
+	writeEmbedConfig(t, home, "http://127.0.0.1:1", "model-a", false)
+	out, _, code = runEmbed(t, home, true, "memory", "search", "-q", "car", "--text")
+	if code != 0 || !strings.HasPrefix(out, "Found 1 results:\n\n1. [Score: ") || strings.Contains(out, "[Match:") {
+		t.Fatalf("%d %q", code, out)
+	}
+	// reindex without an embedder configured is refused.
+	os.Remove(filepath.Join(home, "config.toml"))
+	if _, errOut, code := runEmbed(t, home, true, "memory", "reindex"); code != ExitBadInput || !strings.Contains(errOut, "no [memory.embedder]") {
+		t.Fatalf("%d %q", code, errOut)
+	}
+}
+
+func TestMemoryProgressLine(t *testing.T) {
+	for _, c := range []struct {
+		done, total int
+		elapsed     time.Duration
+		bar         bool
+		want        string
+	}{
+		{0, 3000, 0, false, "embed 0/3000 0%"},
+		{1200, 3000, 3 * time.Second, false, "embed 1200/3000 40%  400/s  5s left"},
+		{1200, 3000, 3 * time.Second, true, "embed [█████████░░░░░░░░░░░░░░░] 1200/3000 40%  400/s  5s left"},
+		{3000, 3000, 6 * time.Second, true, "embed [████████████████████████] 3000/3000 100%  500/s"},
+	} {
+		if got := progressLine("embed", c.done, c.total, c.elapsed, c.bar); got != c.want {
+			t.Errorf("%+v:\ngot  %q\nwant %q", c, got, c.want)
+		}
+	}
+}
