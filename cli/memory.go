@@ -324,12 +324,12 @@ func newMemoryReindexCmd(app *App) *cobra.Command {
 // terminal a bar redrawn in place (count, rate, time left), otherwise a plain
 // line at most every progressEvery and at the end.
 type progress struct {
-	w        io.Writer
-	tty      bool
-	label    string
-	now      func() time.Time
-	start    time.Time
-	last     time.Time
+	w     io.Writer
+	tty   bool
+	label string
+	now   func() time.Time
+	start time.Time
+	last  time.Time
 }
 
 const progressEvery = 2 * time.Second
