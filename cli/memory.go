@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/memory"
 	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // newMemoryCmd is `vigil memory add|import|search` of CLI.md.
@@ -29,12 +31,22 @@ func newMemoryCmd(app *App) *cobra.Command {
 }
 
 // openMemory opens the home's memory.db, creating folders as needed, with
-// the [memory.embedder] when one is configured.
-func openMemory(app *App) (*memory.Store, error) {
+// the [memory.embedder] when one is configured; embedder failures go to
+// app.Log.
+func openMemory(app *App) (*memory.Store, error) { return openMemoryWith(app, app.Log) }
+
+// memoryCLILog is the log of `vigil memory …`: warnings (a failing embedder)
+// on stderr, masked like every log Vigil writes.
+func memoryCLILog(app *App) *slog.Logger {
+	return slog.New(preview.NewMaskingHandler(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// openMemoryWith is openMemory with embedder failures logged to log.
+func openMemoryWith(app *App, log *slog.Logger) (*memory.Store, error) {
 	if err := app.EnsureState(); err != nil {
 		return nil, err
 	}
-	opt := memory.Options{Now: app.Now, Log: app.Log}
+	opt := memory.Options{Now: app.Now, Log: log}
 	if e := app.Cfg.Memory.Embedder; e != nil {
 		emb, err := memoryEmbedder(app, e)
 		if err != nil {
@@ -91,7 +103,7 @@ func newMemoryAddCmd(app *App) *cobra.Command {
 				}
 				m.CreatedAt = t
 			}
-			s, err := openMemory(app)
+			s, err := openMemoryWith(app, memoryCLILog(app))
 			if err != nil {
 				return memoryFail(err)
 			}
@@ -135,7 +147,7 @@ func newMemoryImportCmd(app *App) *cobra.Command {
 				defer f.Close()
 				r = f
 			}
-			s, err := openMemory(app)
+			s, err := openMemoryWith(app, memoryCLILog(app))
 			if err != nil {
 				return memoryFail(err)
 			}
@@ -200,7 +212,7 @@ func newMemorySearchCmd(app *App) *cobra.Command {
 				return Failf(ExitBadInput, "missing ARGS_JSON or -q/--query")
 			}
 			var core memory.Searcher
-			s, err := openMemory(app)
+			s, err := openMemoryWith(app, memoryCLILog(app))
 			if err != nil {
 				var ee *ExitError
 				if errors.As(err, &ee) {
@@ -304,7 +316,7 @@ func newMemoryReindexCmd(app *App) *cobra.Command {
 			if e == nil {
 				return Failf(ExitBadInput, "no [memory.embedder] is configured in %s", app.Paths.Config)
 			}
-			s, err := openMemory(app)
+			s, err := openMemoryWith(app, memoryCLILog(app))
 			if err != nil {
 				return memoryFail(err)
 			}

@@ -195,9 +195,12 @@ func TestMemoryCLIEmbedderFailures(t *testing.T) {
 	}
 	// Not required: the keyword answer.
 	writeEmbedConfig(t, home, "http://127.0.0.1:1", "model-a", false)
-	out, _, code = runEmbed(t, home, true, "memory", "search", "-q", "car", "--text")
+	out, errOut, code = runEmbed(t, home, true, "memory", "search", "-q", "car", "--text")
 	if code != 0 || !strings.HasPrefix(out, "Found 1 results:\n\n1. [Score: ") || strings.Contains(out, "[Match:") {
 		t.Fatalf("%d %q", code, out)
+	}
+	if strings.Count(errOut, "embedding_failed") != 1 || !strings.Contains(errOut, "level=WARN") {
+		t.Fatalf("the failure is logged once on stderr: %q", errOut)
 	}
 	// reindex without an embedder configured is refused.
 	os.Remove(filepath.Join(home, "config.toml"))
