@@ -14,6 +14,11 @@
 # exec/memory's Go benchmarks) is generated once into bench/out/.
 #
 # Usage: bench/memory.sh [VIGIL_BIN] [N] [IMPORT_RUNS] [QUERIES] [SEARCH_RUNS]
+#        MODE=hybrid bench/memory.sh [VIGIL_BIN] [N=100000] [DIM=384] [QUERIES=200]
+# MODE=hybrid measures issue 27's hybrid search_memory over MCP at N memories
+# against a loopback stand-in for the embedding model (the model itself
+# cannot run here): P50/P95 of the round trip, the embedder's own time apart,
+# and the memory the `vigil mcp` process holds.
 set -euo pipefail
 VIGIL=$(realpath "${1:-./vigil}")
 N=${2:-1000000}
@@ -62,6 +67,122 @@ gen() {
   mv "$corpus.tmp" "$corpus"
 }
 
+# write_mcp_client: one `vigil mcp` process; each tools/call round trip is
+# timed; optionally the process's resident memory is written at the end.
+write_mcp_client() {
+  cat >"$tmp/mcp.js" <<'EOF'
+const { spawn } = require('child_process');
+const fs = require('fs');
+const [vigil, queries, out, texts, rss] = process.argv.slice(2);
+const qs = fs.readFileSync(queries, 'utf8').trim().split('\n').map(l => l.split('\t')[1]);
+const p = spawn(vigil, ['mcp'], { stdio: ['pipe', 'pipe', 'ignore'] });
+let buf = '', waiting = null;
+p.stdout.on('data', d => {
+  buf += d;
+  let i;
+  while ((i = buf.indexOf('\n')) >= 0) {
+    const line = buf.slice(0, i); buf = buf.slice(i + 1);
+    const m = JSON.parse(line);
+    if (m.id !== undefined && waiting) { const w = waiting; waiting = null; w(m); }
+  }
+});
+const call = (id, method, params) => new Promise(res => {
+  waiting = res;
+  p.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+});
+(async () => {
+  await call(0, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
+  p.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+  const times = [], results = [];
+  for (let i = 0; i < qs.length; i++) {
+    const t0 = process.hrtime.bigint();
+    const r = await call(i + 1, 'tools/call', { name: 'search_memory', arguments: { query: qs[i], limit: 10 } });
+    times.push(Number(process.hrtime.bigint() - t0) / 1e9);
+    if (r.error || r.result.isError) { console.error(JSON.stringify(r)); process.exit(1); }
+    results.push(r.result.content[0].text);
+  }
+  fs.writeFileSync(out, times.join('\n') + '\n');
+  if (texts) fs.writeFileSync(texts, JSON.stringify(results));
+  if (rss) {
+    const st = fs.readFileSync(`/proc/${p.pid}/status`, 'utf8');
+    const kb = k => Number((st.match(new RegExp(k + ':\\s+(\\d+)')) || [0, 0])[1]);
+    fs.writeFileSync(rss, `${Math.round(kb('VmRSS') / 1024)} MB resident (peak ${Math.round(kb('VmHWM') / 1024)} MB)`);
+  }
+  p.stdin.end();
+})();
+EOF
+}
+
+# hybrid_bench: the stand-in embedder (Ollama's /api/embed: a text's vector
+# is the sum of fixed pseudo-random vectors of its words, so texts sharing
+# words lie close) serves `vigil memory import` and then `vigil mcp`.
+hybrid_bench() {
+  cat >"$tmp/embed.js" <<'EOF'
+const http = require('http');
+const fs = require('fs');
+const dim = Number(process.argv[2]), timesFile = process.argv[3];
+const cache = new Map();
+function wordVec(w) {
+  let v = cache.get(w);
+  if (v) return v;
+  let h = 2166136261;
+  for (let i = 0; i < w.length; i++) { h ^= w.charCodeAt(i); h = Math.imul(h, 16777619) >>> 0; }
+  v = new Float32Array(dim);
+  for (let i = 0; i < dim; i++) { h ^= h << 13; h >>>= 0; h ^= h >>> 17; h ^= h << 5; h >>>= 0; v[i] = (h / 4294967296) * 2 - 1; }
+  cache.set(w, v);
+  return v;
+}
+const times = [];
+http.createServer((req, res) => {
+  let body = '';
+  req.on('data', d => body += d);
+  req.on('end', () => {
+    const t0 = process.hrtime.bigint();
+    const { model, input } = JSON.parse(body);
+    if (req.method !== 'POST' || req.url !== '/api/embed' || !model || !Array.isArray(input)) { res.writeHead(400); res.end('bad request'); return; }
+    const out = input.map(t => {
+      const v = new Float32Array(dim);
+      for (const w of t.toLowerCase().split(/[^a-z0-9]+/)) if (w) { const x = wordVec(w); for (let i = 0; i < dim; i++) v[i] += x[i]; }
+      return Array.from(v, x => Math.round(x * 1e4) / 1e4);
+    });
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ model, embeddings: out }));
+    if (input.length === 1) times.push(Number(process.hrtime.bigint() - t0) / 1e9);
+  });
+}).listen(0, '127.0.0.1', function () { fs.writeFileSync(timesFile + '.port', String(this.address().port)); });
+process.on('SIGTERM', () => { fs.writeFileSync(timesFile, times.join('\n') + '\n'); process.exit(0); });
+EOF
+  node "$tmp/embed.js" "$DIM" "$tmp/embed.times" &
+  local epid=$!
+  for _ in $(seq 50); do [ -s "$tmp/embed.times.port" ] && break; sleep 0.1; done
+  local home=$tmp/hybrid
+  mkdir -p "$home"
+  printf '[memory.embedder]\nkind = "ollama"\nurl = "http://127.0.0.1:%s"\nmodel = "hash-%s"\nbatch_size = 512\ntimeout = "120s"\nrequired = true\n' \
+    "$(cat "$tmp/embed.times.port")" "$DIM" >"$home/config.toml"
+  echo "importing and embedding $N memories ($DIM dimensions) ..." >&2
+  VIGIL_HOME=$home /usr/bin/time -f "import+embed %e s wall, %M KB peak" "$VIGIL" memory import "$corpus" >/dev/null 2>"$tmp/imp.err" ||
+    { cat "$tmp/imp.err" >&2; exit 1; }
+  tail -1 "$tmp/imp.err" >&2
+  awk -v q="$QUERIES" 'BEGIN {
+    srand(9)
+    split("ka lo mi ne ru sa ti vo ze pa do gu", s, " ")
+    k = 0
+    for (a = 1; a <= 12; a++) for (b = 1; b <= 12; b++) for (c = 1; c <= 12; c++) { v[k] = s[a] s[b] s[c]; k++ }
+    for (i = 0; i < q; i++) print "hybrid\t" v[int(rand() * k)] " " v[int(rand() * k)]
+  }' >"$tmp/queries"
+  write_mcp_client
+  VIGIL_HOME=$home node "$tmp/mcp.js" "$VIGIL" "$tmp/queries" "$tmp/vigil.h" "" "$tmp/rss"
+  kill -TERM "$epid" && wait "$epid" || true
+  # The first query loads the vectors: it is shown apart, not ranked.
+  tail -n +2 "$tmp/vigil.h" >"$tmp/v" && tail -n +2 "$tmp/embed.times" >"$tmp/e"
+  paste "$tmp/v" "$tmp/e" | awk '{print $1 - $2}' >"$tmp/ve"
+  printf 'hybrid search_memory over MCP, %d memories, %d dimensions, %d queries: first %.0f ms; P50 %.1f ms P95 %.1f ms without the embedder (with it: P50 %.1f P95 %.1f; the embedder alone: P95 %.1f ms) (target P95 <= 40 ms); vigil mcp holds %s\n' \
+    "$N" "$DIM" "$QUERIES" "$(head -1 "$tmp/vigil.h" | awk '{print $1*1000}')" \
+    "$(pct 50 <"$tmp/ve" | awk '{print $1*1000}')" "$(pct 95 <"$tmp/ve" | awk '{print $1*1000}')" \
+    "$(pct 50 <"$tmp/v" | awk '{print $1*1000}')" "$(pct 95 <"$tmp/v" | awk '{print $1*1000}')" \
+    "$(pct 95 <"$tmp/e" | awk '{print $1*1000}')" "$(cat "$tmp/rss")"
+}
+
 # floor_sql: the corpus as INSERT statements in one transaction (the
 # generator's lines have no escapes, so fields are cut out with match()).
 floor_sql() {
@@ -78,6 +199,25 @@ floor_sql() {
   mv "$floorsql.tmp" "$floorsql"
 }
 
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+pct() { sort -n | awk -v p="$1" '{a[NR]=$1} END {i=int(NR*p/100+0.999); if (i<1) i=1; print a[i]}'; }
+
+if [ "${MODE:-}" = hybrid ]; then
+  N=${2:-100000}
+  DIM=${3:-384}
+  QUERIES=${4:-200}
+  corpus=$OUT/memories-$N.jsonl
+  if [ ! -s "$corpus" ]; then
+    if [ -s "$OUT/memories-1000000.jsonl" ] && [ "$N" -le 1000000 ]; then
+      head -n "$N" "$OUT/memories-1000000.jsonl" >"$corpus"
+    else
+      echo "generating $N memories into $corpus ..." >&2
+      gen
+    fi
+  fi
+  hybrid_bench
+  exit 0
+fi
 [ -s "$corpus" ] || { echo "generating $N memories into $corpus ..." >&2; gen; }
 [ -s "$floorsql" ] || floor_sql
 
@@ -86,8 +226,6 @@ VIGIL_HOME=$tmp/schema "$VIGIL" memory import - </dev/null >/dev/null
 sqlite3 "$tmp/schema/memory.db" .schema |
   grep -v "^CREATE TABLE IF NOT EXISTS 'memories_fts_\|sqlite_" >"$tmp/schema.sql"
 
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-pct() { sort -n | awk -v p="$1" '{a[NR]=$1} END {i=int(NR*p/100+0.999); if (i<1) i=1; print a[i]}'; }
 
 # timed FILE CMD...: appends "wall cpu" seconds (cpu = user + system).
 timed() {
@@ -129,44 +267,8 @@ floor_pass() {
   } | sqlite3 "$tmp/home/memory.db" | awk '/^Run Time: real/ {print $4}' >"$1"
 }
 
-# Vigil: one `vigil mcp` process; each tools/call round trip is timed.
-cat >"$tmp/mcp.js" <<'EOF'
-const { spawn } = require('child_process');
-const fs = require('fs');
-const [vigil, queries, out, texts] = process.argv.slice(2);
-const qs = fs.readFileSync(queries, 'utf8').trim().split('\n').map(l => l.split('\t')[1]);
-const p = spawn(vigil, ['mcp'], { stdio: ['pipe', 'pipe', 'ignore'] });
-let buf = '', waiting = null;
-p.stdout.on('data', d => {
-  buf += d;
-  let i;
-  while ((i = buf.indexOf('\n')) >= 0) {
-    const line = buf.slice(0, i); buf = buf.slice(i + 1);
-    const m = JSON.parse(line);
-    if (m.id !== undefined && waiting) { const w = waiting; waiting = null; w(m); }
-  }
-});
-const call = (id, method, params) => new Promise(res => {
-  waiting = res;
-  p.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-});
-(async () => {
-  await call(0, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
-  p.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
-  const times = [], results = [];
-  for (let i = 0; i < qs.length; i++) {
-    const t0 = process.hrtime.bigint();
-    const r = await call(i + 1, 'tools/call', { name: 'search_memory', arguments: { query: qs[i], limit: 10 } });
-    times.push(Number(process.hrtime.bigint() - t0) / 1e9);
-    if (r.error || r.result.isError) { console.error(JSON.stringify(r)); process.exit(1); }
-    results.push(r.result.content[0].text);
-  }
-  fs.writeFileSync(out, times.join('\n') + '\n');
-  if (texts) fs.writeFileSync(texts, JSON.stringify(results));
-  p.stdin.end();
-})();
-EOF
 
+write_mcp_client
 VIGIL_HOME=$tmp/home "$VIGIL" memory search -q warmup >/dev/null
 for i in $(seq "$SEARCH_RUNS"); do
   floor_pass "$tmp/floor.$i"
