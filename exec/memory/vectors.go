@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -120,13 +121,41 @@ type near struct {
 }
 
 // nearest returns the k vectors most similar to q (unit length) whose id
-// allow accepts (nil: all), most similar first, each at least minSim.
-// Plain Go loops: github.com/viterin/vek (SIMD) is not served to this
-// project, and four accumulators let the CPU overlap the multiply-adds.
+// allow accepts (nil: all), most similar first, each at least minSim. The
+// scan is split across the CPUs; each part keeps its own top k.
 func (v *vectorSet) nearest(q []float32, k int, minSim float32, allow func(int64) bool) []near {
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(v.ids)/20_000))
+	tops := make([][]near, parts)
+	var wg sync.WaitGroup
+	per := (len(v.ids) + parts - 1) / parts
+	for p := 0; p < parts; p++ {
+		lo, hi := p*per, min((p+1)*per, len(v.ids))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tops[p] = v.scan(q, lo, hi, k, minSim, allow)
+		}()
+	}
+	wg.Wait()
+	var all []near
+	for _, t := range tops {
+		all = append(all, t...)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].sim != all[j].sim {
+			return all[i].sim > all[j].sim
+		}
+		return all[i].id > all[j].id
+	})
+	return all[:min(k, len(all))]
+}
+
+// scan is nearest over rows [lo, hi): a top-k kept in ascending order.
+func (v *vectorSet) scan(q []float32, lo, hi, k int, minSim float32, allow func(int64) bool) []near {
 	var top []near // ascending similarity, at most k
 	d := v.dim
-	for i, id := range v.ids {
+	for i := lo; i < hi; i++ {
+		id := v.ids[i]
 		if allow != nil && !allow(id) {
 			continue
 		}
@@ -145,27 +174,32 @@ func (v *vectorSet) nearest(q []float32, k int, minSim float32, allow func(int64
 			top[j-1] = near{id, sim}
 		}
 	}
-	out := make([]near, len(top))
-	for i := range top {
-		out[i] = top[len(top)-1-i]
-	}
-	return out
+	return top
 }
 
+// dot is the inner product of two vectors of one length. Plain Go:
+// github.com/viterin/vek (SIMD) is not served to this project. Eight
+// accumulators let the CPU overlap the multiply-adds, and re-slicing instead
+// of indexing past i keeps the compiler's bounds checks out of the loop.
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	for len(a) >= 8 {
+		a8, b8 := a[:8:8], b[:8:8]
+		s0 += a8[0] * b8[0]
+		s1 += a8[1] * b8[1]
+		s2 += a8[2] * b8[2]
+		s3 += a8[3] * b8[3]
+		s4 += a8[4] * b8[4]
+		s5 += a8[5] * b8[5]
+		s6 += a8[6] * b8[6]
+		s7 += a8[7] * b8[7]
+		a, b = a[8:], b[8:]
 	}
-	for ; i < len(a); i++ {
+	for i := range a {
 		s0 += a[i] * b[i]
 	}
-	return s0 + s1 + s2 + s3
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
 func unit(v []float32) []float32 {
