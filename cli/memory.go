@@ -165,7 +165,7 @@ func newMemoryImportCmd(app *App) *cobra.Command {
 			if app.Cfg.Memory.Embedder != nil {
 				// The rows are stored whatever happens here: a failure is
 				// reported and `vigil memory reindex` carries on later.
-				st, err := s.Reindex(cmd.Context(), newProgress(app, "embed").update)
+				st, err := s.Reindex(cmd.Context(), newMemoryProgress(app, "embed").update)
 				out["embedded"] = st.Embedded
 				if err != nil {
 					out["embed_error"] = err.Error()
@@ -322,7 +322,7 @@ func newMemoryReindexCmd(app *App) *cobra.Command {
 			}
 			defer s.Close()
 			start := time.Now()
-			st, err := s.Reindex(cmd.Context(), newProgress(app, "reindex").update)
+			st, err := s.Reindex(cmd.Context(), newMemoryProgress(app, "reindex").update)
 			if err != nil {
 				return memoryFail(err)
 			}
@@ -332,10 +332,10 @@ func newMemoryReindexCmd(app *App) *cobra.Command {
 	}
 }
 
-// progress shows how far a long memory operation is on stderr: on a
+// memoryProgress shows how far a long memory operation is on stderr: on a
 // terminal a bar redrawn in place (count, rate, time left), otherwise a plain
-// line at most every progressEvery and at the end.
-type progress struct {
+// line at most every memoryProgressEvery and at the end.
+type memoryProgress struct {
 	w     io.Writer
 	tty   bool
 	label string
@@ -344,23 +344,23 @@ type progress struct {
 	last  time.Time
 }
 
-const progressEvery = 2 * time.Second
+const memoryProgressEvery = 2 * time.Second
 
-func newProgress(app *App, label string) *progress {
+func newMemoryProgress(app *App, label string) *memoryProgress {
 	tty := false
 	if f, ok := app.Err.(*os.File); ok {
 		tty = term.IsTerminal(f.Fd())
 	}
-	return &progress{w: app.Err, tty: tty, label: label, now: app.Now}
+	return &memoryProgress{w: app.Err, tty: tty, label: label, now: app.Now}
 }
 
-func (p *progress) update(done, total int) {
+func (p *memoryProgress) update(done, total int) {
 	now := p.now()
 	if p.start.IsZero() {
 		p.start = now
 	}
 	final := done >= total
-	gap := progressEvery
+	gap := memoryProgressEvery
 	if p.tty {
 		gap = 100 * time.Millisecond
 	}
@@ -371,7 +371,7 @@ func (p *progress) update(done, total int) {
 		return
 	}
 	p.last = now
-	line := progressLine(p.label, done, total, now.Sub(p.start), p.tty)
+	line := memoryProgressLine(p.label, done, total, now.Sub(p.start), p.tty)
 	if p.tty {
 		fmt.Fprint(p.w, "\r\x1b[K"+line)
 		if final {
@@ -382,9 +382,9 @@ func (p *progress) update(done, total int) {
 	fmt.Fprintln(p.w, line)
 }
 
-// progressLine is "embed [#####.....] 1200/3000 40%  400/s  5s left" (the
+// memoryProgressLine is "embed [#####.....] 1200/3000 40%  400/s  5s left" (the
 // bar only on a terminal).
-func progressLine(label string, done, total int, elapsed time.Duration, bar bool) string {
+func memoryProgressLine(label string, done, total int, elapsed time.Duration, bar bool) string {
 	var b strings.Builder
 	b.WriteString(label)
 	pct := 100

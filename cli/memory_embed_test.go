@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,21 +18,22 @@ import (
 	"time"
 )
 
-const testEmbedKey = "sk-cli-SECRET-9876543210"
+const testMemoryEmbedKey = "sk-cli-SECRET-9876543210"
 
-// embedServer is a loopback openai-kind embedding server: it checks the
+// memoryEmbedServer is a loopback openai-kind embedding server: it checks the
 // request and answers 8-dimensional vectors in which "car"/"vehicle" and
 // "booked"/"reservation" share a dimension.
-type embedServer struct {
+type memoryEmbedServer struct {
 	t      *testing.T
 	mu     sync.Mutex
 	models []string
 	down   bool
+	delay  time.Duration
 }
 
-func (e *embedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (e *memoryEmbedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/embeddings" ||
-		r.Header.Get("Authorization") != "Bearer "+testEmbedKey || r.Header.Get("Content-Type") != "application/json" {
+		r.Header.Get("Authorization") != "Bearer "+testMemoryEmbedKey || r.Header.Get("Content-Type") != "application/json" {
 		e.t.Errorf("request %s %s auth=%q", r.Method, r.URL.Path, r.Header.Get("Authorization"))
 	}
 	var body struct {
@@ -44,10 +46,11 @@ func (e *embedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	e.mu.Lock()
 	e.models = append(e.models, body.Model)
-	down := e.down
+	down, delay := e.down, e.delay
 	e.mu.Unlock()
+	time.Sleep(delay)
 	if down {
-		http.Error(w, "model not loaded, key "+testEmbedKey, http.StatusServiceUnavailable)
+		http.Error(w, "model not loaded, key "+testMemoryEmbedKey, http.StatusServiceUnavailable)
 		return
 	}
 	type item struct {
@@ -72,18 +75,18 @@ func (e *embedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]any{"data": data})
 }
 
-// embedHome is a home whose config points [memory.embedder] at a loopback server.
-func embedHome(t *testing.T, model string, required bool) (string, *embedServer, *httptest.Server) {
+// memoryEmbedHome is a home whose config points [memory.embedder] at a loopback server.
+func memoryEmbedHome(t *testing.T, model string, required bool) (string, *memoryEmbedServer, *httptest.Server) {
 	t.Helper()
-	es := &embedServer{t: t}
+	es := &memoryEmbedServer{t: t}
 	srv := httptest.NewServer(es)
 	t.Cleanup(srv.Close)
 	home := t.TempDir()
-	writeEmbedConfig(t, home, srv.URL, model, required)
+	writeMemoryEmbedConfig(t, home, srv.URL, model, required)
 	return home, es, srv
 }
 
-func writeEmbedConfig(t *testing.T, home, url, model string, required bool) {
+func writeMemoryEmbedConfig(t *testing.T, home, url, model string, required bool) {
 	t.Helper()
 	cfg := fmt.Sprintf("[memory.embedder]\nkind = \"openai\"\nurl = %q\nmodel = %q\napi_key_env = \"VIGIL_TEST_EMBED_KEY\"\nbatch_size = 2\ntimeout = \"5s\"\nrequired = %v\n",
 		url, model, required)
@@ -92,8 +95,8 @@ func writeEmbedConfig(t *testing.T, home, url, model string, required bool) {
 	}
 }
 
-// runEmbed runs the CLI with the API key in its environment (or not).
-func runEmbed(t *testing.T, home string, withKey bool, args ...string) (string, string, int) {
+// runMemoryEmbed runs the CLI with the API key in its environment (or not).
+func runMemoryEmbed(t *testing.T, home string, withKey bool, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	app := NewApp()
@@ -101,7 +104,7 @@ func runEmbed(t *testing.T, home string, withKey bool, args ...string) (string, 
 	app.In = strings.NewReader("")
 	app.Getenv = func(k string) string {
 		if k == "VIGIL_TEST_EMBED_KEY" && withKey {
-			return testEmbedKey
+			return testMemoryEmbedKey
 		}
 		return ""
 	}
@@ -115,32 +118,32 @@ func runEmbed(t *testing.T, home string, withKey bool, args ...string) (string, 
 			fmt.Fprintln(&errb, "vigil: "+err.Error())
 		}
 	}
-	if strings.Contains(out.String()+errb.String(), testEmbedKey) {
+	if strings.Contains(out.String()+errb.String(), testMemoryEmbedKey) {
 		t.Fatalf("API key shown:\n%s\n%s", out.String(), errb.String())
 	}
 	return out.String(), errb.String(), ExitCode(err)
 }
 
 func TestMemoryCLIHybridSearchAndReindex(t *testing.T) {
-	home, es, srv := embedHome(t, "model-a", true)
+	home, es, srv := memoryEmbedHome(t, "model-a", true)
 	for _, text := range []string{"The car is booked for Friday", "Water the tomatoes", "Pay the rent"} {
-		if _, e, code := runEmbed(t, home, true, "memory", "add", "--text", text); code != 0 {
+		if _, e, code := runMemoryEmbed(t, home, true, "memory", "add", "--text", text); code != 0 {
 			t.Fatalf("add: %d %s", code, e)
 		}
 	}
-	out, _, code := runEmbed(t, home, true, "memory", "search", "-q", "vehicle reservation", "--text")
+	out, _, code := runMemoryEmbed(t, home, true, "memory", "search", "-q", "vehicle reservation", "--text")
 	if code != 0 || !strings.HasPrefix(out, "Found 1 results:\n\n1. [Score: 0.50] [Match: meaning]\nThe car is booked for Friday\n") {
 		t.Fatalf("%d %q", code, out)
 	}
 	// Added memories were embedded already: nothing to do.
-	out, _, code = runEmbed(t, home, true, "memory", "reindex")
+	out, _, code = runMemoryEmbed(t, home, true, "memory", "reindex")
 	if code != 0 || !strings.Contains(out, `"embedded": 0`) {
 		t.Fatalf("%d %s", code, out)
 	}
 	// Another model: every vector is redone, two texts a request, with
 	// plain progress lines (stderr is not a terminal).
-	writeEmbedConfig(t, home, srv.URL, "model-b", true)
-	out, errOut, code := runEmbed(t, home, true, "memory", "reindex")
+	writeMemoryEmbedConfig(t, home, srv.URL, "model-b", true)
+	out, errOut, code := runMemoryEmbed(t, home, true, "memory", "reindex")
 	if code != 0 || !strings.Contains(out, `"embedded": 3`) || !strings.Contains(out, `"model": "model-b"`) {
 		t.Fatalf("%d %s %s", code, out, errOut)
 	}
@@ -156,19 +159,19 @@ func TestMemoryCLIHybridSearchAndReindex(t *testing.T) {
 	// Import embeds what it stored.
 	file := filepath.Join(home, "in.jsonl")
 	os.WriteFile(file, []byte(`{"text":"Vehicle inspection due"}`+"\n"+`{"text":"Booked a table"}`+"\n"), 0o600)
-	out, _, code = runEmbed(t, home, true, "memory", "import", file)
+	out, _, code = runMemoryEmbed(t, home, true, "memory", "import", file)
 	if code != 0 || !strings.Contains(out, `"embedded": 2`) || !strings.Contains(out, `"imported": 2`) {
 		t.Fatalf("%d %s", code, out)
 	}
 }
 
 func TestMemoryCLIEmbedderFailures(t *testing.T) {
-	home, es, _ := embedHome(t, "model-a", true)
-	if _, e, code := runEmbed(t, home, true, "memory", "add", "--text", "The car is booked for Friday"); code != 0 {
+	home, es, _ := memoryEmbedHome(t, "model-a", true)
+	if _, e, code := runMemoryEmbed(t, home, true, "memory", "add", "--text", "The car is booked for Friday"); code != 0 {
 		t.Fatal(e)
 	}
 	// The key's variable unset: a clear error naming it.
-	_, errOut, code := runEmbed(t, home, false, "memory", "search", "-q", "car")
+	_, errOut, code := runMemoryEmbed(t, home, false, "memory", "search", "-q", "car")
 	if code != ExitBadInput || !strings.Contains(errOut, "api_key_env: the environment variable VIGIL_TEST_EMBED_KEY is not set") {
 		t.Fatalf("%d %q", code, errOut)
 	}
@@ -176,7 +179,7 @@ func TestMemoryCLIEmbedderFailures(t *testing.T) {
 	es.mu.Lock()
 	es.down = true
 	es.mu.Unlock()
-	out, _, code := runEmbed(t, home, true, "memory", "search", "-q", "car")
+	out, _, code := runMemoryEmbed(t, home, true, "memory", "search", "-q", "car")
 	var r struct {
 		Content []struct{ Text string } `json:"content"`
 		IsError bool                    `json:"isError"`
@@ -188,14 +191,14 @@ func TestMemoryCLIEmbedderFailures(t *testing.T) {
 	// Import while it fails: the rows are stored, the failure reported.
 	file := filepath.Join(home, "in.jsonl")
 	os.WriteFile(file, []byte(`{"text":"Vehicle inspection due"}`+"\n"), 0o600)
-	out, errOut, code = runEmbed(t, home, true, "memory", "import", file)
+	out, errOut, code = runMemoryEmbed(t, home, true, "memory", "import", file)
 	if code != 0 || !strings.Contains(out, `"imported": 1`) || !strings.Contains(out, `"embed_error"`) ||
 		!strings.Contains(errOut, "run `vigil memory reindex` later") {
 		t.Fatalf("%d %s %s", code, out, errOut)
 	}
 	// Not required: the keyword answer.
-	writeEmbedConfig(t, home, "http://127.0.0.1:1", "model-a", false)
-	out, errOut, code = runEmbed(t, home, true, "memory", "search", "-q", "car", "--text")
+	writeMemoryEmbedConfig(t, home, "http://127.0.0.1:1", "model-a", false)
+	out, errOut, code = runMemoryEmbed(t, home, true, "memory", "search", "-q", "car", "--text")
 	if code != 0 || !strings.HasPrefix(out, "Found 1 results:\n\n1. [Score: ") || strings.Contains(out, "[Match:") {
 		t.Fatalf("%d %q", code, out)
 	}
@@ -204,7 +207,7 @@ func TestMemoryCLIEmbedderFailures(t *testing.T) {
 	}
 	// reindex without an embedder configured is refused.
 	os.Remove(filepath.Join(home, "config.toml"))
-	if _, errOut, code := runEmbed(t, home, true, "memory", "reindex"); code != ExitBadInput || !strings.Contains(errOut, "no [memory.embedder]") {
+	if _, errOut, code := runMemoryEmbed(t, home, true, "memory", "reindex"); code != ExitBadInput || !strings.Contains(errOut, "no [memory.embedder]") {
 		t.Fatalf("%d %q", code, errOut)
 	}
 }
@@ -221,8 +224,59 @@ func TestMemoryProgressLine(t *testing.T) {
 		{1200, 3000, 3 * time.Second, true, "embed [█████████░░░░░░░░░░░░░░░] 1200/3000 40%  400/s  5s left"},
 		{3000, 3000, 6 * time.Second, true, "embed [████████████████████████] 3000/3000 100%  500/s"},
 	} {
-		if got := progressLine("embed", c.done, c.total, c.elapsed, c.bar); got != c.want {
+		if got := memoryProgressLine("embed", c.done, c.total, c.elapsed, c.bar); got != c.want {
 			t.Errorf("%+v:\ngot  %q\nwant %q", c, got, c.want)
 		}
+	}
+}
+
+// On a real terminal (tmux) `vigil memory reindex` draws one bar, redrawn in
+// place, that ends at 100%.
+func TestMemoryReindexBarTmux(t *testing.T) {
+	tmux := needTmux(t)
+	bin := auditBuildVigil(t)
+	home, es, srv := memoryEmbedHome(t, "model-a", true)
+	for i := 0; i < 40; i++ {
+		if _, e, code := runMemoryEmbed(t, home, true, "memory", "add", "--text", fmt.Sprintf("note number %d about the car", i)); code != 0 {
+			t.Fatal(e)
+		}
+	}
+	writeMemoryEmbedConfig(t, home, srv.URL, "model-b", true)
+	es.mu.Lock()
+	es.delay = 30 * time.Millisecond // 20 requests: the bar is drawn several times
+	es.mu.Unlock()
+	sock := fmt.Sprintf("vigil-memory-test-%d", os.Getpid())
+	tm := func(args ...string) (string, error) {
+		out, err := exec.Command(tmux, append([]string{"-L", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	script := fmt.Sprintf("%s --home %s memory reindex; echo EXIT=$?; sleep 60", bin, home)
+	if out, err := tm("new-session", "-d", "-s", "vigil", "-x", "120", "-y", "30",
+		"env", "TERM=xterm-256color", "VIGIL_TEST_EMBED_KEY="+testMemoryEmbedKey, "sh", "-c", script); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { tm("kill-server") })
+	var screen string
+	for start := time.Now(); !strings.Contains(screen, "EXIT="); {
+		if time.Since(start) > 60*time.Second {
+			t.Fatalf("reindex did not finish; screen:\n%s", screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+		screen, _ = tm("capture-pane", "-p", "-t", "vigil")
+	}
+	if !strings.Contains(screen, "EXIT=0") || !strings.Contains(screen, `"embedded": 40`) {
+		t.Fatalf("screen:\n%s", screen)
+	}
+	bars := 0
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, "reindex [") {
+			bars++
+			if !strings.Contains(l, "["+strings.Repeat("█", 24)+"] 40/40 100%") {
+				t.Fatalf("final bar %q", l)
+			}
+		}
+	}
+	if bars != 1 {
+		t.Fatalf("%d bar lines, want one redrawn in place:\n%s", bars, screen)
 	}
 }
