@@ -87,15 +87,22 @@ func (s *Store) vectors(ctx context.Context, tx *sql.Tx, model string, dim int) 
 		return v, nil
 	}
 	s.vcache.set = nil // let the old copy go before the new one is read
+	// Sized once from a count taken in the same snapshot, and read through
+	// RawBytes, so loading holds the vectors once, not a doubling slice's
+	// copies and a copy of every blob.
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memory_vectors WHERE model = ? AND dim = ?`, model, dim).Scan(&n); err != nil {
+		return nil, classify(err)
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT memory_id, vec FROM memory_vectors WHERE model = ? AND dim = ? ORDER BY memory_id`, model, dim)
 	if err != nil {
 		return nil, classify(err)
 	}
 	defer rows.Close()
-	set := &vectorSet{version: version, model: model, dim: dim}
+	set := &vectorSet{version: version, model: model, dim: dim, ids: make([]int64, 0, n), data: make([]float32, 0, n*dim)}
 	for rows.Next() {
 		var id int64
-		var b []byte
+		var b sql.RawBytes
 		if err := rows.Scan(&id, &b); err != nil {
 			return nil, classify(err)
 		}
@@ -103,9 +110,13 @@ func (s *Store) vectors(ctx context.Context, tx *sql.Tx, model string, dim int) 
 			return nil, fmt.Errorf("memory %d: vector of %d bytes, want %d", id, len(b), 4*dim)
 		}
 		set.ids = append(set.ids, id)
-		n := len(set.data)
-		set.data = append(set.data, make([]float32, dim)...)
-		decodeVector(b, set.data[n:])
+		k := len(set.data)
+		if k+dim <= cap(set.data) {
+			set.data = set.data[:k+dim]
+		} else {
+			set.data = append(set.data, make([]float32, dim)...)
+		}
+		decodeVector(b, set.data[k:])
 	}
 	if err := rows.Err(); err != nil {
 		return nil, classify(err)
