@@ -280,3 +280,40 @@ func TestMemoryReindexBarTmux(t *testing.T) {
 		t.Fatalf("%d bar lines, want one redrawn in place:\n%s", bars, screen)
 	}
 }
+
+// A reindex killed (SIGKILL, a real process) after its second batch keeps
+// those batches; the next reindex embeds only the rest, and every memory ends
+// with exactly one vector of the new model.
+func TestMemoryReindexKilledKeepsItsBatches(t *testing.T) {
+	bin := auditBuildVigil(t)
+	home, es, srv := memoryEmbedHome(t, "model-a", true)
+	for i := 0; i < 10; i++ {
+		if _, e, code := runMemoryEmbed(t, home, true, "memory", "add", "--text", fmt.Sprintf("note %d", i)); code != 0 {
+			t.Fatal(e)
+		}
+	}
+	writeMemoryEmbedConfig(t, home, srv.URL, "model-b", true) // batch_size 2
+	cmd := exec.Command(bin, "--home", home, "memory", "reindex")
+	cmd.Env = append(os.Environ(), "VIGIL_TEST_EMBED_KEY="+testMemoryEmbedKey, "VIGIL_CRASHPOINT=memory.reindex.batch@2")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ProcessState.String() != "signal: killed" {
+		t.Fatalf("not killed: %v\n%s", err, out)
+	}
+	es.mu.Lock()
+	before := len(es.models)
+	es.mu.Unlock()
+	stdout, errOut, code := runMemoryEmbed(t, home, true, "memory", "reindex")
+	if code != 0 || !strings.Contains(stdout, `"embedded": 6`) {
+		t.Fatalf("second reindex: %d %s %s", code, stdout, errOut)
+	}
+	es.mu.Lock()
+	if got := len(es.models) - before; got != 3 {
+		t.Fatalf("second reindex sent %d requests, want 3 (6 memories, 2 a request)", got)
+	}
+	es.mu.Unlock()
+	stdout, _, _ = runMemoryEmbed(t, home, true, "memory", "reindex")
+	if !strings.Contains(stdout, `"embedded": 0`) {
+		t.Fatalf("third reindex: %s", stdout)
+	}
+}

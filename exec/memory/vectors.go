@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/vigil-dev/vigil/internal/crashpoint"
 )
 
 // encodeVector scales v to unit length and packs it as little-endian float32.
@@ -310,6 +312,7 @@ WHERE (v.memory_id IS NULL OR v.model != ? OR (? > 0 AND v.dim != ?))`
 		if err := s.putVectors(ctx, model, ids, vecs); err != nil {
 			return st, err
 		}
+		crashpoint.Hit("memory.reindex.batch") // a batch's vectors are committed
 		st.Embedded += len(ids)
 		after = ids[len(ids)-1]
 		if progress != nil {
