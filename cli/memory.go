@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/memory"
 	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // newMemoryCmd is `vigil memory add|import|search` of CLI.md.
@@ -22,16 +26,49 @@ func newMemoryCmd(app *App) *cobra.Command {
 		Short: "Store memories and search them (the search_memory tool)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newMemoryAddCmd(app), newMemoryImportCmd(app), newMemorySearchCmd(app))
+	cmd.AddCommand(newMemoryAddCmd(app), newMemoryImportCmd(app), newMemorySearchCmd(app), newMemoryReindexCmd(app))
 	return cmd
 }
 
-// openMemory opens the home's memory.db, creating folders as needed.
-func openMemory(app *App) (*memory.Store, error) {
+// openMemory opens the home's memory.db, creating folders as needed, with
+// the [memory.embedder] when one is configured; embedder failures go to
+// app.Log.
+func openMemory(app *App) (*memory.Store, error) { return openMemoryWith(app, app.Log) }
+
+// memoryCLILog is the log of `vigil memory …`: warnings (a failing embedder)
+// on stderr, masked like every log Vigil writes.
+func memoryCLILog(app *App) *slog.Logger {
+	return slog.New(preview.NewMaskingHandler(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// openMemoryWith is openMemory with embedder failures logged to log.
+func openMemoryWith(app *App, log *slog.Logger) (*memory.Store, error) {
 	if err := app.EnsureState(); err != nil {
 		return nil, err
 	}
-	return memory.Open(app.Paths.Memory, memory.Options{Now: app.Now})
+	opt := memory.Options{Now: app.Now, Log: log}
+	if e := app.Cfg.Memory.Embedder; e != nil {
+		emb, err := memoryEmbedder(app, e)
+		if err != nil {
+			return nil, err
+		}
+		opt.Embedder, opt.EmbedRequired, opt.EmbedDimensions = emb, e.Required, e.Dimensions
+	}
+	return memory.Open(app.Paths.Memory, opt)
+}
+
+// memoryEmbedder builds the HTTP embedder of [memory.embedder]. The API key
+// comes from the environment variable it names, never from the file.
+func memoryEmbedder(app *App, e *config.EmbedderConfig) (*memory.HTTPEmbedder, error) {
+	emb := &memory.HTTPEmbedder{Kind: e.Kind, URL: e.URL, ModelName: e.Model, Dimensions: e.Dimensions,
+		Batch: e.EffectiveBatch(), Timeout: e.EffectiveTimeout()}
+	if e.APIKeyEnv != "" {
+		emb.APIKey = strings.TrimSpace(app.Getenv(e.APIKeyEnv))
+		if emb.APIKey == "" {
+			return nil, Failf(ExitBadInput, "[memory.embedder] api_key_env: the environment variable %s is not set", e.APIKeyEnv)
+		}
+	}
+	return emb, nil
 }
 
 // memoryFail maps store errors to CLI.md's exit codes: invalid input is 2,
@@ -66,7 +103,7 @@ func newMemoryAddCmd(app *App) *cobra.Command {
 				}
 				m.CreatedAt = t
 			}
-			s, err := openMemory(app)
+			s, err := openMemoryWith(app, memoryCLILog(app))
 			if err != nil {
 				return memoryFail(err)
 			}
@@ -110,7 +147,7 @@ func newMemoryImportCmd(app *App) *cobra.Command {
 				defer f.Close()
 				r = f
 			}
-			s, err := openMemory(app)
+			s, err := openMemoryWith(app, memoryCLILog(app))
 			if err != nil {
 				return memoryFail(err)
 			}
@@ -124,10 +161,19 @@ func newMemoryImportCmd(app *App) *cobra.Command {
 			if err != nil {
 				return memoryFail(err)
 			}
-			return app.PrintJSON(map[string]any{
-				"file": name, "imported": n, "total": total,
-				"seconds": time.Since(start).Round(time.Millisecond).Seconds(),
-			})
+			out := map[string]any{"file": name, "imported": n, "total": total}
+			if app.Cfg.Memory.Embedder != nil {
+				// The rows are stored whatever happens here: a failure is
+				// reported and `vigil memory reindex` carries on later.
+				st, err := s.Reindex(cmd.Context(), newMemoryProgress(app, "embed").update)
+				out["embedded"] = st.Embedded
+				if err != nil {
+					out["embed_error"] = err.Error()
+					fmt.Fprintf(app.Err, "vigil: memories stored, but embedding failed: %s; run `vigil memory reindex` later\n", err)
+				}
+			}
+			out["seconds"] = time.Since(start).Round(time.Millisecond).Seconds()
+			return app.PrintJSON(out)
 		},
 	}
 }
@@ -166,7 +212,7 @@ func newMemorySearchCmd(app *App) *cobra.Command {
 				return Failf(ExitBadInput, "missing ARGS_JSON or -q/--query")
 			}
 			var core memory.Searcher
-			s, err := openMemory(app)
+			s, err := openMemoryWith(app, memoryCLILog(app))
 			if err != nil {
 				var ee *ExitError
 				if errors.As(err, &ee) {
@@ -240,6 +286,9 @@ func writeMemoryText(w io.Writer, out memory.Outcome) error {
 	fmt.Fprintf(&b, "Found %d results:\n", len(out.Hits))
 	for i, h := range out.Hits {
 		fmt.Fprintf(&b, "\n%d. [Score: %.2f]", i+1, h.Score)
+		if h.Match != "" {
+			b.WriteString(" [Match: " + h.Match + "]")
+		}
 		if len(h.Tags) > 0 {
 			tags := make([]string, len(h.Tags))
 			for j, t := range h.Tags {
@@ -251,4 +300,110 @@ func writeMemoryText(w io.Writer, out memory.Outcome) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func newMemoryReindexCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "reindex",
+		Short: "Embed every memory that has no vector from the configured [memory.embedder] model",
+		Long: "Embeds, a batch at a time, the memories with no vector, another model's vector or another\n" +
+			"dimension's (after [memory.embedder] model or dimensions changed). Each batch is stored as\n" +
+			"it completes, so an interrupted reindex keeps its work. Progress goes to stderr: a bar on a\n" +
+			"terminal, plain lines otherwise; the summary is printed as JSON.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e := app.Cfg.Memory.Embedder
+			if e == nil {
+				return Failf(ExitBadInput, "no [memory.embedder] is configured in %s", app.Paths.Config)
+			}
+			s, err := openMemoryWith(app, memoryCLILog(app))
+			if err != nil {
+				return memoryFail(err)
+			}
+			defer s.Close()
+			start := time.Now()
+			st, err := s.Reindex(cmd.Context(), newMemoryProgress(app, "reindex").update)
+			if err != nil {
+				return memoryFail(err)
+			}
+			return app.PrintJSON(map[string]any{"model": e.Model, "embedded": st.Embedded, "total": st.Total,
+				"seconds": time.Since(start).Round(time.Millisecond).Seconds()})
+		},
+	}
+}
+
+// memoryProgress shows how far a long memory operation is on stderr: on a
+// terminal a bar redrawn in place (count, rate, time left), otherwise a plain
+// line at most every memoryProgressEvery and at the end.
+type memoryProgress struct {
+	w     io.Writer
+	tty   bool
+	label string
+	now   func() time.Time
+	start time.Time
+	last  time.Time
+}
+
+const memoryProgressEvery = 2 * time.Second
+
+func newMemoryProgress(app *App, label string) *memoryProgress {
+	tty := false
+	if f, ok := app.Err.(*os.File); ok {
+		tty = term.IsTerminal(f.Fd())
+	}
+	return &memoryProgress{w: app.Err, tty: tty, label: label, now: app.Now}
+}
+
+func (p *memoryProgress) update(done, total int) {
+	now := p.now()
+	if p.start.IsZero() {
+		p.start = now
+	}
+	final := done >= total
+	gap := memoryProgressEvery
+	if p.tty {
+		gap = 100 * time.Millisecond
+	}
+	if !final && done != 0 && now.Sub(p.last) < gap {
+		return
+	}
+	if done == 0 && total == 0 {
+		return
+	}
+	p.last = now
+	line := memoryProgressLine(p.label, done, total, now.Sub(p.start), p.tty)
+	if p.tty {
+		fmt.Fprint(p.w, "\r\x1b[K"+line)
+		if final {
+			fmt.Fprintln(p.w)
+		}
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// memoryProgressLine is "embed [#####.....] 1200/3000 40%  400/s  5s left" (the
+// bar only on a terminal).
+func memoryProgressLine(label string, done, total int, elapsed time.Duration, bar bool) string {
+	var b strings.Builder
+	b.WriteString(label)
+	pct := 100
+	if total > 0 {
+		pct = done * 100 / total
+	}
+	if bar {
+		const width = 24
+		fill := width * pct / 100
+		b.WriteString(" [" + strings.Repeat("█", fill) + strings.Repeat("░", width-fill) + "]")
+	}
+	fmt.Fprintf(&b, " %d/%d %d%%", done, total, pct)
+	if secs := elapsed.Seconds(); secs > 0 && done > 0 {
+		rate := float64(done) / secs
+		fmt.Fprintf(&b, "  %.0f/s", rate)
+		if done < total {
+			left := time.Duration(float64(total-done) / rate * float64(time.Second))
+			fmt.Fprintf(&b, "  %s left", left.Round(time.Second))
+		}
+	}
+	return b.String()
 }

@@ -19,6 +19,7 @@ type Config struct {
 	MCP       MCPConfig       `toml:"mcp" json:"mcp"`
 	Notify    NotifyConfig    `toml:"notify" json:"notify"`
 	Queue     QueueConfig     `toml:"queue" json:"queue"`
+	Memory    MemoryConfig    `toml:"memory" json:"memory"`
 }
 
 // MCPConfig is `vigil mcp`'s section. TokenFile holds the bearer token that

@@ -234,7 +234,10 @@ func (c *Config) Validate() error {
 	if c.UI.SearchDebounce.Duration < 0 {
 		return &Error{Key: "ui.search_debounce", Rule: "must not be negative"}
 	}
-	return c.Notify.validate()
+	if err := c.Notify.validate(); err != nil {
+		return err
+	}
+	return c.Memory.validate()
 }
 
 // resolvePaths makes the config's relative paths absolute against the config's folder.

@@ -35,4 +35,17 @@
 // the best-ranked pairs instead of to every match. Whenever those shortcuts
 // cannot prove their answer, the single ORDER BY … LIMIT statement runs, and
 // tests check that every path returns exactly what that statement returns.
+//
+// A query matching more than 50,000 memories is ranked in tiers (tiers.go)
+// that never score the bulk of its common words' matches: memories with a
+// selective word first (exactly, with the full query's scores), then the
+// most recent memories with common words, then, for words in half of the
+// memories, the newest memories containing them. docs/memory.md has the rules.
+//
+// # Hybrid search
+//
+// With an Embedder (Options.Embedder) a search also ranks memories by the
+// cosine similarity of their vectors to the query's and fuses the two lists
+// by reciprocal rank fusion (hybrid.go); the score is the fused value over
+// its maximum and Hit.Match says keyword, meaning or both.
 package memory

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -43,20 +44,34 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (int, error) {
 		return 0, err
 	}
 	defer done()
-	tx, err := s.db.BeginTx(ctx, nil)
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return 0, classify(err)
+	}
+	defer conn.Close()
+	// A large cache keeps a big transaction's dirty pages in memory; the
+	// pooled connection gets Open's cache back afterwards.
+	if _, err := conn.ExecContext(ctx, `PRAGMA cache_size = -`+strconv.Itoa(importCacheKiB)); err != nil {
+		return 0, classify(err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = -`+strconv.Itoa(cacheKiB))
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, classify(err)
 	}
 	defer tx.Rollback() // no-op after Commit; undoes everything on any failure
-	ins, err := prepareInsert(ctx, tx)
+	bulk, err := beginBulk(ctx, tx)
 	if err != nil {
 		return 0, classify(err)
 	}
-	defer ins.close()
+	ins, err := newBatchInserter(ctx, tx)
+	if err != nil {
+		return 0, classify(err)
+	}
 
 	br := bufio.NewReaderSize(r, 64<<10)
 	n, line := 0, 0
-	first := int64(-1)
+	first := ins.next
 	for {
 		raw, err := readLine(br)
 		if err == io.EOF && raw == nil {
@@ -79,22 +94,27 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (int, error) {
 		if perr != nil {
 			return 0, &ImportError{Line: line, Err: perr}
 		}
-		id, err := ins.insert(ctx, m)
-		if err != nil {
+		if err := ins.add(ctx, m); err != nil {
 			return 0, &ImportError{Line: line, Err: classify(err)}
-		}
-		if first < 0 {
-			first = id
 		}
 		n++
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
 	}
+	if err := ins.flush(ctx); err != nil {
+		return 0, &ImportError{Line: line, Err: classify(err)}
+	}
+	if n == 0 {
+		first = -1
+	}
 	if first >= 0 {
 		if err := indexFrom(ctx, tx, first); err != nil {
 			return 0, classify(err)
 		}
+	}
+	if err := bulk.rebuild(ctx, tx); err != nil {
+		return 0, classify(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, classify(err)

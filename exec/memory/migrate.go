@@ -42,6 +42,35 @@ var migrations = []string{
 	END;`,
 }
 
+// vectorTables hold issue 27's vectors, one per memory: the model that made
+// it, its dimension and the float32 values (little-endian, scaled to unit
+// length so that cosine similarity is a dot product). The version row changes
+// with every vector change, so a search process knows when its in-memory copy
+// is stale. They are created with IF NOT EXISTS on every open instead of by a
+// numbered migration: they are additive, so a database that has them stays
+// usable by a build without hybrid search, which would refuse a higher
+// user_version.
+const vectorTables = `CREATE TABLE IF NOT EXISTS memory_vectors (
+		memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+		model     TEXT    NOT NULL,
+		dim       INTEGER NOT NULL,
+		vec       BLOB    NOT NULL
+	);
+	CREATE TABLE IF NOT EXISTS memory_vectors_version (
+		id      INTEGER PRIMARY KEY CHECK (id = 1),
+		version INTEGER NOT NULL
+	);
+	INSERT OR IGNORE INTO memory_vectors_version(id, version) VALUES (1, 0);
+	CREATE TRIGGER IF NOT EXISTS memory_vectors_ai AFTER INSERT ON memory_vectors BEGIN
+		UPDATE memory_vectors_version SET version = version + 1 WHERE id = 1;
+	END;
+	CREATE TRIGGER IF NOT EXISTS memory_vectors_au AFTER UPDATE ON memory_vectors BEGIN
+		UPDATE memory_vectors_version SET version = version + 1 WHERE id = 1;
+	END;
+	CREATE TRIGGER IF NOT EXISTS memory_vectors_ad AFTER DELETE ON memory_vectors BEGIN
+		UPDATE memory_vectors_version SET version = version + 1 WHERE id = 1;
+	END;`
+
 // SchemaVersion is the schema version this build writes.
 var SchemaVersion = len(migrations)
 
@@ -68,6 +97,10 @@ func (s *Store) migrate(ctx context.Context) error {
 			return &CoreError{Msg: fmt.Sprintf("Memory database schema version %d is newer than this build's %d", v, len(migrations))}
 		}
 		if v == len(migrations) {
+			if _, err := tx.ExecContext(ctx, vectorTables); err != nil {
+				tx.Rollback()
+				return err
+			}
 			return tx.Commit()
 		}
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {

@@ -40,6 +40,9 @@ func (f Filters) Empty() bool {
 type Hit struct {
 	Memory
 	Score float64 `json:"score"`
+	// Match says how a hybrid search found the memory: keyword, meaning or
+	// both. Empty when no embedder is configured (keyword search only).
+	Match string `json:"match,omitempty"`
 }
 
 // Searcher is the core the tool delegates to. *Store implements it.
@@ -65,10 +68,14 @@ func (s *Store) SearchMemory(ctx context.Context, req Request) ([]Hit, error) {
 		return nil, err
 	}
 	defer done()
-	match := ftsQuery(req.Query)
-	if match == "" {
+	terms := queryTerms(req.Query)
+	if len(terms) == 0 {
 		// Only punctuation: nothing can match, and that is not an error.
 		return nil, nil
+	}
+	qv, err := s.queryVector(ctx, req.Query)
+	if err != nil {
+		return nil, err
 	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -76,19 +83,42 @@ func (s *Store) SearchMemory(ctx context.Context, req Request) ([]Hit, error) {
 	}
 	// Read-only: ending it with a rollback discards nothing.
 	defer tx.Rollback()
+	var cands []ranked
+	if qv != nil {
+		cands, err = s.hybrid(ctx, tx, terms, qv, req)
+	} else {
+		cands, err = tiered(ctx, tx, s.tiers, terms, req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return toHits(cands)
+}
+
+// plan is the shape of one ranking statement: its FTS5 MATCH expression and,
+// for the window tier (tiers.go), the lowest rowid it ranks (0: every rowid).
+type plan struct {
+	match    string
+	minRowid int64
+}
+
+// exact is the search of one plan as the one statement (fullHits) orders it,
+// through the fast paths when they can prove their answer. The result is in
+// rank order and at most req.Limit long (for the limits fastLimit accepts).
+func exact(ctx context.Context, tx *sql.Tx, p plan, req Request) ([]ranked, error) {
 	if broad, err := broadDates(ctx, tx, req.Filters); err != nil {
 		return nil, err
 	} else if broad {
-		hits, ok, err := postFiltered(ctx, tx, match, req)
+		c, ok, err := postFilteredRanked(ctx, tx, p, req)
 		if err != nil || ok {
-			return hits, err
+			return c, err
 		}
 	}
-	hits, ok, err := topHits(ctx, tx, match, req)
+	c, ok, err := topRanked(ctx, tx, p, req)
 	if err != nil || ok {
-		return hits, err
+		return c, err
 	}
-	return fullHits(ctx, tx, match, req)
+	return fullRanked(ctx, tx, p, req)
 }
 
 // tieSlack is how many ranked pairs beyond Limit the fast path fetches to see
@@ -109,17 +139,29 @@ type ranked struct {
 	text, tags  string
 	source      string
 	found       bool
+	fused       float64 // hybrid search: the fused score in [0, 1]
+	match       string  // hybrid search: MatchKeyword, MatchMeaning or MatchBoth
 }
 
 // topHits ranks the matches that pass the filters, then reads the rows of the
 // best. ok is false when the caller must fall back to fullHits.
 func topHits(ctx context.Context, tx *sql.Tx, match string, req Request) (hits []Hit, ok bool, err error) {
+	c, ok, err := topRanked(ctx, tx, plan{match: match}, req)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	hits, err = toHits(c)
+	return hits, err == nil, err
+}
+
+// topRanked is topHits for any plan, before the rows become hits.
+func topRanked(ctx context.Context, tx *sql.Tx, p plan, req Request) (cands []ranked, ok bool, err error) {
 	if !fastLimit(req.Limit) {
 		return nil, false, nil
 	}
 	n := req.Limit + tieSlack
-	q, args := rankSQL(match, req.Filters, n)
-	cands, ok, err := rank(ctx, tx, q, args)
+	q, args := rankPlanSQL(p, req.Filters, n)
+	cands, ok, err = rank(ctx, tx, q, args)
 	if err != nil || !ok || len(cands) == 0 {
 		return nil, ok, err
 	}
@@ -145,8 +187,7 @@ func topHits(ctx context.Context, tx *sql.Tx, match string, req Request) (hits [
 			return nil, false, nil
 		}
 	}
-	hits, err = best(cands, req.Limit)
-	return hits, err == nil, err
+	return best(cands, req.Limit), true, nil
 }
 
 // postFiltersFetch is how many ranked pairs postFiltered fetches at least;
@@ -158,12 +199,22 @@ const postFiltersFetch = 4 * (100 + tieSlack)
 // much as BM25 itself) and applies the filters to the best few only. ok is
 // false when those few do not settle the answer.
 func postFiltered(ctx context.Context, tx *sql.Tx, match string, req Request) (hits []Hit, ok bool, err error) {
+	c, ok, err := postFilteredRanked(ctx, tx, plan{match: match}, req)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	hits, err = toHits(c)
+	return hits, err == nil, err
+}
+
+// postFilteredRanked is postFiltered for any plan, before the rows become hits.
+func postFilteredRanked(ctx context.Context, tx *sql.Tx, p plan, req Request) (cands []ranked, ok bool, err error) {
 	if !fastLimit(req.Limit) {
 		return nil, false, nil
 	}
 	n := max(postFiltersFetch, 4*(req.Limit+tieSlack))
-	q, args := rankSQL(match, Filters{}, n)
-	cands, ok, err := rank(ctx, tx, q, args)
+	q, args := rankPlanSQL(p, Filters{}, n)
+	cands, ok, err = rank(ctx, tx, q, args)
 	if err != nil || !ok || len(cands) == 0 {
 		return nil, ok, err
 	}
@@ -203,8 +254,7 @@ func postFiltered(ctx context.Context, tx *sql.Tx, match string, req Request) (h
 	for k < len(pass) && pass[k].r <= last {
 		k++
 	}
-	hits, err = best(pass[:k], req.Limit)
-	return hits, err == nil, err
+	return best(pass[:k], req.Limit), true, nil
 }
 
 // broadDates reports whether the filters are a date range only (no tags, no
@@ -297,20 +347,30 @@ func fetch(ctx context.Context, tx *sql.Tx, cands []ranked, f Filters) error {
 	return nil
 }
 
-// best orders complete candidates as the one statement's ORDER BY r ASC,
-// created_at DESC, id DESC does and returns the first limit as hits.
-func best(cands []ranked, limit int) ([]Hit, error) {
-	sort.Slice(cands, func(i, j int) bool {
-		a, b := &cands[i], &cands[j]
-		if a.r != b.r {
-			return a.r < b.r
-		}
-		if a.created != b.created {
-			return a.created > b.created
-		}
-		return a.id > b.id
-	})
-	cands = cands[:min(limit, len(cands))]
+// before reports whether a ranks above b in the one statement's ORDER BY
+// r ASC, created_at DESC, id DESC.
+func before(a, b *ranked) bool {
+	if a.r != b.r {
+		return a.r < b.r
+	}
+	if a.created != b.created {
+		return a.created > b.created
+	}
+	return a.id > b.id
+}
+
+// best orders complete candidates as the one statement does and keeps the
+// first limit.
+func best(cands []ranked, limit int) []ranked {
+	sort.Slice(cands, func(i, j int) bool { return before(&cands[i], &cands[j]) })
+	return cands[:min(limit, len(cands))]
+}
+
+// toHits turns complete candidates into hits, keeping their order.
+func toHits(cands []ranked) ([]Hit, error) {
+	if len(cands) == 0 {
+		return nil, nil
+	}
 	hits := make([]Hit, len(cands))
 	for i, c := range cands {
 		h, err := c.hit()
@@ -325,33 +385,41 @@ func best(cands []ranked, limit int) ([]Hit, error) {
 // fullHits is the one-statement search: exact in every case, slower when a
 // query matches many memories because every match's row is read.
 func fullHits(ctx context.Context, tx *sql.Tx, match string, req Request) ([]Hit, error) {
-	sqlText, args := searchSQL(match, req)
+	c, err := fullRanked(ctx, tx, plan{match: match}, req)
+	if err != nil {
+		return nil, err
+	}
+	return toHits(c)
+}
+
+// fullRanked is fullHits for any plan, before the rows become hits.
+func fullRanked(ctx context.Context, tx *sql.Tx, p plan, req Request) ([]ranked, error) {
+	sqlText, args := searchPlanSQL(p, req)
 	rows, err := tx.QueryContext(ctx, sqlText, args...)
 	if err != nil {
 		return nil, classify(err)
 	}
 	defer rows.Close()
-	var hits []Hit
+	var out []ranked
 	for rows.Next() {
-		var c ranked
+		c := ranked{found: true}
 		if err := rows.Scan(&c.id, &c.text, &c.tags, &c.source, &c.created, &c.r); err != nil {
 			return nil, classify(err)
 		}
-		h, err := c.hit()
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, h)
+		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, classify(err)
 	}
-	return hits, nil
+	return out, nil
 }
 
 func (c ranked) hit() (Hit, error) {
 	h := Hit{Memory: Memory{ID: c.id, Text: c.text, Source: c.source, CreatedAt: time.UnixMilli(c.created).UTC()},
-		Score: Score(c.r)}
+		Score: Score(c.r), Match: c.match}
+	if c.match != "" {
+		h.Score = c.fused
+	}
 	// A tags column that is not a JSON array was written by something other
 	// than this package: an unexpected state, reported in the generic category.
 	if err := json.Unmarshal([]byte(c.tags), &h.Tags); err != nil {
@@ -376,11 +444,17 @@ func Score(bm25 float64) float64 {
 // otherwise a broad date range makes the planner walk the created_at index
 // over every memory and probe FTS per row (20x slower at 100,000 memories).
 func searchSQL(match string, req Request) (string, []any) {
+	return searchPlanSQL(plan{match: match}, req)
+}
+
+// searchPlanSQL is searchSQL for any plan.
+func searchPlanSQL(p plan, req Request) (string, []any) {
 	var b strings.Builder
-	args := []any{match}
+	args := []any{p.match}
 	b.WriteString(`SELECT m.id, m.text, m.tags, m.source, m.created_at, bm25(memories_fts, 1.0, 0.5) AS r
 FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid
 WHERE memories_fts MATCH ?`)
+	args = windowSQL(&b, args, p)
 	args = filterSQL(&b, args, req.Filters)
 	b.WriteString(` ORDER BY r ASC, m.created_at DESC, m.id DESC LIMIT ?`)
 	args = append(args, req.Limit)
@@ -391,8 +465,13 @@ WHERE memories_fts MATCH ?`)
 // the n best matches passing the filters, best first, without the memories'
 // text. The memories table is joined only when a filter needs its columns.
 func rankSQL(match string, f Filters, n int) (string, []any) {
+	return rankPlanSQL(plan{match: match}, f, n)
+}
+
+// rankPlanSQL is rankSQL for any plan.
+func rankPlanSQL(p plan, f Filters, n int) (string, []any) {
 	var b strings.Builder
-	args := []any{match}
+	args := []any{p.match}
 	b.WriteString(`SELECT memories_fts.rowid, bm25(memories_fts, 1.0, 0.5) AS r
 FROM memories_fts`)
 	if !f.Empty() {
@@ -400,10 +479,21 @@ FROM memories_fts`)
 	}
 	b.WriteString(`
 WHERE memories_fts MATCH ?`)
+	args = windowSQL(&b, args, p)
 	args = filterSQL(&b, args, f)
 	b.WriteString(` ORDER BY r ASC LIMIT ?`)
 	args = append(args, n)
 	return b.String(), args
+}
+
+// windowSQL appends the plan's rowid bound, which FTS5 applies while it walks
+// its doclists (the rows below it are never ranked).
+func windowSQL(b *strings.Builder, args []any, p plan) []any {
+	if p.minRowid > 0 {
+		b.WriteString(` AND memories_fts.rowid >= ?`)
+		args = append(args, p.minRowid)
+	}
+	return args
 }
 
 // filterSQL appends the filters' conditions on memories m to a WHERE clause.
@@ -430,7 +520,11 @@ func filterSQL(b *strings.Builder, args []any, f Filters) []any {
 
 // ftsQuery turns free text into an FTS5 expression: each distinct word quoted
 // (so AND, NEAR, *, ^ and quotes are plain data) and joined with OR.
-func ftsQuery(q string) string {
+func ftsQuery(q string) string { return strings.Join(queryTerms(q), " OR ") }
+
+// queryTerms is the query's distinct words, lowercased and quoted as FTS5
+// strings, in order of first appearance, at most maxQueryTerms.
+func queryTerms(q string) []string {
 	var terms []string
 	seen := map[string]bool{}
 	for _, w := range strings.FieldsFunc(q, func(r rune) bool {
@@ -446,5 +540,5 @@ func ftsQuery(q string) string {
 			break
 		}
 	}
-	return strings.Join(terms, " OR ")
+	return terms
 }

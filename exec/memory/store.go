@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -48,12 +50,31 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Now is the clock for memories added without a date (default time.Now).
 	Now func() time.Time
+	// Embedder, when set, makes search hybrid (keyword + meaning) and gives
+	// added memories a vector (issue 27). Nil: keyword search only.
+	Embedder Embedder
+	// EmbedRequired makes a search fail when the query cannot be embedded;
+	// otherwise it answers by keyword and logs the failure once.
+	EmbedRequired bool
+	// EmbedDimensions is the configured dimension (0: the model's own);
+	// Reindex replaces vectors of another dimension.
+	EmbedDimensions int
+	// Log receives embedder failures (default: discarded).
+	Log *slog.Logger
 }
 
 // Store is the memory database. It is safe for concurrent use.
 type Store struct {
-	db  *sql.DB
-	now func() time.Time
+	db    *sql.DB
+	now   func() time.Time
+	tiers tierLimits // thresholds of the ranking tiers (tiers.go)
+
+	emb        Embedder
+	required   bool
+	wantDims   int
+	log        *slog.Logger
+	warnedOnce atomic.Bool // a failing embedder is logged once per Store
+	vcache     vectorCache
 
 	mu     sync.RWMutex
 	closed bool
@@ -77,13 +98,17 @@ func Open(path string, opt Options) (*Store, error) {
 	// A "file:" URI keeps '?' and '#' in the path from being read as the DSN's
 	// query; the driver's own parameters are ignored by SQLite's URI parser.
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	dsn := fmt.Sprintf("file:%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1&_txlock=immediate&_pragma=cache_size(-16384)",
-		esc, opt.BusyTimeout.Milliseconds())
+	dsn := fmt.Sprintf("file:%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1&_txlock=immediate&_pragma=cache_size(-%d)",
+		esc, opt.BusyTimeout.Milliseconds(), cacheKiB)
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, classify(err)
 	}
-	s := &Store{db: db, now: opt.Now}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{db: db, now: opt.Now, tiers: defaultLimits, emb: opt.Embedder, required: opt.EmbedRequired,
+		wantDims: opt.EmbedDimensions, log: opt.Log}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, classify(err)
@@ -144,6 +169,7 @@ func (s *Store) Add(ctx context.Context, m NewMemory) (int64, error) {
 	if err := tx.Commit(); err != nil {
 		return 0, classify(err)
 	}
+	s.embedOne(ctx, id, m.Text)
 	return id, nil
 }
 

@@ -165,6 +165,10 @@ func FormatHits(hits []Hit) Result {
 	b.WriteString("Found " + strconv.Itoa(len(hits)) + " results:\n")
 	for i, h := range hits {
 		b.WriteString("\n" + strconv.Itoa(i+1) + ". [Score: " + strconv.FormatFloat(h.Score, 'f', 2, 64) + "]")
+		if h.Match != "" {
+			// hybrid search only: keyword-only answers keep the seed's text
+			b.WriteString(" [Match: " + h.Match + "]")
+		}
 		if len(h.Tags) > 0 {
 			b.WriteString(" [Tags: " + strings.Join(h.Tags, ", ") + "]")
 		}
