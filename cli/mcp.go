@@ -82,7 +82,7 @@ func mcpDeps(ctx context.Context, app *App, log *slog.Logger) (mcpserver.Deps, f
 	}
 	d := mcpserver.Deps{Version: Version, SearchOptions: searchOptions(app), Now: app.Now, Log: log}
 	var closers []func()
-	if s, err := openMemory(app); err != nil {
+	if s, err := openMemoryWith(app, log); err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) {
 			return d, nil, err

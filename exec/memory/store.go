@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,6 +95,12 @@ func Open(path string, opt Options) (*Store, error) {
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
+	}
+	// What agents remembered is as private as the rest of the home: the file
+	// is created 0600 before SQLite would create it under the umask (usually
+	// 0644); SQLite gives its -wal and -shm files the database file's mode.
+	if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+		f.Close()
 	}
 	// A "file:" URI keeps '?' and '#' in the path from being read as the DSN's
 	// query; the driver's own parameters are ignored by SQLite's URI parser.

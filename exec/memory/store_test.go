@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -211,5 +213,27 @@ func TestSeedDemo(t *testing.T) {
 	}
 	if r := NewTool(s1, nil).Execute(context.Background(), []byte(`{"query": "docker", "filters": {"tags": ["devops"]}}`)); r.IsError || !strings.HasPrefix(r.Text(), "Found ") {
 		t.Fatalf("%q", r.Text())
+	}
+}
+
+// TestOpenCreatesAPrivateFile: memory.db and its WAL are 0600 whatever the umask.
+func TestOpenCreatesAPrivateFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Add(context.Background(), NewMemory{Text: "the boiler code is 4471"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s: mode %o, want 600", filepath.Base(p), mode)
+		}
 	}
 }

@@ -204,6 +204,9 @@ func (p *Pane) itemLines(idx int, selected bool, w int) []string {
 	head := cursor + s.Muted.Render(fmt.Sprintf("%3d", idx+1)) + " "
 	if !p.browsing { // browsing asks nothing: there is no score
 		head += p.bar(h.Score) + " " + s.Text.Render(strconv.FormatFloat(h.Score, 'f', 2, 64)) + "  "
+		if h.Match != "" { // a hybrid search says how it found the memory
+			head += s.Muted.Render(matchLabel(h.Match)) + "  "
+		}
 	}
 	head += s.Muted.Render(h.CreatedAt.UTC().Format("2006-01-02")) + "  " + p.safe(h.Source, s.Label)
 	if chips := p.chips(h.Tags); chips != "" {
@@ -449,4 +452,14 @@ func hasInvalid(p *Pane) bool {
 		}
 	}
 	return false
+}
+
+// matchLabel names how a hybrid search found a memory, in the width of the
+// longest so that rows line up: by keyword, by meaning, or both.
+func matchLabel(match string) string {
+	switch match {
+	case "keyword", "meaning", "both":
+		return fmt.Sprintf("%-7s", match)
+	}
+	return fmt.Sprintf("%-7s", "?")
 }
