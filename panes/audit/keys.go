@@ -6,6 +6,10 @@ import (
 	"github.com/vigil-dev/vigil/panes"
 )
 
+// navRows is how many of the list's rows move the selection: the ? overlay
+// shows them apart from the actions.
+const navRows = 6
+
 // keymaps are the pane's rows by mode; each row is the single source of
 // truth for its key (dispatch, footer, ? overlay, README table).
 type keymaps struct {
@@ -49,7 +53,7 @@ func (p *Pane) buildKeymaps() keymaps {
 			}, Do: func(tea.KeyPressMsg) tea.Cmd { p.event = p.nextEvent(); return p.refilter() }},
 			{Binding: b("o", "outcome filter", "o"), Footer: true, Everyday: true,
 				Do: func(tea.KeyPressMsg) tea.Cmd { p.outcome = (p.outcome + 1) % len(outcomes); return p.refilter() }},
-			{Binding: b("x", "clear filters", "x"), Footer: true, Disabled: noFilter,
+			{Binding: b("x", "clear filters", "x"), Disabled: noFilter,
 				Do: func(tea.KeyPressMsg) tea.Cmd { p.event, p.outcome = "", 0; p.filter.SetValue(""); return p.refilter() }},
 		},
 		filter: panes.Keymap{
@@ -61,8 +65,8 @@ func (p *Pane) buildKeymaps() keymaps {
 		},
 		detail: panes.Keymap{
 			{Binding: b("esc", "back", "esc", "enter", "q", "backspace"), Footer: true, Everyday: true, Do: do(p.closeDetail)},
-			{Binding: b("↑/k", "scroll up", "up", "k"), Footer: true, Do: do(func() { p.detailView.Scroll(-1) })},
-			{Binding: b("↓/j", "scroll down", "down", "j"), Footer: true, Do: do(func() { p.detailView.Scroll(1) })},
+			{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.detailView.Scroll(-1) })},
+			{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.detailView.Scroll(1) })},
 			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.detailView.Scroll(-detailPage()) })},
 			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.detailView.Scroll(detailPage()) })},
 			{Binding: b("g", "top", "home", "g"), Do: do(p.detailView.Top)},
