@@ -18,7 +18,9 @@ type verified struct {
 	mark   fileMark
 	first  string // entry #0's hash
 	end    int64  // just after the last complete line fed
-	err    error
+	// resumed is how many bytes the verified prefix's hash stood for (0: a full pass)
+	resumed int64
+	err     error
 }
 
 // verifyLog verifies the log at path through the engine's incremental
@@ -38,7 +40,7 @@ func verifyLog(ctx context.Context, path string, progress func(done, total int64
 	if err != nil {
 		return verified{chain: audit.NewChain(), mark: fileMark{lastOff: -1}, err: err}
 	}
-	out := verified{chain: v.Chain, end: v.End, first: v.First, mark: fileMark{lastOff: -1}}
+	out := verified{chain: v.Chain, end: v.End, first: v.First, mark: fileMark{lastOff: -1}, resumed: v.Resumed}
 	if out.chain == nil { // no log: an empty chain, unless its head says otherwise
 		out.chain, out.end = audit.NewChain(), 0
 	}
