@@ -4,8 +4,11 @@
 // It keeps line offsets, not rows: a million-entry log costs an index of line
 // starts (built by a byte scan off the UI goroutine) and the rows on screen,
 // parsed when shown. The first frame comes from the log's tail; the chain is
-// verified in the background, streaming; the filter is one cancellable pass
-// over the bytes that parses only the lines it cannot decide.
+// verified in the background by audit.VerifyIncremental, which resumes after
+// the prefix an earlier start verified (checked by its SHA-256, so a rewrite
+// inside it is still found); the filter is one cancellable pass over the
+// bytes that parses only the lines it cannot decide. Keys are panes.KeyRow
+// rows (keys.go): dispatch, footer, ? overlay and README table read them.
 package auditpane
 
 import (

@@ -20,8 +20,8 @@ import (
 
 // The log is read in three parts, none on the UI goroutine: the tail for the
 // first frame, an index of line starts (bytes only), and the verification
-// that feeds every line to a chain for the badge. Appends then extend the
-// index and the chain by the new bytes alone.
+// for the badge (verify.go: only what is new since the last verified start).
+// Appends then extend the index and the chain by the new bytes alone.
 
 // messages; gen ties a read to the load that asked for it
 type (
