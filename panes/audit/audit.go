@@ -94,11 +94,11 @@ type Pane struct {
 	height   int
 	rowsAt   panes.LineMap // which view row each drawn table line is, for clicks
 
-	detail       *audit.Entry
-	detailLine   int // line number of the entry shown
-	detailErr    error
-	detailView   panes.Viewport
-	wantDetail   int64 // offset of the entry the detail view waits for; -1 for none
+	detail     *audit.Entry
+	detailLine int // line number of the entry shown
+	detailErr  error
+	detailView panes.Viewport
+	wantDetail int64 // offset of the entry the detail view waits for; -1 for none
 
 	watcher  *panes.Watcher
 	smallLog int64 // smallLog when the pane was made
