@@ -4,8 +4,11 @@
 // It keeps line offsets, not rows: a million-entry log costs an index of line
 // starts (built by a byte scan off the UI goroutine) and the rows on screen,
 // parsed when shown. The first frame comes from the log's tail; the chain is
-// verified in the background, streaming; the filter is one cancellable pass
-// over the bytes that parses only the lines it cannot decide.
+// verified in the background by audit.VerifyIncremental, which resumes after
+// the prefix an earlier start verified (checked by its SHA-256, so a rewrite
+// inside it is still found); the filter is one cancellable pass over the
+// bytes that parses only the lines it cannot decide. Keys are panes.KeyRow
+// rows (keys.go): dispatch, footer, ? overlay and README table read them.
 package auditpane
 
 import (
@@ -15,8 +18,6 @@ import (
 	"sort"
 	"sync/atomic"
 
-	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/audit"
@@ -28,34 +29,13 @@ import (
 // screen, small enough to be instant on a million-entry log.
 const tailRows = 500
 
-// Keys are the pane's bindings.
-type Keys struct {
-	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
-	Filter, Event, Outcome, Clear, Open     key.Binding
-	Back                                    key.Binding
-}
-
-func defaultKeys() Keys {
-	b := func(k []string, h, d string) key.Binding {
-		return key.NewBinding(key.WithKeys(k...), key.WithHelp(h, d))
-	}
-	return Keys{
-		Up: b([]string{"up", "k"}, "↑/k", "up"), Down: b([]string{"down", "j"}, "↓/j", "down"),
-		PageUp: b([]string{"pgup", "ctrl+u"}, "pgup", "page up"), PageDown: b([]string{"pgdown", "ctrl+d"}, "pgdn", "page down"),
-		Top: b([]string{"home", "g"}, "g", "first"), Bottom: b([]string{"end", "G"}, "G", "last (follow)"),
-		Filter: b([]string{"/"}, "/", "filter"), Event: b([]string{"e"}, "e", "event filter"),
-		Outcome: b([]string{"o"}, "o", "outcome filter"), Clear: b([]string{"x"}, "x", "clear filters"),
-		Open: b([]string{"enter"}, "enter", "details"), Back: b([]string{"esc"}, "esc", "back"),
-	}
-}
-
 var outcomes = []string{"", "ok", "failed"}
 
 // Pane is the Audit screen.
 type Pane struct {
 	path   string
 	styles *themes.Styles
-	keys   Keys
+	km     keymaps
 
 	// the index: where each line starts; until the full scan lands, only the
 	// tail's lines (numbered from the tail's first)
@@ -95,7 +75,7 @@ type Pane struct {
 	reads      int           // incremental reads in flight
 	loadErr    error
 
-	filter    textinput.Model
+	filter    panes.TextField
 	filtering bool
 	event     string
 	outcome   int
@@ -112,12 +92,13 @@ type Pane struct {
 	sel, top int
 	follow   bool
 	height   int
+	rowsAt   panes.LineMap // which view row each drawn table line is, for clicks
 
-	detail       *audit.Entry
-	detailLine   int // line number of the entry shown
-	detailErr    error
-	detailScroll int
-	wantDetail   int64 // offset of the entry the detail view waits for; -1 for none
+	detail     *audit.Entry
+	detailLine int // line number of the entry shown
+	detailErr  error
+	detailView panes.Viewport
+	wantDetail int64 // offset of the entry the detail view waits for; -1 for none
 
 	watcher  *panes.Watcher
 	smallLog int64 // smallLog when the pane was made
@@ -126,11 +107,10 @@ type Pane struct {
 
 // New builds the pane over the log at path. It reads nothing: Init starts the reads.
 func New(path string, styles *themes.Styles) *Pane {
-	ti := textinput.New()
-	ti.Prompt = "/"
-	ti.Placeholder = "fuzzy filter"
-	return &Pane{path: path, styles: styles, keys: defaultKeys(), filter: ti, follow: true, wantDetail: -1,
+	p := &Pane{path: path, styles: styles, follow: true, wantDetail: -1,
 		smallLog: smallLog, inMemory: inMemoryLog, good: &atomic.Int64{}, asked: map[int64]bool{}}
+	p.km = p.buildKeymaps()
+	return p
 }
 
 func (p *Pane) ID() string                 { return "audit" }
@@ -219,12 +199,16 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 			return nil // closed, or another entry was asked for since
 		}
 		p.detail, p.detailErr = &msg.entry, msg.err
-		p.detailScroll = 0
+		p.detailView.Top()
+	case tea.MouseClickMsg:
+		if i, ok := p.rowsAt.Clicked(msg); ok && !p.inDetail() {
+			p.sel, p.follow = i, i == p.viewLen()-1
+		}
 	case tea.MouseWheelMsg:
-		if msg.Button == tea.MouseWheelUp {
-			p.move(-3)
-		} else if msg.Button == tea.MouseWheelDown {
-			p.move(3)
+		if p.inDetail() {
+			p.detailView.Wheel(msg)
+		} else {
+			p.move(panes.Wheel(msg))
 		}
 	case tea.KeyPressMsg:
 		return p.handleKey(msg)

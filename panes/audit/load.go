@@ -20,8 +20,8 @@ import (
 
 // The log is read in three parts, none on the UI goroutine: the tail for the
 // first frame, an index of line starts (bytes only), and the verification
-// that feeds every line to a chain for the badge. Appends then extend the
-// index and the chain by the new bytes alone.
+// for the badge (verify.go: only what is new since the last verified start).
+// Appends then extend the index and the chain by the new bytes alone.
 
 // messages; gen ties a read to the load that asked for it
 type (
@@ -155,17 +155,28 @@ func (p *Pane) indexMore() tea.Cmd {
 var smallLog int64 = 4 << 20
 
 // fileMark is what a change is compared with: the file the rows were read
-// from, a hash of its last line and a hash of every line read, taken from
-// what was parsed (never re-read later, so an edit racing the read still
-// shows as a change).
+// from, the SHA-256 of the bytes verified ([0, baseEnd)), and a running hash
+// of the lines read after them, taken from what was parsed (never re-read
+// later, so an edit racing the read still shows as a change).
 type fileMark struct {
 	info    os.FileInfo
-	lastOff int64 // -1: no line
+	lastOff int64 // -1: no line read after the verified bytes
 	last    [32]byte
-	// prefix hashes the lines read so far as the bytes [0, end) they are
-	// (a valid line is its entry's canonical bytes); nil once one was not
-	// valid. Shared read-only: clone before writing.
+	baseEnd int64
+	base    []byte // SHA-256 of [0, baseEnd); nil: unknown
+	// prefix hashes the lines read after baseEnd as the bytes they are (a
+	// valid line is its entry's canonical bytes); nil once one was not
+	// valid, or when base is unknown. Shared read-only: clone before writing.
 	prefix hash.Hash
+}
+
+// setBase records the verified bytes [0, end)'s hash (nil: unknown) and starts the
+// hash of what is read after them.
+func (m *fileMark) setBase(end int64, sum []byte) {
+	m.baseEnd, m.base, m.prefix = end, sum, nil
+	if sum != nil {
+		m.prefix = sha256.New()
+	}
 }
 
 // clone is m with a prefix hash of its own to extend.
@@ -211,31 +222,34 @@ func (m fileMark) appendedOnly(path string, from int64) bool {
 	if err != nil || m.info == nil || !os.SameFile(st, m.info) || st.Size() < from {
 		return false
 	}
-	if m.lastOff < 0 {
-		return from == 0
+	if m.prefix == nil || m.base == nil || from < m.baseEnd {
+		return from == 0 && m.lastOff < 0 && m.baseEnd == 0
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	b := make([]byte, from-m.lastOff)
-	if _, err := f.ReadAt(b, m.lastOff); err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
+	if m.lastOff >= 0 { // a cheap look at the last line read before the whole
+		b := make([]byte, from-m.lastOff)
+		if _, err := f.ReadAt(b, m.lastOff); err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
+			return false
+		}
+		if sha256.Sum256(b[:len(b)-1]) != m.last {
+			return false
+		}
+	}
+	// and every byte before it as verified and read: an entry edited in
+	// place in the middle keeps the size and the last line
+	base := sha256.New()
+	if n, err := io.Copy(base, io.NewSectionReader(f, 0, m.baseEnd)); err != nil || n != m.baseEnd || !bytes.Equal(base.Sum(nil), m.base) {
 		return false
 	}
-	if sha256.Sum256(b[:len(b)-1]) != m.last || m.prefix == nil {
+	after := sha256.New()
+	if n, err := io.Copy(after, io.NewSectionReader(f, m.baseEnd, from-m.baseEnd)); err != nil || n != from-m.baseEnd {
 		return false
 	}
-	// and every byte before it as read: an entry edited in place in the
-	// middle keeps the size and the last line
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return false
-	}
-	h := sha256.New()
-	if n, err := io.Copy(h, io.LimitReader(f, from)); err != nil || n != from {
-		return false
-	}
-	return bytes.Equal(h.Sum(nil), m.prefix.Sum(nil))
+	return bytes.Equal(after.Sum(nil), m.prefix.Sum(nil))
 }
 
 func (p *Pane) readMore() tea.Cmd {

@@ -1,11 +1,10 @@
 package auditpane
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
-	"errors"
-	"io"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"sync/atomic"
 
@@ -15,92 +14,76 @@ import (
 // verified is what a verification of the whole log found.
 type verified struct {
 	chain  *audit.Chain
-	anchor *audit.Report // the head disagrees with the chain
+	anchor *audit.Report // the log disagrees with its head (or the report fails for a reason the chain does not hold)
 	mark   fileMark
 	first  string // entry #0's hash
 	end    int64  // just after the last complete line fed
-	err    error
+	// resumed is how many bytes the verified prefix's hash stood for (0: a full pass)
+	resumed int64
+	err     error
 }
 
-// verifyLog feeds every complete line of the log at path to a fresh chain,
-// streaming (memory stays flat whatever the log's size), and marks the bytes
-// it fed (fileMark) so a later change can be told from a pure append.
-// progress, when set, is told the bytes done after every megabyte; good counts
-// the lines verified so far (they are valid: the filter trusts them unparsed).
+// verifyLog verifies the log at path through the engine's incremental
+// verifier: a start after one that verified the log checks the recorded
+// prefix by its SHA-256 alone and feeds only the entries after it, so a
+// million-entry log costs a hash of its bytes, not a parse of every line. A
+// rewrite inside the prefix changes that hash and sends the engine back to a
+// full pass, which finds it where a full pass would.
 //
-// This is the pane's one call into the audit engine's verification: a faster
-// streaming verifier drops in here, as long as it hashes the bytes it checks
-// into the mark.
+// The mark it returns takes the prefix's hash from the record the engine
+// wrote for exactly the bytes it verified (never from a second read, which
+// an edit could race). progress hears bytes done; good is set to the entries
+// that verified (the filter trusts those lines unparsed).
 func verifyLog(ctx context.Context, path string, progress func(done, total int64), good *atomic.Int64) verified {
-	anchor := audit.ReadAnchor(path) // before the log: appends move the head last
-	out := verified{chain: audit.NewChain(), mark: fileMark{lastOff: -1, prefix: sha256.New()}}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		out.anchor = out.chain.CheckAnchor(anchor)
-		return out
-	}
+	st, statErr := os.Stat(path) // before the read: a file replaced meanwhile shows as a change
+	v, err := audit.VerifyIncremental(ctx, path, audit.VerifiedPath(path), audit.VerifyOptions{}, progress)
 	if err != nil {
-		out.err = err
-		return out
+		return verified{chain: audit.NewChain(), mark: fileMark{lastOff: -1}, err: err}
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		out.err = err
-		return out
+	out := verified{chain: v.Chain, end: v.End, first: v.First, mark: fileMark{lastOff: -1}, resumed: v.Resumed}
+	if out.chain == nil { // no log: an empty chain, unless its head says otherwise
+		out.chain, out.end = audit.NewChain(), 0
 	}
-	out.mark.info = st
-	r := bufio.NewReaderSize(f, 1<<20)
-	var long []byte // a line longer than the reader's buffer, gathered
-	var last []byte // the last line fed (hashed once, at the end)
-	off, tick := int64(0), int64(0)
-	for {
-		part, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, part...)
-			continue
-		}
-		line := part
-		if long != nil {
-			line = append(long, part...)
-			long = nil
-		}
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			body := line[:len(line)-1]
-			e, ok := out.chain.Feed(body)
-			if off == 0 && ok {
-				out.first = e.Hash
-			}
-			out.mark.lastOff = off
-			if ok {
-				last = append(last[:0], body...)
-				out.mark.prefix.Write(line)
-				good.Store(out.chain.Len())
-			} else {
-				last, out.mark.prefix = nil, nil
-			}
-			off += int64(len(line))
-			if progress != nil && off-tick >= 1<<20 {
-				tick = off
-				progress(off, st.Size())
-				if ctx.Err() != nil {
-					out.err = ctx.Err()
-					return out
-				}
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			out.err = err
-			return out
+	if statErr == nil {
+		out.mark.info = st
+	}
+	if !v.OK && out.chain.Bad() == nil {
+		rep := v.Report
+		out.anchor = &rep
+	}
+	good.Store(out.chain.Len())
+	if out.first == "" && out.chain.Len() > 0 {
+		if ls, err := audit.ReadLinesAt(path, []int64{0}); err == nil && len(ls) == 1 && ls[0].Err == nil {
+			out.first = ls[0].Entry.Hash
 		}
 	}
-	if last != nil {
-		out.mark.last = sha256.Sum256(last)
+	if v.OK {
+		out.mark.setBase(out.end, verifiedPrefix(path, out.end, out.chain))
 	}
-	out.end = off
-	out.anchor = out.chain.CheckAnchor(anchor)
 	return out
+}
+
+// verifiedPrefix is the SHA-256 of the log's bytes [0, end) as the record
+// beside it states, when the record describes exactly the chain verified
+// (its end, length and last hash); nil otherwise (another viewer recorded
+// more since, or the record could not be written): every change then
+// verifies the log again, from the record if there is one.
+func verifiedPrefix(path string, end int64, c *audit.Chain) []byte {
+	if end == 0 {
+		empty := sha256.Sum256(nil) // nothing verified: the empty prefix
+		return empty[:]
+	}
+	b, err := os.ReadFile(audit.VerifiedPath(path))
+	if err != nil {
+		return nil
+	}
+	var r audit.Verified
+	if json.Unmarshal(b, &r) != nil || r.Offset != end || r.Entries != c.Len() || r.Last != c.Last() {
+		return nil
+	}
+	sum, err := hex.DecodeString(r.Prefix)
+	if err != nil || len(sum) != 32 {
+		return nil
+	}
+	return sum
 }

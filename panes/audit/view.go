@@ -274,75 +274,31 @@ func (p *Pane) settleSelection() {
 	}
 }
 
+// handleKey runs the mode's row for msg; other keys in the filter are typing.
 func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.keys
+	if cmd, ok := p.keymap().Dispatch(msg); ok {
+		return cmd
+	}
 	if p.filtering {
-		switch msg.String() {
-		case "enter", "esc":
-			p.filtering = false
-			p.filter.Blur()
-			if msg.String() == "esc" {
-				p.filter.SetValue("")
-				return p.refilter()
-			}
-			return nil
-		}
-		before := p.filter.Value()
-		var cmd tea.Cmd
-		p.filter, cmd = p.filter.Update(msg)
-		if p.filter.Value() == before {
-			return cmd // the cursor moved: the filter is the same
-		}
-		return tea.Batch(cmd, p.refilter())
-	}
-	if p.detail != nil || p.detailErr != nil {
-		switch {
-		case key.Matches(msg, k.Back), key.Matches(msg, k.Open), msg.String() == "q":
-			p.detail, p.detailErr, p.wantDetail = nil, nil, -1
-		case key.Matches(msg, k.Up):
-			p.detailScroll = max(p.detailScroll-1, 0)
-		case key.Matches(msg, k.Down):
-			p.detailScroll++
-		case key.Matches(msg, k.PageUp):
-			p.detailScroll = max(p.detailScroll-10, 0)
-		case key.Matches(msg, k.PageDown):
-			p.detailScroll += 10
-		}
-		return nil
-	}
-	switch {
-	case key.Matches(msg, k.Up):
-		p.move(-1)
-	case key.Matches(msg, k.Down):
-		p.move(1)
-	case key.Matches(msg, k.PageUp):
-		p.move(-max(p.height-1, 1))
-	case key.Matches(msg, k.PageDown):
-		p.move(max(p.height-1, 1))
-	case key.Matches(msg, k.Top):
-		p.sel, p.follow = 0, false
-	case key.Matches(msg, k.Bottom):
-		p.sel, p.follow = max(p.viewLen()-1, 0), true
-	case key.Matches(msg, k.Filter):
-		p.filtering = true
-		return p.filter.Focus()
-	case key.Matches(msg, k.Event):
-		p.event = p.nextEvent()
-		return p.refilter()
-	case key.Matches(msg, k.Outcome):
-		p.outcome = (p.outcome + 1) % len(outcomes)
-		return p.refilter()
-	case key.Matches(msg, k.Clear):
-		p.event, p.outcome = "", 0
-		p.filter.SetValue("")
-		return p.refilter()
-	case key.Matches(msg, k.Open):
-		if p.sel < p.viewLen() {
-			p.detailLine = p.lineAt(p.sel)
-			return p.openDetail(p.offs[p.detailLine])
+		if changed, _ := p.filter.Handle(msg); changed {
+			return p.refilter()
 		}
 	}
 	return nil
+}
+
+// inDetail is whether the detail view shows (its entry loaded, or failed to).
+func (p *Pane) inDetail() bool { return p.detail != nil || p.detailErr != nil }
+
+func (p *Pane) closeDetail() { p.detail, p.detailErr, p.wantDetail = nil, nil, -1 }
+
+// openSelected opens the detail view of the selected entry.
+func (p *Pane) openSelected() tea.Cmd {
+	if p.sel >= p.viewLen() {
+		return nil
+	}
+	p.detailLine = p.lineAt(p.sel)
+	return p.openDetail(p.offs[p.detailLine])
 }
 
 func (p *Pane) openDetail(off int64) tea.Cmd {
@@ -433,17 +389,15 @@ func (p *Pane) View(w, h int) string {
 	}
 	lines := []string{head}
 	if p.filtering || p.filter.Value() != "" {
-		lines = append(lines, p.filter.View())
+		lines = append(lines, p.filterLine(w))
 	}
 	if p.detail != nil || p.detailErr != nil {
-		lines = append(lines, p.detailLines(w)...)
-		start := min(p.detailScroll, max(len(lines)-h, 0))
-		p.detailScroll = start
-		body := append([]string{lines[0]}, lines[1+start:]...)
-		return panes.Block(body, w, h)
+		body := append(lines[1:], p.detailLines(w)...)
+		return panes.Block(append([]string{lines[0]}, p.detailView.Window(body, h-1)...), w, h)
 	}
 	cols := columns(w)
 	lines = append(lines, s.Label.Render(cols.format("TIME", "ACTOR", "EVENT", "TASK", "TARGET", "OUTCOME")))
+	p.rowsAt.Reset(len(lines), 0, w)
 	tableH := h - len(lines)
 	p.height = tableH
 	n := p.viewLen()
@@ -489,11 +443,26 @@ func (p *Pane) View(w, h int) string {
 			}
 		}
 		if i == p.sel {
-			line = s.Selected.Render(panes.Fit(line, w))
+			line = panes.SelectRow(line, w, s.Selected)
 		}
+		p.rowsAt.Add(i, 1)
 		lines = append(lines, line)
 	}
 	return panes.Block(lines, w, h)
+}
+
+// filterLine is the / filter: the field with its cursor while typing, its
+// value (made safe) otherwise.
+func (p *Pane) filterLine(w int) string {
+	s := p.styles
+	if !p.filtering {
+		return s.Cursor.Render("/") + s.Input.Render(safetext.Line(p.filter.Value()))
+	}
+	if p.filter.Value() == "" {
+		return s.Cursor.Render("/") + s.Cursor.Reverse(true).Render(" ") + s.Muted.Render("fuzzy filter")
+	}
+	before, at, after := p.filter.Window(max(w-1, 1))
+	return s.Cursor.Render("/") + s.InputFocused.Render(before) + s.Cursor.Reverse(true).Render(at) + s.InputFocused.Render(after)
 }
 
 func (p *Pane) detailLines(w int) []string {
@@ -588,16 +557,15 @@ func highlight(r row, c cols, hits []int, s *themes.Styles) string {
 	return strings.Join(parts, " ")
 }
 
-// ShortHelp is the status bar's keys.
-func (p *Pane) ShortHelp() []key.Binding {
-	if p.detail != nil {
-		return []key.Binding{p.keys.Back, p.keys.Up, p.keys.Down}
-	}
-	return []key.Binding{p.keys.Open, p.keys.Filter, p.keys.Event, p.keys.Outcome}
-}
+// ShortHelp is the status bar's keys for the current mode, from its rows.
+func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
 
-// FullHelp is the ? overlay's keys.
+// FullHelp is the ? overlay's keys for the current mode, from its rows (the
+// table's after another mode's, for what esc returns to).
 func (p *Pane) FullHelp() [][]key.Binding {
-	k := p.keys
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Open, k.Back, k.Filter, k.Event, k.Outcome, k.Clear}}
+	list := [][]key.Binding{p.km.list[:navRows].Help(), p.km.list[navRows:].Help()}
+	if p.filtering || p.inDetail() {
+		return append([][]key.Binding{p.keymap().Help()}, list...)
+	}
+	return list
 }

@@ -1,0 +1,97 @@
+package auditpane
+
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-dev/vigil/panes"
+)
+
+// navRows is how many of the list's rows move the selection: the ? overlay
+// shows them apart from the actions.
+const navRows = 6
+
+// keymaps are the pane's rows by mode; each row is the single source of
+// truth for its key (dispatch, footer, ? overlay, README table).
+type keymaps struct {
+	list, filter, detail panes.Keymap
+}
+
+func (p *Pane) buildKeymaps() keymaps {
+	b := panes.Bind
+	do := func(f func()) func(tea.KeyPressMsg) tea.Cmd {
+		return func(tea.KeyPressMsg) tea.Cmd { f(); return nil }
+	}
+	page := func() int { return max(p.height-1, 1) }
+	detailPage := func() int { return max(p.height-2, 1) }
+	noFilter := func() string {
+		if p.event == "" && p.outcome == 0 && p.filter.Value() == "" {
+			return "no filter set"
+		}
+		return ""
+	}
+	return keymaps{
+		list: panes.Keymap{
+			{Binding: b("↑/k", "up", "up", "k"), Do: do(func() { p.move(-1) })},
+			{Binding: b("↓/j", "down", "down", "j"), Do: do(func() { p.move(1) })},
+			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.move(-page()) })},
+			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: do(func() { p.move(page()) })},
+			{Binding: b("g", "first", "home", "g"), Do: do(func() { p.sel, p.follow = 0, false })},
+			{Binding: b("G", "last (follow)", "end", "G"), Everyday: true,
+				Do: do(func() { p.sel, p.follow = max(p.viewLen()-1, 0), true })},
+			{Binding: b("enter", "details", "enter"), Footer: true, Everyday: true, Disabled: func() string {
+				if p.sel >= p.viewLen() {
+					return "no entry to open"
+				}
+				return ""
+			}, Do: func(tea.KeyPressMsg) tea.Cmd { return p.openSelected() }},
+			{Binding: b("/", "filter", "/"), Footer: true, Everyday: true, Do: do(func() { p.filtering = true })},
+			{Binding: b("e", "event filter", "e"), Footer: true, Everyday: true, Disabled: func() string {
+				if len(p.events) == 0 {
+					return "no events read yet"
+				}
+				return ""
+			}, Do: func(tea.KeyPressMsg) tea.Cmd { p.event = p.nextEvent(); return p.refilter() }},
+			{Binding: b("o", "outcome filter", "o"), Footer: true, Everyday: true,
+				Do: func(tea.KeyPressMsg) tea.Cmd { p.outcome = (p.outcome + 1) % len(outcomes); return p.refilter() }},
+			{Binding: b("x", "clear filters", "x"), Disabled: noFilter,
+				Do: func(tea.KeyPressMsg) tea.Cmd { p.event, p.outcome = "", 0; p.filter.SetValue(""); return p.refilter() }},
+		},
+		filter: panes.Keymap{
+			{Binding: b("enter", "keep filter", "enter"), Footer: true, Do: do(func() { p.filtering = false })},
+			{Binding: b("esc", "clear filter", "esc"), Footer: true,
+				Do: func(tea.KeyPressMsg) tea.Cmd { p.filtering = false; p.filter.SetValue(""); return p.refilter() }},
+			{Binding: b("↑", "up", "up"), Footer: true, Do: do(func() { p.move(-1) })},
+			{Binding: b("↓", "down", "down"), Footer: true, Do: do(func() { p.move(1) })},
+		},
+		detail: panes.Keymap{
+			{Binding: b("esc", "back", "esc", "enter", "q", "backspace"), Footer: true, Everyday: true, Do: do(p.closeDetail)},
+			{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.detailView.Scroll(-1) })},
+			{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.detailView.Scroll(1) })},
+			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.detailView.Scroll(-detailPage()) })},
+			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.detailView.Scroll(detailPage()) })},
+			{Binding: b("g", "top", "home", "g"), Do: do(p.detailView.Top)},
+			{Binding: b("G", "bottom", "end", "G"), Do: do(p.detailView.Bottom)},
+		},
+	}
+}
+
+// keymap is the rows of the current mode.
+func (p *Pane) keymap() panes.Keymap {
+	switch {
+	case p.filtering:
+		return p.km.filter
+	case p.inDetail():
+		return p.km.detail
+	}
+	return p.km.list
+}
+
+// KeySections lists the pane's rows for the ? overlay's sections and the
+// README's table.
+func (p *Pane) KeySections() []panes.KeySection {
+	return []panes.KeySection{
+		{Title: "Audit log", Rows: p.km.list},
+		{Title: "Audit filter", Rows: p.km.filter},
+		{Title: "Audit detail", Rows: p.km.detail},
+	}
+}
