@@ -49,8 +49,10 @@ var jsonOnly = []string{
 }
 
 // noData are the runnable commands that print no data, so have no --json:
-// the TUI, long-running servers, and cobra's and fang's script generators.
-var noData = []string{"vigil", "mcp", "serve", "help", "man", "completion"}
+// the TUI, long-running servers, cobra's and fang's script generators, and
+// `keys`, which prints its help or, with --markdown, the README's key table
+// (documentation, like `man`).
+var noData = []string{"vigil", "mcp", "serve", "help", "man", "completion", "keys"}
 
 // acceptJSON gives each command in jsonOnly a --json flag that changes
 // nothing, unless the command has one of its own.
