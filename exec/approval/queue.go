@@ -288,6 +288,7 @@ func (q *Queue) createPending(m *task.Manifest, p *media.Prepared, source string
 	if err := q.idx.mark(m.TaskID); err != nil {
 		return Outcome{}, err
 	}
+	crashpoint.Hit("submit.index")
 	if err := q.saveFrom(&rec); err != nil {
 		return Outcome{}, err
 	}
