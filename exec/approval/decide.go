@@ -177,6 +177,7 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 	}
 	decided := func() (Record, *task.Result, error) {
 		res, _ := q.o.Results.Load(id)
+		q.checkDecidedBy(&r) // who decided is what the log says
 		de := &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
 		if r.Error != nil {
 			de.Code = r.Error.Code

@@ -219,3 +219,50 @@ func (q *Queue) taskEntries(r *Record, fn func(e audit.Entry, off int64) bool) e
 	}
 	return bad
 }
+
+// checkDecidedBy holds a finished record's decided_by to the audit log: the
+// actor of the task's decision entry (approved, denied, or a failure at the
+// approval stage) is who decided. A record that names someone else (edited
+// by hand to shift the blame or the credit) is shown with the log's actor,
+// and Damage says what the record claimed. Only the task's own entries from
+// its submitted entry to its decision are read. A log that cannot be read
+// there leaves the record as it is: decisions fail closed on that already.
+func (q *Queue) checkDecidedBy(r *Record) {
+	if !r.State.Final() || r.DecidedBy == "" || r.LogFrom != nil {
+		return
+	}
+	var found *audit.Entry
+	err := q.taskEntries(r, func(e audit.Entry, _ int64) bool {
+		if isDecision(e) {
+			found = &e
+			return false
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+	case found == nil:
+		r.Damage = fmt.Sprintf("record.json says decided by %s, but the audit log holds no decision for this task", r.DecidedBy)
+		r.DecidedBy = ""
+	case found.Actor != r.DecidedBy:
+		r.Damage = fmt.Sprintf("record.json says decided by %s, but the audit log's decision (seq %d) was made by %s",
+			r.DecidedBy, found.Seq, found.Actor)
+		r.DecidedBy = found.Actor
+	}
+}
+
+// isDecision reports whether e is a person's decision on a task: an
+// approval, a denial, or a failure found when an approval was made (a
+// revoked lease), which the deciding person's name is logged with.
+func isDecision(e audit.Entry) bool {
+	switch e.Event {
+	case audit.EventApproved, audit.EventDenied:
+		return true
+	case audit.EventFailed:
+		var d struct {
+			Stage string `json:"stage"`
+		}
+		return json.Unmarshal(e.Details, &d) == nil && d.Stage == "approval"
+	}
+	return false
+}

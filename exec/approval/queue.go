@@ -496,14 +496,19 @@ func peekTaskID(raw []byte) string {
 }
 
 // Get returns one task's record, after finishing what a crash left undone
-// and expiring it if its deadline passed. A damaged record comes back in
+// and expiring it if its deadline passed. A finished record's decided_by is
+// held to the audit log (checkDecidedBy). A damaged record comes back in
 // State Damaged with an error wrapping ErrDamaged.
 func (q *Queue) Get(id string) (Record, error) {
 	if err := task.ValidateTaskID(id); err != nil {
 		return Record{}, err
 	}
 	q.maintain(context.Background(), id)
-	return q.st.load(id)
+	r, err := q.st.load(id)
+	if err == nil {
+		q.checkDecidedBy(&r)
+	}
+	return r, err
 }
 
 // List returns every task ever stored, oldest first, after repairing and
