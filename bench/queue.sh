@@ -7,7 +7,10 @@
 # bench/queuegen (real leases, manifests, signed results and a chained audit
 # log that `vigil audit verify` accepts); the pending ones go through the
 # inbox and `vigil pending`, as an agent's would.
-# Usage: bench/queue.sh [VIGIL_BIN] [RUNS] [FINISHED]
+# With IDLE=N (e.g. IDLE=1000) it then measures the TUI's idle CPU on the
+# Approvals pane with N pending tasks: a real `vigil` in tmux, its CPU time
+# read from /proc over IDLE_SECS seconds after it settled (goal <= 1%).
+# Usage: [IDLE=1000] bench/queue.sh [VIGIL_BIN] [RUNS] [FINISHED]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VIGIL=$(realpath "${1:-./vigil}")
@@ -79,3 +82,39 @@ compare pending pending --json
 compare preview preview pend-%i
 compare submit submit "$tmp/%h-sub/sub-%i.json"
 compare approve approve --yes pend-%j
+
+# idle N: the TUI's CPU share while it shows N pending tasks and nothing
+# happens (tmux gives it a real terminal).
+idle() {
+  local n=$1 secs=${IDLE_SECS:-60} h=$tmp/idle pid t0 t1 c0 c1 hz
+  command -v tmux >/dev/null || { echo "idle: tmux is required" >&2; exit 2; }
+  mkdir -p "$h"
+  cp "$tmp/small/config.toml" "$h/"
+  printf '\n[approvals]\ntimeout = "6h"\n' >>"$h/config.toml" # nothing expires while it is measured
+  "$VIGIL" --home "$h" keys init >/dev/null 2>&1
+  "$tmp/queuegen" manifests "$h" idle "$n" "$h/inbox/new"
+  "$VIGIL" --home "$h" pending --json >/dev/null
+  tmux -L vigil-bench-$$ new-session -d -x 120 -y 40 "$VIGIL --home $h"
+  for _ in $(seq 60); do tmux -L vigil-bench-$$ capture-pane -p | grep -q 'type a pattern' && break; sleep 0.5; done
+  for _ in $(seq 20); do # out of the search field, to the Approvals tab
+    tmux -L vigil-bench-$$ send-keys Escape
+    sleep 0.3
+    tmux -L vigil-bench-$$ send-keys 3
+    sleep 1
+    tmux -L vigil-bench-$$ capture-pane -p | grep -q 'Pending approvals' && break
+  done
+  sleep 10 # the audit pane's first scan, the first reload
+  pid=$(pgrep -f "^$VIGIL --home $h\$" | head -1)
+  hz=$(getconf CLK_TCK)
+  c0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  t0=$EPOCHREALTIME
+  sleep "$secs"
+  c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  t1=$EPOCHREALTIME
+  tmux -L vigil-bench-$$ capture-pane -p | grep -m1 'Pending approvals' || echo "idle: not on the Approvals tab" >&2
+  tmux -L vigil-bench-$$ kill-server
+  printf 'idle TUI, Approvals pane, %d pending: %.2f%% of one core over %ds (goal <= 1%%)\n' "$n" \
+    "$(awk -v c="$((c1 - c0))" -v hz="$hz" -v a="$t0" -v b="$t1" 'BEGIN {print 100 * c / hz / (b - a)}')" "$secs"
+}
+
+if [ -n "${IDLE:-}" ]; then idle "$IDLE"; fi

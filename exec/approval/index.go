@@ -205,6 +205,12 @@ func (q *Queue) rebuildIndex() (open int, err error) {
 	if err := os.MkdirAll(x.openDir(), 0o700); err != nil {
 		return 0, err
 	}
+	// the folders themselves are durable before any marker relies on them
+	for _, d := range []string{q.st.dir, x.dir} {
+		if err := atomicfile.SyncDir(d); err != nil {
+			return 0, err
+		}
+	}
 	unlock, err := flock.Lock(filepath.Join(x.dir, "lock"))
 	if err != nil {
 		return 0, err
