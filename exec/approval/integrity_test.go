@@ -416,4 +416,9 @@ func TestDecidedByIsCheckedAgainstTheLog(t *testing.T) {
 	if r, _ := h.q.Get("fine"); r.DecidedBy != "operator:bob" || r.Damage != "" {
 		t.Fatalf("an intact record: %q %q", r.DecidedBy, r.Damage)
 	}
+	// blame's denial is no longer the log's last entry: it is found in the
+	// window after its submission, checked by its hash and the next link
+	if r, _ := h.q.Get("blame"); r.DecidedBy != "operator:bob" || !strings.Contains(r.Damage, "operator:alice") {
+		t.Fatalf("read from the window: decided_by %q, damage %q", r.DecidedBy, r.Damage)
+	}
 }
