@@ -104,8 +104,8 @@
 //
 // A decision takes the task's lock and first runs this repair, so a second
 // decision after a crashed first one finds the first (the record holds it)
-// and gets a *DecidedError. Open, List and Get repair tasks whose lock is
-// free. A record from before log_from (a non-final record with a stored
+// and gets a *DecidedError. Open (only the tasks the index lists as open),
+// Pending, Tasks, List and Get repair tasks whose lock is free. A record from before log_from (a non-final record with a stored
 // result) is settled from the result, looking for its entry from the
 // submitted entry on. A stored result is adopted only if the operator key
 // signed it: one that does not verify is moved aside
