@@ -46,13 +46,13 @@ func run(args []string) error {
 	case len(args) == 3 && args[0] == "finished":
 		n, err := strconv.Atoi(args[2])
 		if err != nil || n < 0 {
-			return fmt.Errorf("N: must be a count, got %q", args[2])
+			return fmt.Errorf("the count must be a whole number ≥ 0, got %q", args[2])
 		}
 		return finished(args[1], n)
 	case len(args) == 5 && args[0] == "manifests":
 		n, err := strconv.Atoi(args[3])
 		if err != nil || n < 0 {
-			return fmt.Errorf("N: must be a count, got %q", args[3])
+			return fmt.Errorf("the count must be a whole number ≥ 0, got %q", args[3])
 		}
 		return manifests(args[1], args[2], n, args[4])
 	}
