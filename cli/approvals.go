@@ -108,27 +108,33 @@ func newPendingCmd(app *App) *cobra.Command {
 				}
 				return app.PrintJSON(out)
 			}
-			if len(list) == 0 {
-				fmt.Fprintln(app.Out, "no pending tasks")
-				return nil
-			}
-			now := app.Now()
-			fmt.Fprintf(app.Out, "%-24s %-20s %-12s %-14s %-8s %s\n", "TASK", "AGENT", "CAPABILITY", "DEVICE", "AGE", "EXPIRES IN")
-			for _, r := range list {
-				if r.State == approval.Damaged {
-					fmt.Fprintf(app.Out, "%-24s DAMAGED: %s\n", safetext.Line(r.TaskID), safetext.Line(r.Damage))
-					continue
-				}
-				at, kind := r.Deadline()
-				fmt.Fprintf(app.Out, "%-24s %-20s %-12s %-14s %-8s %s\n", safetext.Line(r.TaskID), safetext.Line(r.Agent),
-					safetext.Line(r.CapabilityID), safetext.Line(r.Device), shortDur(now.Sub(r.SubmittedAt)),
-					kind+" expires in "+clockDur(at.Sub(now)))
-			}
+			printPendingTable(app, list)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// printPendingTable is `pending`'s human output, local or shared queue alike:
+// one row per task, every field shown display-safe.
+func printPendingTable(app *App, list []approval.Record) {
+	if len(list) == 0 {
+		fmt.Fprintln(app.Out, "no pending tasks")
+		return
+	}
+	now := app.Now()
+	fmt.Fprintf(app.Out, "%-24s %-20s %-12s %-14s %-8s %s\n", "TASK", "AGENT", "CAPABILITY", "DEVICE", "AGE", "EXPIRES IN")
+	for _, r := range list {
+		if r.State == approval.Damaged {
+			fmt.Fprintf(app.Out, "%-24s DAMAGED: %s\n", safetext.Line(r.TaskID), safetext.Line(r.Damage))
+			continue
+		}
+		at, kind := r.Deadline()
+		fmt.Fprintf(app.Out, "%-24s %-20s %-12s %-14s %-8s %s\n", safetext.Line(r.TaskID), safetext.Line(r.Agent),
+			safetext.Line(r.CapabilityID), safetext.Line(r.Device), shortDur(now.Sub(r.SubmittedAt)),
+			kind+" expires in "+clockDur(at.Sub(now)))
+	}
 }
 
 // pendingJSON is one task of `pending --json`: the record's fields, with

@@ -174,19 +174,11 @@ func remotePending(cmd *cobra.Command, app *App) error {
 		}
 		return app.PrintJSON(out)
 	}
-	if len(list) == 0 {
-		fmt.Fprintln(app.Out, "no pending tasks")
-		return nil
+	recs := make([]approval.Record, len(list))
+	for i, v := range list {
+		recs[i] = v.Record
 	}
-	now := app.Now()
-	fmt.Fprintf(app.Out, "%-24s %-20s %-12s %-14s %-8s %s\n", "TASK", "AGENT", "CAPABILITY", "DEVICE", "AGE", "EXPIRES IN")
-	for _, v := range list {
-		rec := v.Record
-		at, kind := rec.Deadline()
-		fmt.Fprintf(app.Out, "%-24s %-20s %-12s %-14s %-8s %s\n", safetext.Line(rec.TaskID), safetext.Line(rec.Agent),
-			safetext.Line(rec.CapabilityID), safetext.Line(rec.Device), shortDur(now.Sub(rec.SubmittedAt)),
-			kind+" expires in "+clockDur(at.Sub(now)))
-	}
+	printPendingTable(app, recs)
 	return nil
 }
 
