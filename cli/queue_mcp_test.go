@@ -287,3 +287,25 @@ func TestQueueMcpSecretsStayMasked(t *testing.T) {
 		t.Fatalf("the reason is dropped, not masked: %s", outputs[2])
 	}
 }
+
+// TestQueueMcpWaitEndsAtTheDeadline: a call waiting longer than the task
+// lives answers with the expiry soon after the deadline, not at the end of
+// its wait.
+func TestQueueMcpWaitEndsAtTheDeadline(t *testing.T) {
+	r := newNatsRig(t)
+	ex := r.startExecutor()
+	defer ex.stop(t)
+	cs, _ := r.agentMCP()
+	const id = "mcpq-expire"
+	start := time.Now()
+	res, sc := mcpCall(t, cs, mediaParams(id, r.lease(id, 4*time.Second), "/media/"+id+".mkv", 120))
+	took := time.Since(start)
+	e, _ := sc["error"].(map[string]any)
+	// the bound is generous for a loaded machine; the wait asked for 120 s
+	if !res.IsError || e["code"] != "LEASE_EXPIRED" || took > 60*time.Second {
+		t.Fatalf("after %s: %s", took, mcpText(res))
+	}
+	if n := r.journalRuns(id); n != 0 {
+		t.Fatalf("%d device actions for an expired task", n)
+	}
+}
