@@ -64,7 +64,7 @@ func remoteResult(cmd *cobra.Command, app *App, id string, wait time.Duration) e
 			if !found {
 				return Failf(ExitBadInput, "task %s: no such task in the shared queue", safetext.Line(id))
 			}
-			return Failf(ExitCheck, "task %s has no result yet (state %s)", safetext.Line(id), rec.State)
+			return Failf(ExitCheck, "task %s has no result yet (state %s)", safetext.Line(id), safetext.Line(string(rec.State)))
 		}
 		if err := waitChange(ctx, changes, time.Until(deadline)); err != nil {
 			return Fail(ExitExecution, err)
