@@ -437,6 +437,9 @@ func newResultCmd(app *App) *cobra.Command {
 			if err := task.ValidateTaskID(id); err != nil {
 				return Fail(ExitBadInput, err)
 			}
+			if app.Cfg.Queue.Enabled() {
+				return remoteResult(cmd, app, id, wait) // [queue] url: the shared queue (cli/queue_result.go)
+			}
 			eng, err := app.Engine(cmd.Context())
 			if err != nil {
 				return err

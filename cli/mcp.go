@@ -102,6 +102,18 @@ func mcpDeps(ctx context.Context, app *App, log *slog.Logger) (mcpserver.Deps, f
 	} else {
 		d.Queue, d.Audit = eng.Queue, eng.Audit
 	}
+	if app.Cfg.Queue.Enabled() {
+		// [queue] url: the task tools go to the shared queue, never this
+		// home's (cli/queue_mcp.go)
+		d.Queue = nil
+		if t, closeQueue, err := mcpQueueTasks(ctx, app); err != nil {
+			log.Warn("queue_unavailable", "error", err.Error())
+			d.QueueErr = err
+		} else {
+			d.Tasks, d.QueueErr, d.Poll = t, nil, queueMCPPoll
+			closers = append(closers, closeQueue)
+		}
+	}
 	if d.Audit == nil {
 		// Memory writes are audited or refused: without a log, writes fail.
 		d.Memory, d.MemoryErr = nil, errors.New("the audit log cannot be opened")

@@ -31,9 +31,13 @@ type Deps struct {
 	// Memory is the store; MemoryErr says why it is nil.
 	Memory    *memory.Store
 	MemoryErr error
-	// Queue is the approval queue; QueueErr says why it is nil.
+	// Queue is this home's approval queue; QueueErr says why it (and
+	// Tasks) is nil.
 	Queue    *approval.Queue
 	QueueErr error
+	// Tasks is where the task tools submit and wait: the shared queue
+	// when [queue] url is set; nil means LocalTasks on Queue.
+	Tasks Tasks
 	// Audit records memory writes; nil skips them (tests only).
 	Audit *audit.Log
 	Now   func() time.Time
@@ -85,6 +89,9 @@ func New(d Deps) *mcp.Server {
 	}
 	if d.Poll <= 0 {
 		d.Poll = 200 * time.Millisecond
+	}
+	if d.Tasks == nil && d.Queue != nil {
+		d.Tasks = LocalTasks{Queue: d.Queue}
 	}
 	s := &server{d: d}
 	var core memory.Searcher = memory.Unavailable(errOr(d.MemoryErr, "memory store not open"))

@@ -147,11 +147,11 @@ func (a taskArgs) manifest(capID string) []byte {
 // Approvals pane shows it; the audit entry's details keep it).
 func source(req *mcp.CallToolRequest) string { return "mcp:" + clientName(req) }
 
-func (s *server) queue() (*approval.Queue, *mcp.CallToolResult) {
-	if s.d.Queue == nil {
+func (s *server) queue() (Tasks, *mcp.CallToolResult) {
+	if s.d.Tasks == nil {
 		return nil, toolError("ExecutionFailed", "the approval engine is not available: "+errOr(s.d.QueueErr, "not configured").Error())
 	}
-	return s.d.Queue, nil
+	return s.d.Tasks, nil
 }
 
 // scoped is seed 000's search through the queue's lease checks; the result
@@ -282,28 +282,35 @@ func (s *server) getTaskResult(ctx context.Context, req *mcp.CallToolRequest) (*
 	return s.wait(ctx, req, q, a.TaskID, wait), nil
 }
 
-// wait polls the task until it is final or the wait ends (never past the
+// wait reads the task until it is final or the wait ends (never past the
 // task's deadline: a wait that would outlast it stops just after it, so the
 // expiry is what the agent gets), sending progress notifications when the
-// client gave a progress token.
-func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q *approval.Queue, id string, wait time.Duration) *mcp.CallToolResult {
+// client gave a progress token. It reads again every Poll, and at once when
+// the queue signals a change (the shared queue's bucket watch).
+func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q Tasks, id string, wait time.Duration) *mcp.CallToolResult {
 	start := s.d.Now()
 	until := start.Add(wait)
 	var token any
 	if req != nil && req.Params != nil {
 		token = req.Params.GetProgressToken()
 	}
+	changes, stop, err := q.Changes(ctx, id)
+	if err != nil {
+		return toolError("ExecutionFailed", err.Error())
+	}
+	defer stop()
 	tick := time.NewTicker(s.d.Poll)
 	defer tick.Stop()
 	lastNote := time.Time{}
 	for {
-		rec, err := q.Get(id)
+		st, err := q.Status(ctx, id)
 		if err != nil {
 			if errors.Is(err, approval.ErrNotFound) {
 				return toolError("BadArgs", fmt.Sprintf("task_id: no task %q", id))
 			}
 			return toolError("ExecutionFailed", err.Error())
 		}
+		rec := st.Record
 		deadline, _ := rec.Deadline()
 		end := until
 		if !deadline.IsZero() && deadline.Add(time.Second).Before(end) {
@@ -311,7 +318,7 @@ func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q *approval
 		}
 		now := s.d.Now()
 		if rec.State.Final() {
-			if res, err := q.Result(id); err == nil && res != nil {
+			if res := st.Result; res != nil {
 				return jsonResult(res, res.Status != "SUCCESS")
 			}
 			// A record that is final while log_from is set is being finished
@@ -334,6 +341,7 @@ func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q *approval
 		}
 		select {
 		case <-tick.C:
+		case <-changes:
 		case <-ctx.Done():
 		}
 	}
