@@ -44,8 +44,8 @@ type AgentTasks struct {
 
 // Submit publishes the manifest and waits for the executor's verdict, in
 // the local queue's Outcome shape.
-func (a AgentTasks) Submit(ctx context.Context, raw []byte, _ string) (approval.Outcome, error) {
-	digest, err := a.Client.Publish(ctx, raw)
+func (a AgentTasks) Submit(ctx context.Context, raw []byte, source string) (approval.Outcome, error) {
+	digest, err := a.Client.PublishFrom(ctx, raw, source)
 	if err != nil {
 		return approval.Outcome{}, err
 	}

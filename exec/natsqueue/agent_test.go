@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,6 +41,9 @@ func TestAgentTasksSubmitWaitResult(t *testing.T) {
 	rec, res, err := a.Result(ctx, "ag-1")
 	if err != nil || rec.State != approval.Pending || res != nil {
 		t.Fatalf("pending: %+v %v %v", rec, res, err)
+	}
+	if rec.Source != "mcp:test" { // recorded as a local MCP submit is
+		t.Fatalf("source %q, want mcp:test", rec.Source)
 	}
 	changes, stop, err := a.Changes(ctx, "ag-1")
 	if err != nil {
@@ -110,5 +114,27 @@ func TestAgentTasksRefusesAForgedResult(t *testing.T) {
 	a.OperatorKey = nil // no key to check with: passed on, unchecked
 	if _, res, err := a.Result(ctx, "ag-forged"); err != nil || res == nil {
 		t.Fatalf("without a key: %+v %v", res, err)
+	}
+}
+
+// TestAgentTasksSourceIsCheckedByTheExecutor: a source that is not an MCP
+// source, or is not display-safe, is recorded as "queue".
+func TestAgentTasksSourceIsCheckedByTheExecutor(t *testing.T) {
+	r := newRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a := natsqueue.AgentTasks{Client: r.c}
+	for i, src := range []string{"cli", "mcp:\x1b[2Jforged", ""} {
+		id := fmt.Sprintf("src-%d", i)
+		if out, err := a.Submit(ctx, r.env.Play(id, "/media/"+id+".mkv"), src); err != nil || out.State != "pending" {
+			t.Fatalf("submit %q: %+v %v", src, out, err)
+		}
+		rec, _, err := a.Result(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Source != natsqueue.SubmitSource {
+			t.Errorf("source %q recorded as %q, want %q", src, rec.Source, natsqueue.SubmitSource)
+		}
 	}
 }

@@ -49,9 +49,19 @@ func NewClient(ctx context.Context, js jetstream.JetStream) (*Client, error) {
 // within DedupeWindow is dropped by the server (the verdict is already, or
 // will be, under the same key).
 func (c *Client) Publish(ctx context.Context, raw []byte) (string, error) {
+	return c.PublishFrom(ctx, raw, "")
+}
+
+// PublishFrom is Publish naming where the manifest came from (an MCP
+// client, "mcp:<name>"), so the executor records it as a local submit would.
+// The source is not part of the dedupe key: a resend is the same request.
+func (c *Client) PublishFrom(ctx context.Context, raw []byte, source string) (string, error) {
 	digest := Digest(raw)
 	msg := nats.NewMsg(SubmitSubject)
 	msg.Data = raw
+	if source != "" {
+		msg.Header.Set(SourceHeader, source)
+	}
 	if _, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(digest)); err != nil {
 		return "", fmt.Errorf("nats publish: %w", err)
 	}

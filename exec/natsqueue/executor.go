@@ -22,6 +22,25 @@ import (
 // SubmitSource is the Source of a task that came over the shared queue.
 const SubmitSource = "queue"
 
+// SourceHeader carries an MCP client's source ("mcp:<name>") with a
+// submission; anything else, or anything that is not display-safe, is
+// recorded as SubmitSource.
+const SourceHeader = "Vigil-Source"
+
+// submitSource is the Source recorded for a submission: the agent's MCP
+// source when it is one and passes the display rules, else SubmitSource.
+func submitSource(m jetstream.Msg) string {
+	h := m.Headers()
+	if h == nil {
+		return SubmitSource
+	}
+	src := h.Get(SourceHeader)
+	if !strings.HasPrefix(src, "mcp:") || task.CheckText(src, 100) != nil {
+		return SubmitSource
+	}
+	return src
+}
+
 // AckWait is how soon a submission a crashed executor took is delivered
 // again.
 const AckWait = 6 * time.Second
@@ -153,7 +172,7 @@ func (e *Executor) submit(ctx context.Context, m jetstream.Msg) {
 	}()
 	raw := m.Data()
 	digest := Digest(raw)
-	out, err := e.o.Queue.Submit(context.WithoutCancel(ctx), raw, SubmitSource)
+	out, err := e.o.Queue.Submit(context.WithoutCancel(ctx), raw, submitSource(m))
 	if err != nil {
 		e.o.Log.Warn("queue: submit", "err", err)
 		_ = m.NakWithDelay(5 * time.Second)
