@@ -3,6 +3,8 @@ package panes
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/fsnotify/fsnotify"
@@ -10,11 +12,20 @@ import (
 
 // Watcher turns fsnotify events under a folder into coalesced "something
 // changed" signals a pane waits on with a tea.Cmd. A burst of writes becomes
-// one signal, so a busy writer never floods the UI.
+// one signal, so a busy writer never floods the UI; the names of the files
+// that changed are kept (once each) for a pane that reloads only those.
 type Watcher struct {
 	w       *fsnotify.Watcher
 	changed chan struct{}
+
+	mu    sync.Mutex
+	names map[string]bool // changed since the last delivery
+	over  bool            // fsnotify dropped events: the names are not all
 }
+
+// maxNames bounds the names kept between deliveries; past it the watcher
+// reports that it lost count, as it does when fsnotify overflows.
+const maxNames = 4096
 
 // Watch starts watching dir (created if missing). names, when given and not
 // empty, limit the signals to those files' events.
@@ -48,9 +59,11 @@ func Watch(dir string, names ...string) (*Watcher, error) {
 				if !ok {
 					return
 				}
-				if len(only) > 0 && !only[filepath.Base(ev.Name)] {
+				name := filepath.Base(ev.Name)
+				if len(only) > 0 && !only[name] {
 					continue
 				}
+				w.note(name, false)
 				select {
 				case w.changed <- struct{}{}:
 				default: // a signal is already pending
@@ -59,10 +72,60 @@ func Watch(dir string, names ...string) (*Watcher, error) {
 				if !ok {
 					return
 				}
+				// an overflow (or any error) loses events: say so, once
+				w.note("", true)
+				select {
+				case w.changed <- struct{}{}:
+				default:
+				}
 			}
 		}
 	}()
 	return w, nil
+}
+
+func (w *Watcher) note(name string, lost bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.names == nil {
+		w.names = map[string]bool{}
+	}
+	switch {
+	case lost || len(w.names) >= maxNames:
+		w.over = true
+	default:
+		w.names[name] = true
+	}
+}
+
+// take returns and forgets the names changed since the last call, sorted;
+// all is true when some changes could not be named (the caller reloads
+// everything).
+func (w *Watcher) take() (names []string, all bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for n := range w.names {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	all, w.names, w.over = w.over, nil, false
+	return names, all
+}
+
+// WaitNames returns a command that, at the next change, delivers what fn
+// makes of the names of the files changed since the last delivery (all:
+// events were lost, so they are not all named). Re-issue it after handling
+// the message.
+func (w *Watcher) WaitNames(fn func(names []string, all bool) tea.Msg) tea.Cmd {
+	if w == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		if _, ok := <-w.changed; !ok {
+			return nil
+		}
+		return fn(w.take())
+	}
 }
 
 // Wait returns a command that delivers msg at the next change. Re-issue it
@@ -75,6 +138,7 @@ func (w *Watcher) Wait(msg tea.Msg) tea.Cmd {
 		if _, ok := <-w.changed; !ok {
 			return nil
 		}
+		w.take() // the names are not wanted: forget them
 		return msg
 	}
 }

@@ -177,6 +177,7 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 	}
 	decided := func() (Record, *task.Result, error) {
 		res, _ := q.o.Results.Load(id)
+		q.checkDecidedBy(&r) // who decided is what the log says
 		de := &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
 		if r.Error != nil {
 			de.Code = r.Error.Code
@@ -419,6 +420,7 @@ func (q *Queue) recordResult(r *Record, res *task.Result, reconciled bool) error
 		return err
 	}
 	crashpoint.Hit("execute.done")
+	q.retireQuietly(*r)
 	return nil
 }
 
@@ -439,10 +441,12 @@ func (q *Queue) scanFrom(r *Record) int64 {
 }
 
 // Reconcile finishes what a crash interrupted (see the package doc) and
-// expires overdue tasks. A task that another process holds is skipped; a
-// task that cannot be settled does not stop the others; the errors are joined.
+// expires overdue tasks, for the tasks the index lists as open (rebuilt
+// from the records first when it is missing or damaged): finished tasks are
+// not read. A task that another process holds is skipped; a task that
+// cannot be settled does not stop the others; the errors are joined.
 func (q *Queue) Reconcile(ctx context.Context) error {
-	ids, err := q.st.ids()
+	ids, err := q.openTaskIDs()
 	if err != nil {
 		return err
 	}
@@ -456,10 +460,21 @@ func (q *Queue) Reconcile(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// reconcileOne repairs, expires or retires one task when that is due and
+// its lock is free (a busy lock means another process is deciding or
+// running it). Everything it does starts from the task's own record, read
+// again under the lock: the index only said where to look.
 func (q *Queue) reconcileOne(ctx context.Context, id string) error {
 	r, err := q.st.load(id)
-	if err != nil || !q.due(&r) {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return q.dropStaleMarker(id)
+	case err != nil:
 		return err
+	case needsMarker(r) && !q.due(&r):
+		return nil
+	case !needsMarker(r) && !q.idx.marked(id):
+		return nil
 	}
 	unlock := q.st.tryLock(id)
 	if unlock == nil {
@@ -469,11 +484,37 @@ func (q *Queue) reconcileOne(ctx context.Context, id string) error {
 	if r, err = q.st.load(id); err != nil {
 		return err
 	}
+	if !needsMarker(r) {
+		return q.retire(r) // finished; its marker outlived it
+	}
 	if err := q.settleLocked(ctx, &r); err != nil {
 		return err
 	}
 	_, err = q.expireLocked(&r)
 	return err
+}
+
+// dropStaleMarker removes the marker of a task that has no record: a
+// submission that stopped between its marker and its record (not a task,
+// like a manifest alone). A submission still running holds the task's lock,
+// so the marker is removed only with the lock held and the record still
+// absent.
+func (q *Queue) dropStaleMarker(id string) error {
+	if !q.idx.marked(id) {
+		return nil
+	}
+	if err := os.MkdirAll(q.st.taskDir(id), 0o700); err != nil {
+		return err
+	}
+	unlock := q.st.tryLock(id)
+	if unlock == nil {
+		return nil
+	}
+	defer unlock()
+	if _, err := q.st.load(id); !errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return q.idx.unmark(id)
 }
 
 // settleLocked completes whatever transition a crash interrupted, from the
@@ -591,5 +632,9 @@ func (q *Queue) adoptResult(r *Record, res *task.Result) error {
 		}
 	}
 	r.LogFrom = nil
-	return q.st.save(*r)
+	if err := q.st.save(*r); err != nil {
+		return err
+	}
+	q.retireQuietly(*r)
+	return nil
 }

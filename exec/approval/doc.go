@@ -8,7 +8,11 @@
 // tasks/<id>/record.json (the state machine, rewritten atomically under
 // tasks/<id>/lock), tasks/<id>/search.json (which request a search task_id
 // belongs to), results/<id>.json (the signed result, written once by
-// task.Store), inbox/new, inbox/rejected.
+// task.Store), inbox/new, inbox/rejected, and tasks/.index/ — the index of
+// open tasks (open/<id> markers, the finished list, the built stamp; see
+// index.go) so that opening the queue and listing what is pending cost what
+// the open tasks cost, whatever the history holds. The index only says where
+// to look: every decision and repair reads the task's own record.
 //
 // # States
 //
@@ -58,14 +62,15 @@
 // submitted entry when that is earlier than log_from: each transition has
 // one entry, so a log_from edited past its entry cannot get it written twice.)
 //
-//	submit:  S1 manifest.json   S2 record pending+log_from   S3 log "submitted"   S4 record (submitted seq/offset, no log_from)
+//	submit:  S1 manifest.json   S1i open marker   S2 record pending+log_from   S3 log "submitted"   S4 record (submitted seq/offset, no log_from)
 //	approve: A1 record approved+log_from   A2 log "approved"
 //	execute: E1 record executing+log_from   E2 device acts   E3 result stored   E4 log "executed"|"failed"   E5 record done|failed
 //	finish (deny, expire, tamper, fail without a device result):
 //	         F1 record final state+error+log_from   F2 signed failure result   F3 log the event   F4 record without log_from
+//	retire (after E5, F4, or a result adopted): the id appended to the finished list, then its open marker removed
 //
 // Crash points (internal/crashpoint) sit after each write: submit.manifest,
-// submit.record, submit.audit, submit.done, approve.record, approve.audit,
+// submit.index, submit.record, submit.audit, submit.done, approve.record, approve.audit,
 // execute.record, result.ran (device acted, nothing stored), result.stored,
 // execute.audit, execute.done, and <op>.record/.result/.audit/.done for op
 // deny, expire, tamper, fail.
@@ -73,6 +78,7 @@
 // # Crash table (what the next open, or the next decision on that task, does)
 //
 //	after S1  manifest alone, no record: not a task; a resubmission overwrites it
+//	after S1i a marker with no record: the next open drops it (under the task's lock, the record still absent)
 //	after S2  pending+log_from: find "submitted" from log_from, else append it (reconciled); record its place
 //	after S3  same; the entry is found, not written again. A submitted entry of the task before log_from
 //	          is no crash's doing (the record was edited to have it logged again): tampered
@@ -88,6 +94,8 @@
 //	after F1  final+log_from: store the result if missing, find the event from log_from else append, clear log_from
 //	after F2  same; the stored result is kept
 //	after F3  same; the entry is found
+//	after E5/F4, before the marker goes: the record is final without log_from; the next open retires it
+//	          (a repeated line in the finished list is harmless: readers keep one)
 //
 // The log is the authority on approvals: an approved record whose approval
 // is not in the log and that has no log_from (no crash leaves that), or whose
@@ -96,8 +104,8 @@
 //
 // A decision takes the task's lock and first runs this repair, so a second
 // decision after a crashed first one finds the first (the record holds it)
-// and gets a *DecidedError. Open, List and Get repair tasks whose lock is
-// free. A record from before log_from (a non-final record with a stored
+// and gets a *DecidedError. Open (only the tasks the index lists as open),
+// Pending, Tasks, List and Get repair tasks whose lock is free. A record from before log_from (a non-final record with a stored
 // result) is settled from the result, looking for its entry from the
 // submitted entry on. A stored result is adopted only if the operator key
 // signed it: one that does not verify is moved aside

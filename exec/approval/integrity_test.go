@@ -1,6 +1,7 @@
 package approval_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -377,5 +378,47 @@ func TestARolledBackRecordIsCaughtByTheLog(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(h.SimDir(), "living-room.journal"))
 	if n := strings.Count(string(b), "movie.mkv"); n != 1 {
 		t.Fatalf("the device ran it %d times", n)
+	}
+}
+
+// A finished record's decided_by is held to the audit log: a record edited
+// to name someone else shows the log's actor and says what it claimed, in a
+// lookup and in the answer to a late decision.
+func TestDecidedByIsCheckedAgainstTheLog(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("blame"))
+	if _, _, err := h.q.Decide(context.Background(), "blame", Decision{By: "operator:bob", Reason: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(h.TasksDir(), "blame", "record.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, bytes.Replace(b, []byte(`"operator:bob"`), []byte(`"operator:alice"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.q.Get("blame")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.DecidedBy != "operator:bob" || !strings.Contains(r.Damage, "operator:alice") {
+		t.Fatalf("decided_by %q, damage %q", r.DecidedBy, r.Damage)
+	}
+	_, _, err = h.q.Decide(context.Background(), "blame", Decision{Approve: true, By: "operator:carol"})
+	var de *DecidedError
+	if !errors.As(err, &de) || de.By != "operator:bob" {
+		t.Fatalf("late decision: %v", err)
+	}
+	// an untouched record passes as it is
+	h.submit(h.play("fine"))
+	h.q.Decide(context.Background(), "fine", Decision{By: "operator:bob", Reason: "no"})
+	if r, _ := h.q.Get("fine"); r.DecidedBy != "operator:bob" || r.Damage != "" {
+		t.Fatalf("an intact record: %q %q", r.DecidedBy, r.Damage)
+	}
+	// blame's denial is no longer the log's last entry: it is found in the
+	// window after its submission, checked by its hash and the next link
+	if r, _ := h.q.Get("blame"); r.DecidedBy != "operator:bob" || !strings.Contains(r.Damage, "operator:alice") {
+		t.Fatalf("read from the window: decided_by %q, damage %q", r.DecidedBy, r.Damage)
 	}
 }

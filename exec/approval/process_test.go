@@ -57,6 +57,10 @@ func TestHelperProcess(t *testing.T) {
 		out := env.Submit(raw)
 		b, _ := json.Marshal(out.Result)
 		os.Stdout.Write(b)
+	case "submitdeny":
+		// submit a task and deny it; VIGIL_CRASHPOINT may kill it on the way
+		env.Submit(env.Play("idx", "/media/idx.mkv"))
+		env.Queue.Decide(context.Background(), "idx", Decision{By: "operator:crash", Reason: "no"})
 	case "crashrun":
 		// submit and approve tasks until killed
 		run := os.Getenv("VIGIL_RUN")

@@ -45,11 +45,15 @@ type Options struct {
 // Queue is the approval queue. It is safe for concurrent use by goroutines
 // and by several Vigil processes on the same home.
 type Queue struct {
-	o  Options
-	st store
+	o   Options
+	st  store
+	idx index
+	// rebuilt says why this queue rebuilt the task index (nil: it did not).
+	rebuilt error
 }
 
-// Open builds a queue and reconciles what a crash may have left behind. A
+// Open builds a queue and reconciles what a crash may have left behind: the
+// open tasks the index lists (see index.go), never the finished history. A
 // task that cannot be repaired is logged and left as it is: it never stops
 // the queue from opening (Reconcile reports it).
 func Open(ctx context.Context, o Options) (*Queue, error) {
@@ -65,7 +69,7 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	q := &Queue{o: o, st: store{dir: o.Dir}}
+	q := &Queue{o: o, st: store{dir: o.Dir}, idx: index{dir: filepath.Join(o.Dir, indexDir)}}
 	if err := q.Reconcile(ctx); err != nil {
 		q.o.Log.Warn("reconcile left tasks unrepaired", "err", err)
 	}
@@ -279,6 +283,12 @@ func (q *Queue) createPending(m *task.Manifest, p *media.Prepared, source string
 		return Outcome{}, err
 	}
 	crashpoint.Hit("submit.manifest")
+	// the index lists the task before its record makes it one, so a crash
+	// from here on leaves a task the next open finds
+	if err := q.idx.mark(m.TaskID); err != nil {
+		return Outcome{}, err
+	}
+	crashpoint.Hit("submit.index")
 	if err := q.saveFrom(&rec); err != nil {
 		return Outcome{}, err
 	}
@@ -486,24 +496,48 @@ func peekTaskID(raw []byte) string {
 }
 
 // Get returns one task's record, after finishing what a crash left undone
-// and expiring it if its deadline passed. A damaged record comes back in
+// and expiring it if its deadline passed. A finished record's decided_by is
+// held to the audit log (checkDecidedBy). A damaged record comes back in
 // State Damaged with an error wrapping ErrDamaged.
 func (q *Queue) Get(id string) (Record, error) {
 	if err := task.ValidateTaskID(id); err != nil {
 		return Record{}, err
 	}
 	q.maintain(context.Background(), id)
-	return q.st.load(id)
+	r, err := q.st.load(id)
+	if err == nil {
+		q.checkDecidedBy(&r)
+	}
+	return r, err
 }
 
-// List returns every task, oldest first, after repairing and expiring what
-// is due. A damaged record is listed in State Damaged; it never hides the
-// others.
+// List returns every task ever stored, oldest first, after repairing and
+// expiring what is due. It reads every record: the finished history is read
+// only when asked for like this; the queue's own work uses Pending. A
+// damaged record is listed in State Damaged; it never hides the others.
 func (q *Queue) List() ([]Record, error) {
 	ids, err := q.st.ids()
 	if err != nil {
 		return nil, err
 	}
+	return q.listed(ids), nil
+}
+
+// Tasks returns the records of the given tasks, oldest first, after the
+// same repairs as List; ids with no task are left out. A screen that learnt
+// which tasks changed reloads only those.
+func (q *Queue) Tasks(ids []string) []Record {
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if task.ValidateTaskID(id) == nil {
+			valid = append(valid, id)
+		}
+	}
+	return q.listed(valid)
+}
+
+// listed reads the records of ids for a listing, repairing what is due.
+func (q *Queue) listed(ids []string) []Record {
 	out := make([]Record, 0, len(ids))
 	for _, id := range ids {
 		q.maintain(context.Background(), id)
@@ -526,7 +560,7 @@ func (q *Queue) List() ([]Record, error) {
 		}
 		return out[i].TaskID < out[j].TaskID
 	})
-	return out, nil
+	return out
 }
 
 // manifestProblem says, for a listing, why a pending task's manifest cannot
@@ -546,14 +580,15 @@ func (q *Queue) manifestProblem(r *Record) string {
 }
 
 // Pending returns the tasks waiting for a decision, and damaged tasks (State
-// Damaged, with the reason) so a person sees them.
+// Damaged, with the reason) so a person sees them. It reads only the tasks
+// the index lists as open, each from its own record.
 func (q *Queue) Pending() ([]Record, error) {
-	all, err := q.List()
+	ids, err := q.openTaskIDs()
 	if err != nil {
 		return nil, err
 	}
 	var out []Record
-	for _, r := range all {
+	for _, r := range q.listed(ids) {
 		if r.State == Pending || r.State == Damaged {
 			out = append(out, r)
 		}
@@ -564,28 +599,29 @@ func (q *Queue) Pending() ([]Record, error) {
 // Result returns a task's signed result.
 func (q *Queue) Result(id string) (*task.Result, error) { return q.o.Results.Load(id) }
 
-// maintain repairs and expires one task when that is due and its lock is
-// free (a busy lock means another process is deciding or running it).
-// Problems are logged: a listing never fails because of one task.
+// TasksDir is the folder holding one folder per task.
+func (q *Queue) TasksDir() string { return q.o.Dir }
+
+// OpenTasksDir is the index folder holding one marker per open task (named
+// by its id): a marker appears when a task is submitted and goes when it is
+// finished, so a screen watching it learns which tasks arrived and left.
+func (q *Queue) OpenTasksDir() string { return q.idx.openDir() }
+
+// IndexRebuilt says why this queue had to rebuild its task index from the
+// records (missing: a home from before the index; damaged: what was wrong),
+// or nil when it did not.
+func (q *Queue) IndexRebuilt() error { return q.rebuilt }
+
+// RebuildIndex makes the task index again from every record, for an
+// operator who doubts it (a marker deleted by hand hides an open task from
+// the listings, never from a decision). It returns the number of open tasks.
+func (q *Queue) RebuildIndex() (int, error) { return q.rebuildIndex() }
+
+// maintain repairs, expires or retires one task when that is due and its
+// lock is free. Problems are logged: a listing never fails because of one task.
 func (q *Queue) maintain(ctx context.Context, id string) {
-	r, err := q.st.load(id)
-	if err != nil || !q.due(&r) {
-		return
-	}
-	unlock := q.st.tryLock(id)
-	if unlock == nil {
-		return
-	}
-	defer unlock()
-	if r, err = q.st.load(id); err != nil {
-		return
-	}
-	if err := q.settleLocked(ctx, &r); err != nil {
+	if err := q.reconcileOne(ctx, id); err != nil && !errors.Is(err, ErrDamaged) {
 		q.o.Log.Warn("repair failed", "task_id", id, "err", err)
-		return
-	}
-	if _, err := q.expireLocked(&r); err != nil {
-		q.o.Log.Warn("expiry failed", "task_id", id, "err", err)
 	}
 }
 
@@ -690,6 +726,7 @@ func (q *Queue) completeFinish(r *Record, op string, e *audit.Entry) error {
 		return err
 	}
 	crashpoint.Hit(op + ".done")
+	q.retireQuietly(*r)
 	return nil
 }
 
@@ -716,26 +753,33 @@ func eventOf(s State) string {
 func (q *Queue) Timeout() time.Duration { return q.o.Timeout }
 
 // Decided returns tasks in a final state, most recently finished first, at
-// most limit of them (limit <= 0: all).
+// most limit of them. With a limit only the tail of the index's finished
+// list is read (and those records); limit <= 0 reads every record.
 func (q *Queue) Decided(limit int) ([]Record, error) {
-	all, err := q.List()
-	if err != nil {
-		return nil, err
+	var recs []Record
+	if limit <= 0 {
+		all, err := q.List()
+		if err != nil {
+			return nil, err
+		}
+		recs = all
+	} else {
+		if _, err := q.openTaskIDs(); err != nil { // builds the index if it must
+			return nil, err
+		}
+		// a few more than asked: finishing order across processes is only
+		// nearly the order of their finished_at
+		ids, err := q.idx.recentFinished(limit + 32)
+		if err != nil {
+			return nil, err
+		}
+		recs = q.listed(ids)
 	}
 	var out []Record
-	for _, r := range all {
+	for _, r := range recs {
 		if r.State.Final() {
 			out = append(out, r)
 		}
-	}
-	when := func(r Record) time.Time {
-		switch {
-		case r.FinishedAt != nil:
-			return *r.FinishedAt
-		case r.DecidedAt != nil:
-			return *r.DecidedAt
-		}
-		return r.SubmittedAt
 	}
 	sort.SliceStable(out, func(i, j int) bool { return when(out[i]).After(when(out[j])) })
 	if limit > 0 && len(out) > limit {

@@ -15,12 +15,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/notify"
 	"github.com/vigil-dev/vigil/exec/safetext"
@@ -64,6 +66,9 @@ type (
 		decided []approval.Record
 		gone    []approval.Record // were pending at the last reload, are not now
 		err     error
+		// auditEnd is where the audit log ended before the reload read the
+		// queue (-1: not read)
+		auditEnd int64
 	}
 	viewMsg struct {
 		gen  int
@@ -85,9 +90,44 @@ type (
 		err error
 		bad error // the signature does not verify with ResultKey
 	}
-	changedMsg struct{ watcher int }
-	tickMsg    struct{}
+	// tasksMsg answers a reload of some tasks: the records of ids (those
+	// with no record are missing from recs).
+	tasksMsg struct {
+		ids      []string
+		recs     []approval.Record
+		auditEnd int64 // where the audit log was read to (-1: not read)
+		full     bool  // the audit log was replaced or cut: reload everything
+		err      error
+	}
+	// changedMsg says which watched files changed (all: events were lost).
+	changedMsg struct {
+		watcher int
+		names   []string
+		all     bool
+	}
+	tickMsg struct{}
 )
+
+// Which watcher is which.
+const (
+	watchOpen = iota
+	watchInbox
+	watchAudit
+)
+
+// resyncTicks is how many ticks pass between full reloads: a safety net
+// under fsnotify (a change it did not report, a record repaired by another
+// process without an audit entry); everything else reloads only the tasks
+// that changed.
+const resyncTicks = 60
+
+// work is the reloading asked for while one was in flight.
+type work struct {
+	full, sweep, audit bool
+	ids                map[string]bool
+}
+
+func (w work) empty() bool { return !w.full && !w.sweep && !w.audit && len(w.ids) == 0 }
 
 // Keys are the pane's bindings.
 type Keys struct {
@@ -146,8 +186,16 @@ type Pane struct {
 	// not pending, and that is not news from elsewhere.
 	deciding string
 	loading  bool // a reload is in flight
-	dirty    bool // another reload was asked for meanwhile
-	viewAge  int  // reloads since the preview was read
+	work     work // what to reload when it is done
+	ticks    int  // ticks since the last full reload
+	viewAge  int  // ticks since the preview was read
+	// auditFrom is where the audit log was read to: a change there is read
+	// from this offset on, and only the tasks its new entries name reload.
+	auditFrom int64
+	// waiting are tasks whose marker appeared before their record (a
+	// submission under way): read again at the next audit change.
+	waiting map[string]bool
+	reloads int // reloads of any kind, for tests that count them
 	// lastDecided is the task this pane decided last: its leaving the queue
 	// is not news.
 	lastDecided string
@@ -188,33 +236,51 @@ func (p *Pane) Badge() string {
 	return fmt.Sprint(len(p.list))
 }
 
-// Init loads the queue and starts watching for changes.
+// Init loads the queue and starts watching for changes: the index of open
+// tasks (a marker per task: which tasks arrived or left), the inbox, and the
+// audit log (every decision, wherever it is made, appends to it; its new
+// entries name the tasks to reload).
 func (p *Pane) Init() tea.Cmd {
 	if p.o.Queue == nil {
 		return nil
 	}
 	cmds := []tea.Cmd{p.requestReload(), p.tick()}
-	type watch struct{ dir, name string }
-	watches := []watch{{p.o.TasksDir, ""}, {filepath.Join(p.o.InboxDir, "new"), ""}}
-	if p.o.AuditPath != "" {
-		watches = append(watches, watch{filepath.Dir(p.o.AuditPath), filepath.Base(p.o.AuditPath)})
+	type watch struct {
+		kind      int
+		dir, name string
 	}
+	watches := []watch{{watchOpen, p.o.Queue.OpenTasksDir(), ""}, {watchInbox, filepath.Join(p.o.InboxDir, "new"), ""}}
+	if p.o.AuditPath != "" {
+		watches = append(watches, watch{watchAudit, filepath.Dir(p.o.AuditPath), filepath.Base(p.o.AuditPath)})
+	}
+	p.watchers = make([]*panes.Watcher, 3)
 	for _, wt := range watches {
 		if wt.dir == "" || wt.dir == "." {
 			continue
 		}
 		if w, err := panes.Watch(wt.dir, wt.name); err == nil {
-			p.watchers = append(p.watchers, w)
-			cmds = append(cmds, w.Wait(changedMsg{watcher: len(p.watchers) - 1}))
+			p.watchers[wt.kind] = w
+			cmds = append(cmds, p.waitOn(wt.kind))
 		}
 	}
 	return tea.Batch(cmds...)
 }
 
+func (p *Pane) waitOn(kind int) tea.Cmd {
+	if kind < 0 || kind >= len(p.watchers) || p.watchers[kind] == nil {
+		return nil
+	}
+	return p.watchers[kind].WaitNames(func(names []string, all bool) tea.Msg {
+		return changedMsg{watcher: kind, names: names, all: all}
+	})
+}
+
 // Close stops the watchers.
 func (p *Pane) Close() {
 	for _, w := range p.watchers {
-		w.Close()
+		if w != nil {
+			w.Close()
+		}
 	}
 }
 
@@ -222,31 +288,77 @@ func (p *Pane) tick() tea.Cmd {
 	return tea.Tick(p.o.Tick, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
-// requestReload starts a reload unless one is in flight, in which case
-// another follows it: reloads never pile up behind a slow disk or device.
+// requestReload asks for a full reload (the inbox swept, every open task
+// and the decided list read). Reloads never run two at a time and never
+// pile up behind a slow disk or device: what is asked for meanwhile is
+// merged and runs next.
 func (p *Pane) requestReload() tea.Cmd {
-	if p.loading {
-		p.dirty = true
+	p.work.full = true
+	return p.kick()
+}
+
+// requestTasks asks for a reload of these tasks only.
+func (p *Pane) requestTasks(ids ...string) tea.Cmd {
+	if p.work.ids == nil {
+		p.work.ids = map[string]bool{}
+	}
+	for _, id := range ids {
+		p.work.ids[id] = true
+	}
+	return p.kick()
+}
+
+// kick starts the reload asked for, unless one is in flight.
+func (p *Pane) kick() tea.Cmd {
+	if p.loading || p.work.empty() {
 		return nil
 	}
+	w := p.work
+	p.work = work{}
 	p.loading = true
-	return p.reload()
+	p.reloads++
+	if w.full {
+		p.ticks = 0
+		return p.reload()
+	}
+	ids := make([]string, 0, len(w.ids)+len(p.waiting))
+	for id := range w.ids {
+		ids = append(ids, id)
+	}
+	if w.audit {
+		// a submission whose marker came before its record has logged its
+		// entry by now; the log's new entries name the rest
+		for id := range p.waiting {
+			if !w.ids[id] {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return p.reloadSome(ids, w.sweep, w.audit)
 }
 
 // reload sweeps the inbox and lists pending and decided tasks off the UI
-// goroutine.
+// goroutine (the engine reads only open tasks and the tail of the decided
+// list). It notes where the audit log ended before reading, so changes
+// after that are read from there.
 func (p *Pane) reload() tea.Cmd {
 	p.gen++
-	gen, q := p.gen, p.o.Queue
+	gen, q, logPath := p.gen, p.o.Queue, p.o.AuditPath
 	before := make([]string, len(p.list))
 	for i, r := range p.list {
 		before[i] = r.TaskID
 	}
 	return func() tea.Msg {
+		end := int64(-1)
+		if logPath != "" {
+			if e, err := audit.EndOfCompleteLines(logPath); err == nil {
+				end = e
+			}
+		}
 		_, err := q.SweepInbox(context.Background())
 		list, lerr := q.Pending()
 		decided, derr := q.Decided(decidedLimit)
-		msg := listMsg{gen: gen, list: list, decided: decided, err: errors.Join(err, lerr, derr)}
+		msg := listMsg{gen: gen, list: list, decided: decided, err: errors.Join(err, lerr, derr), auditEnd: end}
 		still := map[string]bool{}
 		for _, r := range list {
 			still[r.TaskID] = true
@@ -260,6 +372,63 @@ func (p *Pane) reload() tea.Cmd {
 		}
 		return msg
 	}
+}
+
+// reloadSome reads the records of ids off the UI goroutine: after sweeping
+// the inbox when it changed, and with the tasks named by the audit log's
+// entries since auditFrom when it changed.
+func (p *Pane) reloadSome(ids []string, sweep, readAudit bool) tea.Cmd {
+	q, logPath, from := p.o.Queue, p.o.AuditPath, p.auditFrom
+	return func() tea.Msg {
+		msg := tasksMsg{auditEnd: -1}
+		if sweep {
+			outs, err := q.SweepInbox(context.Background())
+			msg.err = err
+			for _, o := range outs {
+				if o.TaskID != "" {
+					ids = append(ids, o.TaskID)
+				}
+			}
+		}
+		if readAudit && logPath != "" {
+			named, end, cut, err := changedTasks(logPath, from)
+			switch {
+			case cut:
+				msg.full = true
+				return msg
+			case err != nil:
+				msg.err = errors.Join(msg.err, err)
+			default:
+				ids = append(ids, named...)
+				msg.auditEnd = end
+			}
+		}
+		msg.ids = ids
+		msg.recs = q.Tasks(ids)
+		return msg
+	}
+}
+
+// changedTasks reads the audit log from offset from on and returns the task
+// ids its entries name, and where it ends. cut: the log is shorter than
+// from (replaced or cut), so offsets no longer mean anything.
+func changedTasks(path string, from int64) (ids []string, end int64, cut bool, err error) {
+	size, err := audit.EndOfCompleteLines(path)
+	if err != nil {
+		return nil, from, false, err
+	}
+	if size < from {
+		return nil, from, true, nil
+	}
+	seen := map[string]bool{}
+	end, err = audit.Scan(path, from, func(l audit.Line) bool {
+		if id := l.Entry.TaskID; l.Err == nil && id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+		return true
+	})
+	return ids, end, false, err
 }
 
 func (p *Pane) loadView(id string) tea.Cmd {
@@ -287,12 +456,20 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case listMsg:
 		p.loading = false
-		cmd := p.applyList(msg)
-		if p.dirty {
-			p.dirty = false
-			cmd = tea.Batch(cmd, p.requestReload())
+		if msg.auditEnd >= 0 {
+			p.auditFrom = msg.auditEnd
 		}
-		return cmd
+		p.waiting = nil
+		return tea.Batch(p.applyList(msg), p.kick())
+	case tasksMsg:
+		p.loading = false
+		if msg.full {
+			return p.requestReload()
+		}
+		if msg.auditEnd >= 0 {
+			p.auditFrom = msg.auditEnd
+		}
+		return tea.Batch(p.applyTasks(msg), p.kick())
 	case viewMsg:
 		if msg.id != p.selID {
 			return nil
@@ -308,17 +485,24 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		if msg.view != nil && msg.id == p.selID {
 			p.applyView(*msg.view, nil)
 		}
-		return p.requestReload()
+		return p.requestTasks(msg.id)
 	case changedMsg:
 		// re-arm only the watcher that fired: one waiter per watcher
-		var next tea.Cmd
-		if msg.watcher >= 0 && msg.watcher < len(p.watchers) {
-			next = p.watchers[msg.watcher].Wait(msg)
+		next := p.waitOn(msg.watcher)
+		switch {
+		case msg.all:
+			return tea.Batch(next, p.requestReload())
+		case msg.watcher == watchOpen:
+			// markers appeared or went: those tasks arrived or left
+			return tea.Batch(next, p.requestTasks(msg.names...))
+		case msg.watcher == watchInbox:
+			p.work.sweep = true
+		case msg.watcher == watchAudit:
+			p.work.audit = true
 		}
-		return tea.Batch(next, p.requestReload())
+		return tea.Batch(next, p.kick())
 	case tickMsg:
-		// countdowns redraw; overdue tasks expire through the reload
-		return tea.Batch(p.tick(), p.requestReload())
+		return tea.Batch(p.tick(), p.onTick())
 	case tea.MouseWheelMsg:
 		if p.confirm != nil || p.deny != nil {
 			// an open prompt sits under the top of the preview: the wheel
@@ -345,6 +529,145 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		return p.handleKey(msg)
 	}
 	return nil
+}
+
+// onTick repaints the countdowns (the root redraws after every message)
+// and does only what time itself makes due: tasks past their deadline are
+// reloaded (the engine expires them), the selected preview is re-read every
+// few ticks (the device's state in its effect), the decided task's result
+// is re-read while it is shown (a result edited after it was read does not
+// stay "signed"), and now and then everything is reloaded.
+func (p *Pane) onTick() tea.Cmd {
+	now := p.o.Now()
+	var cmds []tea.Cmd
+	var due []string
+	for _, r := range p.list {
+		if r.State == approval.Pending && !now.Before(deadlineAt(r)) {
+			due = append(due, r.TaskID)
+		}
+	}
+	if len(due) > 0 {
+		cmds = append(cmds, p.requestTasks(due...))
+	}
+	p.ticks++
+	if p.ticks >= resyncTicks {
+		cmds = append(cmds, p.requestReload())
+	}
+	p.viewAge++
+	if p.selID != "" && !p.history && p.viewAge >= 5 {
+		p.viewAge = 0
+		cmds = append(cmds, p.loadView(p.selID))
+	}
+	if p.history && p.hselID != "" {
+		cmds = append(cmds, p.loadResult(p.hselID))
+	}
+	cmds = append(cmds, p.announce(nil))
+	return tea.Batch(cmds...)
+}
+
+// maxWaiting bounds the markers waiting for their record: names in the
+// index folder that never become tasks are not kept forever.
+const maxWaiting = 1024
+
+// applyTasks folds a reload of some tasks into the list: a pending (or
+// damaged) task is added or updated, any other leaves the queue (and, when
+// final, heads the decided list), and a task with no record yet waits for
+// the next audit change. The rest goes through applyList, like a full reload.
+func (p *Pane) applyTasks(msg tasksMsg) tea.Cmd {
+	got := make(map[string]approval.Record, len(msg.recs))
+	for _, r := range msg.recs {
+		got[r.TaskID] = r
+	}
+	listed := make(map[string]int, len(p.list))
+	for i, r := range p.list {
+		listed[r.TaskID] = i
+	}
+	drop := map[string]bool{}
+	var added, gone, finished []approval.Record
+	list := append([]approval.Record(nil), p.list...)
+	seen := make(map[string]bool, len(msg.ids))
+	for _, id := range msg.ids {
+		if seen[id] {
+			continue // named by a marker and by the log alike
+		}
+		seen[id] = true
+		r, ok := got[id]
+		i, was := listed[id]
+		switch {
+		case !ok:
+			if was {
+				drop[id] = true // its record went: nothing to decide any more
+			} else if len(p.waiting) < maxWaiting && task.ValidateTaskID(id) == nil {
+				if p.waiting == nil {
+					p.waiting = map[string]bool{}
+				}
+				p.waiting[id] = true
+			}
+			continue
+		case r.State == approval.Pending || r.State == approval.Damaged:
+			if was {
+				list[i] = r
+			} else {
+				added = append(added, r)
+				listed[id] = -1
+			}
+		default:
+			if was && !drop[id] {
+				drop[id] = true
+				gone = append(gone, r)
+			}
+			if r.State.Final() {
+				finished = append(finished, r)
+			}
+		}
+		delete(p.waiting, id)
+	}
+	out := list[:0]
+	for _, r := range list {
+		if !drop[r.TaskID] {
+			out = append(out, r)
+		}
+	}
+	out = append(out, added...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].SubmittedAt.Equal(out[j].SubmittedAt) {
+			return out[i].SubmittedAt.Before(out[j].SubmittedAt)
+		}
+		return out[i].TaskID < out[j].TaskID
+	})
+	return p.applyList(listMsg{gen: p.gen, list: out, decided: p.withDecided(finished), gone: gone, err: msg.err, auditEnd: -1})
+}
+
+// withDecided is the decided list with these newly final tasks at its head
+// (newest first, each once, at most decidedLimit).
+func (p *Pane) withDecided(finished []approval.Record) []approval.Record {
+	if len(finished) == 0 {
+		return p.decided
+	}
+	when := func(r approval.Record) time.Time {
+		switch {
+		case r.FinishedAt != nil:
+			return *r.FinishedAt
+		case r.DecidedAt != nil:
+			return *r.DecidedAt
+		}
+		return r.SubmittedAt
+	}
+	sort.SliceStable(finished, func(i, j int) bool { return when(finished[i]).After(when(finished[j])) })
+	fresh := map[string]bool{}
+	for _, r := range finished {
+		fresh[r.TaskID] = true
+	}
+	out := append([]approval.Record(nil), finished...)
+	for _, r := range p.decided {
+		if !fresh[r.TaskID] {
+			out = append(out, r)
+		}
+	}
+	if len(out) > decidedLimit {
+		out = out[:decidedLimit]
+	}
+	return out
 }
 
 // applyView shows a freshly read preview. A preview whose hash differs from
@@ -432,9 +755,8 @@ func (p *Pane) applyList(msg listMsg) tea.Cmd {
 		}
 	}
 	// the preview (and the device state in its effect) is re-read when the
-	// selection changes and every few reloads, not on every tick
-	p.viewAge++
-	if p.selID != "" && (p.selID != old || p.view == nil || p.viewAge >= 5) {
+	// selection changes, and every few ticks (onTick)
+	if p.selID != "" && (p.selID != old || p.view == nil) {
 		p.viewAge = 0
 		cmds = append(cmds, p.loadView(p.selID))
 	}

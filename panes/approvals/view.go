@@ -112,16 +112,20 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 		return lines, true
 	}
 	now := p.o.Now()
-	cells := make([]rowCells, len(p.list))
-	for i, r := range p.list {
-		cells[i] = cellsOf(r, now)
-	}
-	layout := layoutRows(cells, w)
 	listH := max(h/3-1, 1)
 	top := panes.Scroll(0, p.sel, listH, len(p.list))
+	// only the rows that can be on screen are laid out: a frame costs what
+	// it shows, not the length of the queue (1,000 pending tasks, repainted
+	// every second)
+	end := min(max(top+listH, p.sel+1), len(p.list))
+	cells := make([]rowCells, end-top)
+	for i := top; i < end; i++ {
+		cells[i-top] = cellsOf(p.list[i], now)
+	}
+	layout := layoutRows(cells, w)
 	used, selEnd := 0, -1
-	for i := top; i < len(p.list) && (used < listH || i == p.sel); i++ {
-		row := p.queueRow(cells[i], layout, i == p.sel, w)
+	for i := top; i < end && (used < listH || i == p.sel); i++ {
+		row := p.queueRow(cells[i-top], layout, i == p.sel, w)
 		lines = append(lines, row...)
 		used += len(row)
 		if i == p.sel {

@@ -1,0 +1,168 @@
+package approvals
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
+	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/ui"
+)
+
+// Ticks repaint the countdowns and reload nothing while no deadline has
+// passed: an idle pane does no I/O (it used to reload every task each
+// second). A task whose deadline passed is reloaded, alone.
+func TestTicksReloadOnlyTasksPastTheirDeadline(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("first", "/media/a.mkv"))
+	env.Clock.Advance(time.Minute)
+	env.Submit(env.Play("second", "/media/b.mkv"))
+	clk := approvaltest.NewClock()
+	p := loadedPane(t, env, clk)
+	base := p.reloads
+	for range resyncTicks - 1 {
+		clk.Advance(time.Second)
+		p.Update(tickMsg{})
+	}
+	if p.reloads != base || p.loading {
+		t.Fatalf("%d ticks started %d reloads", resyncTicks-1, p.reloads-base)
+	}
+	if !strings.Contains(strings.Join(mustRender(p, 100, 30), "\n"), "expires in 9:01") {
+		t.Fatalf("the countdown did not move:\n%s", strings.Join(mustRender(p, 100, 30), "\n"))
+	}
+	// first's deadline passes on the pane's clock: only it is asked for
+	clk.Advance(9*time.Minute + time.Second)
+	p.Update(tickMsg{})
+	if p.reloads != base+1 || !p.loading {
+		t.Fatalf("a task past its deadline was not reloaded (%d reloads)", p.reloads-base)
+	}
+	// and the safety net: a full reload once a minute of ticks
+	p.loading = false
+	for range resyncTicks {
+		p.Update(tickMsg{})
+	}
+	if !p.loading {
+		t.Fatal("no full reload after a minute of ticks")
+	}
+}
+
+// startIdle is a real program whose ticks come once an hour: whatever it
+// shows after a change came through fsnotify.
+func startIdle(t *testing.T, env *approvaltest.Env) (*teatest.TestModel, *Pane) {
+	t.Helper()
+	p := New(Options{Queue: env.Queue, TasksDir: env.TasksDir(), InboxDir: env.InboxDir(), AuditPath: env.AuditPath(),
+		Operator: "operator:ada", Now: env.Clock.Now, Tick: time.Hour}, styles())
+	t.Cleanup(p.Close)
+	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	return tm, p
+}
+
+// A task submitted by another process shows up without a tick: its index
+// marker and its audit entry name it, and only it is read.
+func TestNewTaskAppearsThroughFsnotify(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("already", "/media/a.mkv"))
+	tm, _ := startIdle(t, env)
+	waitFor(t, tm, "already")
+	other := env.Open()
+	t0 := time.Now()
+	if _, err := other.Submit(context.Background(), env.Play("arrived", "/media/b.mkv"), "cli"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tm, "arrived")
+	t.Logf("a new task on screen %v after its submission returned", time.Since(t0))
+	tm.Quit()
+}
+
+// A decision made elsewhere reaches the screen through the audit log's new
+// entry, without a tick.
+func TestDecisionElsewhereThroughTheAuditLog(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("stays", "/media/a.mkv"))
+	env.Submit(env.Play("denied-there", "/media/b.mkv"))
+	tm, _ := startIdle(t, env)
+	waitFor(t, tm, "denied-there")
+	other := env.Open()
+	if _, _, err := other.Decide(context.Background(), "denied-there", approval.Decision{By: "operator:bob", Reason: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tm, "was decided elsewhere: denied by operator:bob")
+	tm.Quit()
+}
+
+func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), s) },
+		teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+}
+
+// The audit log is read from where the last reload left it: only the tasks
+// its new entries name, and a log shorter than that offset (replaced, cut)
+// asks for a full reload.
+func TestChangedTasksReadsOnlyNewEntries(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	l, err := audit.Open(path, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(id string) {
+		if _, err := l.Append(audit.Entry{Actor: "agent:a", Event: audit.EventSubmitted, TaskID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("old-1")
+	add("old-2")
+	end, _ := audit.EndOfCompleteLines(path)
+	add("new-1")
+	add("")
+	add("new-2")
+	add("new-1")
+	ids, next, cut, err := changedTasks(path, end)
+	if err != nil || cut || !slices.Equal(ids, []string{"new-1", "new-2"}) {
+		t.Fatalf("ids %v cut %v err %v", ids, cut, err)
+	}
+	if size, _ := audit.EndOfCompleteLines(path); next != size {
+		t.Fatalf("read to %d, the log ends at %d", next, size)
+	}
+	if _, _, cut, _ := changedTasks(path, next+1); !cut {
+		t.Fatal("a log shorter than the offset read is not reported cut")
+	}
+}
+
+// BenchmarkIdleTick is what a second of an idle Approvals pane costs with
+// 1,000 pending tasks: one tick and one repaint (ns/op ÷ 1e9 is the share
+// of one core; the goal is ≤ 1%).
+func BenchmarkIdleTick(b *testing.B) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	p := New(Options{Now: func() time.Time { return now }, Tick: time.Second}, styles())
+	for i := range 1000 {
+		at := now.Add(-time.Duration(i) * 100 * time.Millisecond)
+		p.list = append(p.list, approval.Record{TaskID: fmt.Sprintf("task-%04d", i), CapabilityID: "MEDIA_PLAY",
+			State: approval.Pending, Agent: "agent:planner", Device: "living-room", SubmittedAt: at,
+			ExpiresAt: at.Add(10 * time.Minute)})
+	}
+	p.selID = p.list[0].TaskID
+	p.viewAge = -1 << 30 // no preview re-read: there is no queue here
+	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Update(tickMsg{})
+		p.ticks = 0
+		_ = m.Render()
+	}
+}
