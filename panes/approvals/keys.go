@@ -34,6 +34,8 @@ func (p *Pane) buildKeymaps() keymaps {
 	final := func() string { return "decided tasks are final: press v for the pending ones" }
 	history := panes.KeyRow{Binding: b("v", "decided ⇄ pending", "v"), Footer: true, Everyday: true,
 		Do: do(func() { p.history = !p.history })}
+	decidedHistory := history
+	decidedHistory.Everyday = false // listed once in the README, under the pending list
 	refresh := panes.KeyRow{Binding: b("ctrl+r", "refresh", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.requestReload() }}
 	return keymaps{
 		pending: panes.Keymap{
@@ -59,7 +61,7 @@ func (p *Pane) buildKeymaps() keymaps {
 			{Binding: b("G", "oldest", "end", "G"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(len(p.decided) - 1) }},
 			{Binding: b("pgup/K", "scroll result up", "pgup", "K"), Do: do(func() { p.hscroll = max(p.hscroll-previewStep, 0) })},
 			{Binding: b("pgdn/J", "scroll result down", "pgdown", "J", "space"), Footer: true, Do: do(func() { p.hscroll += previewStep })},
-			history,
+			decidedHistory,
 			refresh,
 		},
 		confirm: panes.Keymap{

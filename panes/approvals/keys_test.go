@@ -149,7 +149,7 @@ func TestKeySectionsDocumentTheKeys(t *testing.T) {
 			}
 		}
 	}
-	want := "Approvals:a Approvals:d Approvals:v Approvals decided:v Approve prompt:y Deny reason:enter"
+	want := "Approvals:a Approvals:d Approvals:v Approve prompt:y Deny reason:enter"
 	if got := strings.Join(everyday, " "); got != want {
 		t.Fatalf("everyday keys %q, want %q", got, want)
 	}
