@@ -44,7 +44,8 @@ func (p *Pane) buildKeymaps() keymaps {
 			{Binding: b("d", "deny…", "d"), Footer: true, Everyday: true, Disabled: p.decisionOff,
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, false); return nil }},
 			{Binding: b("↑/k", "previous task", "up", "k"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(p.sel - 1) }},
-			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(p.sel + 1) }},
+			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.emptyQueue,
+				Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(p.sel + 1) }},
 			{Binding: b("g", "first task", "home", "g"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(0) }},
 			{Binding: b("G", "last task", "end", "G"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(len(p.list) - 1) }},
 			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Do: do(func() { p.scroll = max(p.scroll-previewStep, 0) })},
@@ -56,7 +57,8 @@ func (p *Pane) buildKeymaps() keymaps {
 			{Binding: b("a", "approve…", "a"), Disabled: final, Do: do(func() {})},
 			{Binding: b("d", "deny…", "d"), Disabled: final, Do: do(func() {})},
 			{Binding: b("↑/k", "previous task", "up", "k"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(p.hsel - 1) }},
-			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(p.hsel + 1) }},
+			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.noDecided,
+				Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(p.hsel + 1) }},
 			{Binding: b("g", "newest", "home", "g"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(0) }},
 			{Binding: b("G", "oldest", "end", "G"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(len(p.decided) - 1) }},
 			{Binding: b("pgup/K", "scroll result up", "pgup", "K"), Do: do(func() { p.hscroll = max(p.hscroll-previewStep, 0) })},
@@ -87,6 +89,21 @@ func (p *Pane) decisionOff() string {
 		return "an action is running (" + safetext.Line(p.deciding) + ")"
 	case p.selID == "":
 		return "nothing is pending"
+	}
+	return ""
+}
+
+// emptyQueue and noDecided keep ↓ out of the footer over an empty list.
+func (p *Pane) emptyQueue() string {
+	if len(p.list) == 0 {
+		return "nothing is pending"
+	}
+	return ""
+}
+
+func (p *Pane) noDecided() string {
+	if len(p.decided) == 0 {
+		return "no decided tasks yet"
 	}
 	return ""
 }
