@@ -158,3 +158,24 @@ func TestKeySectionsDocumentTheKeys(t *testing.T) {
 		t.Fatalf("markdown:\n%s", md)
 	}
 }
+
+// A click while a prompt is open leaves the selection under the prompt: the
+// prompt is answered with keys, and the task it names stays the one shown.
+func TestClickWithPromptOpenChangesNothing(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("keep-one", "/media/a.mkv"))
+	env.Submit(env.Play("keep-two", "/media/b.mkv"))
+	clk := approvaltest.NewClock()
+	p := loadedPane(t, env, clk)
+	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	clk.Advance(GraceMax)
+	press(m, "a")
+	if p.confirm == nil {
+		t.Fatalf("a did not open the prompt: %q", p.notice)
+	}
+	m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: 3}) // keep-two's row
+	if p.selID != "keep-one" || p.confirm == nil || p.confirm.taskID != "keep-one" {
+		t.Fatalf("click under the prompt: selected %q, prompt %+v", p.selID, p.confirm)
+	}
+}
