@@ -143,7 +143,7 @@ type Pane struct {
 
 	view    *approval.View
 	viewErr error
-	scroll  int
+	preview panes.Viewport // the selected task's preview
 
 	// the decided tasks ("v"), newest first, and the selected one's result
 	history    bool
@@ -153,8 +153,8 @@ type Pane struct {
 	result     *task.Result
 	resultID   string
 	resultErr  error
-	resultBad  error // why p.result's signature does not verify
-	hscroll    int
+	resultBad  error          // why p.result's signature does not verify
+	resultView panes.Viewport // the decided task's result
 	hresultGen int
 
 	confirm *confirmDialog
@@ -494,11 +494,11 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			// does not scroll the request out from above it
 			return nil
 		}
-		sc := &p.scroll
 		if p.history {
-			sc = &p.hscroll
+			p.resultView.Wheel(msg)
+		} else {
+			p.preview.Wheel(msg)
 		}
-		*sc = max(*sc+panes.Wheel(msg), 0)
 	case tea.MouseClickMsg:
 		if p.confirm != nil || p.deny != nil {
 			return nil // the prompt is answered with keys, not by clicking away from it
@@ -709,7 +709,7 @@ func (p *Pane) applyList(msg listMsg) tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if p.selID != old {
-		p.scroll = 0
+		p.preview.Top()
 		p.view, p.viewErr = nil, nil
 		p.grace.arm(p.o.Now())
 	}
@@ -945,7 +945,7 @@ func (p *Pane) openDecision(msg tea.KeyPressMsg, approve bool) {
 		return
 	}
 	p.notice = ""
-	p.scroll = 0 // the prompt sits under the top of the preview
+	p.preview.Top() // the prompt sits under the top of the preview
 	p.grace.arm(now)
 	if approve {
 		p.confirm = &confirmDialog{taskID: p.selID, previewHash: p.view.BindingHash}
@@ -966,7 +966,8 @@ func (p *Pane) select_(i int) tea.Cmd {
 	if i < 0 || i >= len(p.list) || i == p.sel {
 		return nil
 	}
-	p.sel, p.selID, p.scroll = i, p.list[i].TaskID, 0
+	p.sel, p.selID = i, p.list[i].TaskID
+	p.preview.Top()
 	p.view, p.viewErr = nil, nil
 	return p.loadView(p.selID)
 }

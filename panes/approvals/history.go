@@ -34,7 +34,7 @@ func (p *Pane) applyDecided(list []approval.Record) tea.Cmd {
 		p.hselID = list[p.hsel].TaskID
 	}
 	if p.hselID != old {
-		p.hscroll = 0
+		p.resultView.Top()
 		p.result, p.resultErr, p.resultBad = nil, nil, nil
 	}
 	return p.wantResult()
@@ -54,7 +54,8 @@ func (p *Pane) selectDecided(i int) tea.Cmd {
 	if i < 0 || i >= len(p.decided) || i == p.hsel {
 		return nil
 	}
-	p.hsel, p.hselID, p.hscroll = i, p.decided[i].TaskID, 0
+	p.hsel, p.hselID = i, p.decided[i].TaskID
+	p.resultView.Top()
 	p.result, p.resultErr, p.resultBad = nil, nil, nil
 	return p.loadResult(p.hselID)
 }
@@ -134,8 +135,7 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 	lines = append(lines, s.Subtle.Render(strings.Repeat("─", max(w, 0))))
 	detail := p.decidedLines(p.decided[p.hsel], w)
 	detailH := max(h-len(lines), 0)
-	p.hscroll = min(p.hscroll, max(len(detail)-detailH, 0))
-	lines = append(lines, window(detail, p.hscroll, detailH)...)
+	lines = append(lines, p.resultView.Window(detail, detailH)...)
 	return lines, selAt >= 0 && selAt < h
 }
 

@@ -153,15 +153,15 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 		// the dialog sits at the bottom, under the top of the preview
 		keep := max(detailH-len(dlg), 0)
 		legible = legible && keep >= need && len(dlg) <= detailH
-		p.scroll = min(p.scroll, max(len(detail)-keep, 0))
-		detail = append(window(detail, p.scroll, keep), dlg...)
+		detail = append(append([]string(nil), p.preview.Window(detail, keep)...), dlg...)
 	} else {
 		legible = legible && detailH >= need
-		p.scroll = min(p.scroll, max(len(detail)-detailH, 0))
 		full := len(detail)
-		detail = window(detail, p.scroll, detailH)
-		if detailH > 1 && len(detail) == detailH && p.scroll+detailH < full {
-			detail[detailH-1] = s.Muted.Render(fmt.Sprintf("↓ more below (%d lines) — pgdn/J to scroll", full-p.scroll-detailH+1))
+		// a copy: the last line may become the "more below" hint, and
+		// detail may be the cached preview
+		detail = append([]string(nil), p.preview.Window(detail, detailH)...)
+		if from := p.preview.Offset(); detailH > 1 && len(detail) == detailH && from+detailH < full {
+			detail[detailH-1] = s.Muted.Render(fmt.Sprintf("↓ more below (%d lines) — pgdn/J to scroll", full-from-detailH+1))
 		}
 	}
 	lines = append(lines, detail...)
@@ -180,16 +180,6 @@ func (p *Pane) noticeLines(w int) []string {
 		l[2] = panes.Truncate(l[2]+" …", w)
 	}
 	return l
-}
-
-// window is lines[from:from+n] as a copy: callers change and extend it,
-// and lines may be the cached preview.
-func window(lines []string, from, n int) []string {
-	if from > len(lines) {
-		from = len(lines)
-	}
-	end := min(from+n, len(lines))
-	return append([]string(nil), lines[from:end]...)
 }
 
 // previewCache keeps the laid-out preview between frames: the root asks
