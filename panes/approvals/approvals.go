@@ -118,10 +118,8 @@ const (
 // resyncTicks is how many ticks pass between full reloads: a safety net
 // under fsnotify (a change it did not report, a record repaired by another
 // process without an audit entry); everything else reloads only the tasks
-// that changed. A full reload of 1,000 pending tasks costs about 0.2 s of
-// CPU: once a minute that alone was a third of the idle TUI's 1% budget, so
-// the net is cast every five minutes.
-const resyncTicks = 300
+// that changed.
+const resyncTicks = 60
 
 // work is the reloading asked for while one was in flight.
 type work struct {

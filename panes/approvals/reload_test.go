@@ -38,23 +38,22 @@ func TestTicksReloadOnlyTasksPastTheirDeadline(t *testing.T) {
 	if p.reloads != base || p.loading {
 		t.Fatalf("%d ticks started %d reloads", resyncTicks-1, p.reloads-base)
 	}
-	left := 10*time.Minute - (resyncTicks-1)*time.Second // first's, on the pane's clock
-	if want := fmt.Sprintf("expires in %d:%02d", int(left.Minutes()), int(left.Seconds())%60); !strings.Contains(strings.Join(mustRender(p, 100, 30), "\n"), want) {
+	if !strings.Contains(strings.Join(mustRender(p, 100, 30), "\n"), "expires in 9:01") {
 		t.Fatalf("the countdown did not move:\n%s", strings.Join(mustRender(p, 100, 30), "\n"))
 	}
 	// first's deadline passes on the pane's clock: only it is asked for
-	clk.Advance(left)
+	clk.Advance(9*time.Minute + time.Second)
 	p.Update(tickMsg{})
 	if p.reloads != base+1 || !p.loading {
 		t.Fatalf("a task past its deadline was not reloaded (%d reloads)", p.reloads-base)
 	}
-	// and the safety net: a full reload every resyncTicks ticks
+	// and the safety net: a full reload once a minute of ticks
 	p.loading = false
 	for range resyncTicks {
 		p.Update(tickMsg{})
 	}
 	if !p.loading {
-		t.Fatalf("no full reload after %d ticks", resyncTicks)
+		t.Fatal("no full reload after a minute of ticks")
 	}
 }
 
