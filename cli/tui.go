@@ -52,8 +52,9 @@ func needTerminal(app *App) error {
 // shows it, median of 12): 60 fps 1.77–2.33%, echo 25–40 ms; 30 fps
 // 1.13–1.23%, 39–44 ms; 20 fps 0.97–1.07%, 32–83 ms (the 83 under a
 // parallel test run; 32 quiet, within the probe's noise of 60 fps's 25).
-// 20 fps draws a keystroke within 50 ms, under what a typist notices, for
-// half the idle cost; 10 fps (0.85%) would wait up to 100 ms.
+// Two more 70 s runs at 20 fps: 1.04% and 0.96%. 20 fps draws a keystroke
+// within 50 ms, under what a typist notices, for half the idle cost; 10 fps
+// (0.85%) would wait up to 100 ms.
 const tuiFPS = 20
 
 // runTUI opens the screens on the current home.
