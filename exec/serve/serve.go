@@ -30,7 +30,7 @@ const DefaultMaxTick = time.Second
 // Options wire the loop to one home's queue.
 type Options struct {
 	Queue    *approval.Queue // the state machine: every transition goes through it
-	TasksDir string          // tasks/ (watched; its folder names are the task ids)
+	TasksDir string          // tasks/ (the queue's folder: health check and timer spans; the open-task index in it is watched)
 	Audit    *audit.Log      // followed for the metrics, checked for /healthz
 	Metrics  *metrics.Metrics
 	// Notify is called for each event, one at a time, off the loop; a slow
@@ -49,7 +49,6 @@ type Server struct {
 	mu      sync.Mutex
 	lastErr error // the last pass's problem, for /healthz
 
-	final  map[string]bool // tasks seen in a final state: no transition leaves one, so they are not read again
 	seen   map[string]bool // pending tasks announced as arrived
 	warned map[string]bool // pending tasks announced as expiring
 	events chan notify.Event
@@ -75,7 +74,7 @@ func New(o Options) (*Server, error) {
 	if o.Metrics != nil {
 		o.Metrics.SetTimer(RecordTimer(o.TasksDir))
 	}
-	return &Server{o: o, final: map[string]bool{}, seen: map[string]bool{}, warned: map[string]bool{}, events: make(chan notify.Event, 64)}, nil
+	return &Server{o: o, seen: map[string]bool{}, warned: map[string]bool{}, events: make(chan notify.Event, 64)}, nil
 }
 
 // Run works until ctx ends, then returns nil once the pass in flight is
@@ -160,7 +159,7 @@ func (s *Server) pass(ctx context.Context) time.Time {
 	if _, err := q.SweepInbox(context.WithoutCancel(ctx)); err != nil {
 		errs = append(errs, fmt.Errorf("inbox: %w", err))
 	}
-	entries, err := os.ReadDir(s.o.TasksDir)
+	ids, err := s.openIDs()
 	if err != nil {
 		errs = append(errs, fmt.Errorf("queue: %w", err))
 	}
@@ -172,21 +171,14 @@ func (s *Server) pass(ctx context.Context) time.Time {
 		}
 	}
 	pending := map[string]bool{}
-	for _, de := range entries {
+	for _, id := range ids {
 		if ctx.Err() != nil {
 			break // shutting down: start nothing new
-		}
-		id := de.Name()
-		if s.final[id] || !de.IsDir() || task.ValidateTaskID(id) != nil {
-			continue
 		}
 		// Get repairs what a crash left (running an approval that was
 		// recorded but not carried out) and expires an overdue task, under
 		// the task's lock, skipping a task another process holds.
 		r, err := q.Get(id)
-		if err == nil && r.State.Final() && r.LogFrom == nil {
-			s.final[id] = true
-		}
 		if err != nil || r.State != approval.Pending {
 			continue
 		}
@@ -219,6 +211,32 @@ func (s *Server) pass(ctx context.Context) time.Time {
 		s.o.Log.Warn("serve: pass", "err", s.lastErr)
 	}
 	return next
+}
+
+// openIDs names the open tasks from the queue's index (tasks/.index/open):
+// a pass reads only what can still change, never the finished history. An
+// index that cannot be read is the queue's to rebuild: Pending does that and
+// names the same tasks.
+func (s *Server) openIDs() ([]string, error) {
+	ents, err := os.ReadDir(s.o.Queue.OpenTasksDir())
+	if err == nil {
+		ids := make([]string, 0, len(ents))
+		for _, e := range ents {
+			if e.Type().IsRegular() && task.ValidateTaskID(e.Name()) == nil {
+				ids = append(ids, e.Name())
+			}
+		}
+		return ids, nil
+	}
+	recs, err := s.o.Queue.Pending()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(recs))
+	for _, r := range recs {
+		ids = append(ids, r.TaskID)
+	}
+	return ids, nil
 }
 
 // announce queues the notifications a pending task is due: arrived the
@@ -268,16 +286,19 @@ func (s *Server) follow() error {
 	return nil
 }
 
-// watch signals wake when tasks/, inbox/new or the audit log change (the
-// log's folder is watched: the log may be replaced). Every transition ends
-// with an audit entry, so a change there is when a task's record is
-// complete — a new task's folder appears before its record does.
+// watch signals wake when the open-task index (tasks/.index/open), inbox/new
+// or the audit log change (the log's folder is watched: the log may be
+// replaced). A marker comes and goes as a task opens and finishes; every
+// transition ends with an audit entry, so a change there is when a task's
+// record is complete — a new task's marker may appear before its record.
+// Finished tasks' folders are never watched: they cannot change.
 func (s *Server) watch(wake chan struct{}) (*fsnotify.Watcher, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
-	dirs := []string{s.o.TasksDir, s.o.Queue.InboxNew(), filepath.Dir(s.o.Audit.Path())}
+	open := s.o.Queue.OpenTasksDir()
+	dirs := []string{open, s.o.Queue.InboxNew(), filepath.Dir(s.o.Audit.Path())}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			w.Close()
@@ -303,7 +324,7 @@ func (s *Server) watch(wake chan struct{}) (*fsnotify.Watcher, error) {
 					return
 				}
 				switch filepath.Dir(ev.Name) {
-				case filepath.Clean(s.o.TasksDir), filepath.Clean(s.o.Queue.InboxNew()):
+				case filepath.Clean(open), filepath.Clean(s.o.Queue.InboxNew()):
 					signal()
 				default:
 					if filepath.Base(ev.Name) == logName {

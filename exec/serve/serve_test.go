@@ -333,3 +333,42 @@ func TestHealthReportsAnUnusableLogOrQueue(t *testing.T) {
 		t.Fatalf("no tasks folder: %v", err)
 	}
 }
+
+// A pass names only the open tasks, from the queue's index: a finished
+// task is not read again, however long the history. When the index is
+// gone the queue rebuilds it and the pass names the same tasks.
+func TestPassReadsOnlyOpenTasks(t *testing.T) {
+	e := newRealEnv(t, time.Minute)
+	for _, id := range []string{"open-1", "done-1", "open-2"} {
+		e.submit(id)
+	}
+	if _, _, err := e.q.Decide(context.Background(), "done-1", approval.Decision{By: "operator:x", Reason: "no", Via: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Queue: e.q, TasksDir: e.TasksDir(), Audit: e.Audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.openIDs()
+	if err != nil || strings.Join(ids, ",") != "open-1,open-2" {
+		t.Fatalf("open ids %v %v", ids, err)
+	}
+	if err := os.RemoveAll(filepath.Join(e.TasksDir(), ".index")); err != nil {
+		t.Fatal(err)
+	}
+	ids, err = s.openIDs()
+	if err != nil || strings.Join(ids, ",") != "open-1,open-2" {
+		t.Fatalf("open ids after losing the index %v %v", ids, err)
+	}
+	s.o.Notify = func(context.Context, notify.Event) {} // the pass queues events; no notifier runs
+	s.Pass(context.Background())
+	var arrived []string
+	for len(s.events) > 0 {
+		if ev := <-s.events; ev.Kind == notify.Arrived {
+			arrived = append(arrived, ev.TaskID)
+		}
+	}
+	if strings.Join(arrived, ",") != "open-1,open-2" {
+		t.Fatalf("arrivals %v", arrived)
+	}
+}

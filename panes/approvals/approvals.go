@@ -129,29 +129,11 @@ type work struct {
 
 func (w work) empty() bool { return !w.full && !w.sweep && !w.audit && len(w.ids) == 0 }
 
-// Keys are the pane's bindings.
-type Keys struct {
-	Up, Down, Approve, Deny, ScrollUp, ScrollDown, Refresh, History key.Binding
-}
-
-func defaultKeys() Keys {
-	b := func(k []string, h, d string) key.Binding {
-		return key.NewBinding(key.WithKeys(k...), key.WithHelp(h, d))
-	}
-	return Keys{
-		Up: b([]string{"up", "k"}, "↑/k", "previous task"), Down: b([]string{"down", "j"}, "↓/j", "next task"),
-		Approve: b([]string{"a"}, "a", "approve…"), Deny: b([]string{"d"}, "d", "deny…"),
-		ScrollUp: b([]string{"pgup", "K"}, "pgup/K", "scroll preview up"), ScrollDown: b([]string{"pgdown", "J", "space"}, "pgdn/J", "scroll preview down"),
-		Refresh: b([]string{"ctrl+r"}, "ctrl+r", "refresh"),
-		History: b([]string{"v"}, "v", "decided ⇄ pending"),
-	}
-}
-
 // Pane is the Approvals screen.
 type Pane struct {
 	o      Options
 	styles *themes.Styles
-	keys   Keys
+	km     keymaps
 
 	list    []approval.Record
 	listErr error
@@ -161,7 +143,7 @@ type Pane struct {
 
 	view    *approval.View
 	viewErr error
-	scroll  int
+	preview panes.Viewport // the selected task's preview
 
 	// the decided tasks ("v"), newest first, and the selected one's result
 	history    bool
@@ -171,8 +153,8 @@ type Pane struct {
 	result     *task.Result
 	resultID   string
 	resultErr  error
-	resultBad  error // why p.result's signature does not verify
-	hscroll    int
+	resultBad  error          // why p.result's signature does not verify
+	resultView panes.Viewport // the decided task's result
 	hresultGen int
 
 	confirm *confirmDialog
@@ -206,6 +188,7 @@ type Pane struct {
 	areaW, areaH int
 
 	pvCache previewCache
+	rowsAt  panes.LineMap // which task each drawn list line is, for clicks
 
 	watchers []*panes.Watcher
 	known    map[string]bool
@@ -220,7 +203,9 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if o.Tick == 0 {
 		o.Tick = time.Second
 	}
-	return &Pane{o: o, styles: styles, keys: defaultKeys(), legible: true}
+	p := &Pane{o: o, styles: styles, legible: true}
+	p.km = p.buildKeymaps()
+	return p
 }
 
 func (p *Pane) ID() string                 { return "approvals" }
@@ -509,21 +494,26 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			// does not scroll the request out from above it
 			return nil
 		}
-		sc := &p.scroll
 		if p.history {
-			sc = &p.hscroll
+			p.resultView.Wheel(msg)
+		} else {
+			p.preview.Wheel(msg)
 		}
-		if msg.Button == tea.MouseWheelUp {
-			*sc = max(*sc-3, 0)
-		} else if msg.Button == tea.MouseWheelDown {
-			*sc += 3
+	case tea.MouseClickMsg:
+		if p.confirm != nil || p.deny != nil {
+			return nil // the prompt is answered with keys, not by clicking away from it
+		}
+		if i, ok := p.rowsAt.Clicked(msg); ok {
+			if p.history {
+				return p.selectDecided(i)
+			}
+			return p.select_(i)
 		}
 	case tea.PasteMsg:
 		if p.deny != nil {
 			// pasted into the reason as it would show: controls and invisible
 			// characters as their escapes, never sent to the terminal or dropped
-			p.deny.input, _ = p.deny.input.Update(tea.PasteMsg{Content: safetext.Line(msg.Content)})
-			p.deny.err = ""
+			p.deny.paste(safetext.Line(msg.Content))
 		}
 	case tea.KeyPressMsg:
 		return p.handleKey(msg)
@@ -719,7 +709,7 @@ func (p *Pane) applyList(msg listMsg) tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if p.selID != old {
-		p.scroll = 0
+		p.preview.Top()
 		p.view, p.viewErr = nil, nil
 		p.grace.arm(p.o.Now())
 	}
@@ -921,81 +911,63 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	k := p.keys
-	if key.Matches(msg, k.History) {
-		p.history = !p.history
-		return nil
+	cmd, _ := p.keymap().Dispatch(msg)
+	return cmd
+}
+
+// openDecision opens the approve prompt (or the deny dialog) on the
+// selected task, or says in the pane why it does not: a task that just
+// moved under the cursor is not decided on by a stray key. decisionOff has
+// already refused an empty queue and a decision under way.
+func (p *Pane) openDecision(msg tea.KeyPressMsg, approve bool) {
+	now := p.o.Now()
+	verb := "deny"
+	if approve {
+		verb = "approve"
 	}
-	if p.history {
-		return p.historyKey(msg)
-	}
+	r := p.list[p.sel]
 	switch {
-	case key.Matches(msg, k.Up):
-		return p.select_(p.sel - 1)
-	case key.Matches(msg, k.Down):
-		return p.select_(p.sel + 1)
-	case key.Matches(msg, k.ScrollUp):
-		p.scroll = max(p.scroll-5, 0)
-	case key.Matches(msg, k.ScrollDown):
-		p.scroll += 5
-	case key.Matches(msg, k.Refresh):
-		return p.requestReload()
-	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
-		verb := "approve"
-		if key.Matches(msg, k.Deny) {
-			verb = "deny"
-		}
-		// a task that just moved under the cursor is not decided on by a stray key
-		switch {
-		case p.selID == "":
-			p.notice = "nothing to " + verb
-			return nil
-		case p.busy:
-			p.notice = "not yet: " + safetext.Line(p.deciding) + " is still being decided"
-			return nil
-		case p.list[p.sel].State == approval.Damaged:
-			r := p.list[p.sel]
-			p.notice = safetext.Line(r.TaskID) + " is damaged and cannot be decided: " + safetext.Line(r.Damage)
-			return nil
-		case p.list[p.sel].State == approval.Pending && !now.Before(deadlineAt(p.list[p.sel])):
-			// its row says "expired"; the next reload takes it off the queue
-			p.notice = safetext.Line(p.selID) + " expired: it can no longer be decided"
-			return nil
-		case p.grace.swallow(now):
-			p.notice = "not yet: the task under the cursor just changed — read it, then press " + msg.String() + " again"
-			return nil
-		case p.viewErr != nil:
-			p.notice = "cannot " + verb + " what cannot be previewed: " + safetext.Line(p.viewErr.Error())
-			return nil
-		case p.view == nil || p.view.Record.TaskID != p.selID:
-			p.notice = "not yet: the preview is still loading"
-			return nil
-		}
-		p.notice = ""
-		p.scroll = 0 // the prompt sits under the top of the preview
-		p.grace.arm(now)
-		if verb == "approve" {
-			p.confirm = &confirmDialog{taskID: p.selID, previewHash: p.view.BindingHash}
-		} else {
-			p.deny = newDenyDialog(p.selID)
-		}
-		// a prompt appears only where the task, its deadline, the top of
-		// its preview and the prompt itself all fit
-		if p.areaW > 0 && p.areaH > 0 {
-			if _, ok := p.render(p.areaW, p.areaH); !ok {
-				p.confirm, p.deny = nil, nil
-				p.notice = "the window is too small to show the task with its prompt: enlarge it to " + verb
-			}
+	case r.State == approval.Damaged:
+		p.notice = safetext.Line(r.TaskID) + " is damaged and cannot be decided: " + safetext.Line(r.Damage)
+		return
+	case r.State == approval.Pending && !now.Before(deadlineAt(r)):
+		// its row says "expired"; the next reload takes it off the queue
+		p.notice = safetext.Line(p.selID) + " expired: it can no longer be decided"
+		return
+	case p.grace.swallow(now):
+		p.notice = "not yet: the task under the cursor just changed — read it, then press " + msg.String() + " again"
+		return
+	case p.viewErr != nil:
+		p.notice = "cannot " + verb + " what cannot be previewed: " + safetext.Line(p.viewErr.Error())
+		return
+	case p.view == nil || p.view.Record.TaskID != p.selID:
+		p.notice = "not yet: the preview is still loading"
+		return
+	}
+	p.notice = ""
+	p.preview.Top() // the prompt sits under the top of the preview
+	p.grace.arm(now)
+	if approve {
+		p.confirm = &confirmDialog{taskID: p.selID, previewHash: p.view.BindingHash}
+	} else {
+		p.deny = newDenyDialog(p.selID)
+	}
+	// a prompt appears only where the task, its deadline, the top of
+	// its preview and the prompt itself all fit
+	if p.areaW > 0 && p.areaH > 0 {
+		if _, ok := p.render(p.areaW, p.areaH); !ok {
+			p.confirm, p.deny = nil, nil
+			p.notice = "the window is too small to show the task with its prompt: enlarge it to " + verb
 		}
 	}
-	return nil
 }
 
 func (p *Pane) select_(i int) tea.Cmd {
 	if i < 0 || i >= len(p.list) || i == p.sel {
 		return nil
 	}
-	p.sel, p.selID, p.scroll = i, p.list[i].TaskID, 0
+	p.sel, p.selID = i, p.list[i].TaskID
+	p.preview.Top()
 	p.view, p.viewErr = nil, nil
 	return p.loadView(p.selID)
 }
@@ -1003,26 +975,23 @@ func (p *Pane) select_(i int) tea.Cmd {
 // Busy reports a decision being carried out (quitting would interrupt it).
 func (p *Pane) Busy() bool { return p.busy }
 
-// ShortHelp is the status bar's keys.
-func (p *Pane) ShortHelp() []key.Binding {
-	if p.confirm != nil {
-		return []key.Binding{key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "approve")),
-			key.NewBinding(key.WithKeys("n"), key.WithHelp("any other key", "cancel"))}
-	}
-	if p.deny != nil {
-		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "deny")),
-			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
-	}
-	if p.history {
-		return []key.Binding{p.keys.History, p.keys.Down, p.keys.ScrollDown}
-	}
-	return []key.Binding{p.keys.Approve, p.keys.Deny, p.keys.Down, p.keys.History}
-}
+// ShortHelp is the status bar's keys: the current mode's rows that act now
+// (a and d are not offered with nothing pending).
+func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
 
-// FullHelp is the ? overlay's keys.
+// FullHelp is the ? overlay's keys for the current mode, from its rows (the
+// pending list's after a prompt's, for what answering it returns to).
 func (p *Pane) FullHelp() [][]key.Binding {
-	k := p.keys
-	return [][]key.Binding{{k.Up, k.Down, k.ScrollUp, k.ScrollDown}, {k.Approve, k.Deny, k.History, k.Refresh}}
+	list := p.km.pending
+	if p.history {
+		list = p.km.decided
+	}
+	actions := append(append(panes.Keymap{}, list[:navFrom]...), list[navTo:]...)
+	groups := [][]key.Binding{list[navFrom:navTo].Help(), actions.Help()}
+	if p.confirm != nil || p.deny != nil {
+		return append([][]key.Binding{p.keymap().Help()}, groups...)
+	}
+	return groups
 }
 
 // View renders the queue above the selected task's preview, or the decided

@@ -1,8 +1,9 @@
 package approvals
 
 import (
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-dev/vigil/panes"
 )
 
 // Intents a dialog returns; the pane performs them. Dialogs never act, and
@@ -29,21 +30,18 @@ func (d confirmDialog) Update(msg tea.KeyPressMsg) any {
 	return Close{}
 }
 
+// maxReasonRunes bounds what the reason field takes (the engine's own
+// bound is in bytes, approval.MaxReasonBytes, and says so if passed).
+const maxReasonRunes = 500
+
 // denyDialog takes a reason: enter denies (a reason is required), esc cancels.
 type denyDialog struct {
 	taskID string
-	input  textinput.Model
+	input  panes.TextField
 	err    string
 }
 
-func newDenyDialog(taskID string) *denyDialog {
-	ti := textinput.New()
-	ti.Placeholder = "why? (sent back to the agent)"
-	ti.Prompt = "reason: "
-	ti.CharLimit = 500
-	ti.Focus()
-	return &denyDialog{taskID: taskID, input: ti}
-}
+func newDenyDialog(taskID string) *denyDialog { return &denyDialog{taskID: taskID} }
 
 // Update returns an intent, or nil while the reason is being typed.
 func (d *denyDialog) Update(msg tea.KeyPressMsg) any {
@@ -58,6 +56,20 @@ func (d *denyDialog) Update(msg tea.KeyPressMsg) any {
 		return nil
 	}
 	d.err = ""
-	d.input, _ = d.input.Update(msg)
+	full := len([]rune(d.input.Value())) >= maxReasonRunes
+	if full && msg.Text != "" && msg.Mod&(tea.ModCtrl|tea.ModAlt) == 0 {
+		return nil // typing past the bound: the text stays as it is
+	}
+	d.input.Handle(msg)
 	return nil
+}
+
+// paste inserts pasted text, cut to what the bound leaves room for.
+func (d *denyDialog) paste(text string) {
+	d.err = ""
+	room := maxReasonRunes - len([]rune(d.input.Value()))
+	if r := []rune(text); len(r) > room {
+		text = string(r[:max(room, 0)])
+	}
+	d.input.Insert(text)
 }

@@ -271,7 +271,7 @@ func TestViewIsStable(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("stable", secretURI+"&"+strings.Repeat("segment=abcdefghij&", 40)))
 	p := loadedPane(t, env)
-	p.scroll = 3
+	p.preview.Scroll(3)
 	first := p.View(100, 20)
 	for i := 0; i < 3; i++ {
 		if again := p.View(100, 20); again != first {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
@@ -35,7 +34,7 @@ func (p *Pane) applyDecided(list []approval.Record) tea.Cmd {
 		p.hselID = list[p.hsel].TaskID
 	}
 	if p.hselID != old {
-		p.hscroll = 0
+		p.resultView.Top()
 		p.result, p.resultErr, p.resultBad = nil, nil, nil
 	}
 	return p.wantResult()
@@ -50,32 +49,13 @@ func (p *Pane) wantResult() tea.Cmd {
 	return p.loadResult(p.hselID)
 }
 
-func (p *Pane) historyKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.keys
-	sel := p.hsel
-	switch {
-	case key.Matches(msg, k.Up):
-		sel--
-	case key.Matches(msg, k.Down):
-		sel++
-	case key.Matches(msg, k.ScrollUp):
-		p.hscroll = max(p.hscroll-5, 0)
-		return nil
-	case key.Matches(msg, k.ScrollDown):
-		p.hscroll += 5
-		return nil
-	case key.Matches(msg, k.Refresh):
-		return p.requestReload()
-	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
-		p.notice = "decided tasks are final: press v for the pending ones"
-		return nil
-	default:
+// selectDecided moves the decided list's selection to i and reads its result.
+func (p *Pane) selectDecided(i int) tea.Cmd {
+	if i < 0 || i >= len(p.decided) || i == p.hsel {
 		return nil
 	}
-	if sel < 0 || sel >= len(p.decided) || sel == p.hsel {
-		return nil
-	}
-	p.hsel, p.hselID, p.hscroll = sel, p.decided[sel].TaskID, 0
+	p.hsel, p.hselID = i, p.decided[i].TaskID
+	p.resultView.Top()
 	p.result, p.resultErr, p.resultBad = nil, nil, nil
 	return p.loadResult(p.hselID)
 }
@@ -114,6 +94,7 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 		lines = append(lines, panes.Wrap(s.Err.Render("queue error: ")+p.safe(p.listErr.Error()), w)...)
 	}
 	if len(p.decided) == 0 {
+		p.rowsAt.Reset(0, 0, 0)
 		lines = append(lines, s.Muted.Render("no decided tasks yet"))
 		return lines, true
 	}
@@ -127,6 +108,7 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 	listH := max(h/3-1, 1)
 	top := panes.Scroll(0, p.hsel, listH, len(p.decided))
 	selAt := -1
+	p.rowsAt.Reset(len(lines), 0, w)
 	for i := top; i < top+listH && i < len(p.decided); i++ {
 		r := p.decided[i]
 		word := outcomeWord(r.State)
@@ -144,16 +126,16 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 		line := cursor + panes.Fit(p.safe(r.TaskID), idW) + " " + st.Render(panes.Fit(word, outW)) + " " +
 			countdown(now.Sub(when(r))) + " ago  " + p.safe(decider(r))
 		if i == p.hsel {
-			line = s.Selected.Render(panes.Fit(line, w))
+			line = panes.SelectRow(line, w, s.Selected)
 			selAt = len(lines)
 		}
+		p.rowsAt.Add(i, 1)
 		lines = append(lines, line)
 	}
 	lines = append(lines, s.Subtle.Render(strings.Repeat("─", max(w, 0))))
 	detail := p.decidedLines(p.decided[p.hsel], w)
 	detailH := max(h-len(lines), 0)
-	p.hscroll = min(p.hscroll, max(len(detail)-detailH, 0))
-	lines = append(lines, window(detail, p.hscroll, detailH)...)
+	lines = append(lines, p.resultView.Window(detail, detailH)...)
 	return lines, selAt >= 0 && selAt < h
 }
 

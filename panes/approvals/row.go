@@ -186,7 +186,7 @@ func (p *Pane) queueRow(c rowCells, l rowLayout, selected bool, w int) []string 
 	}
 	cut := lipgloss.Width(c.id) > l.id || lipgloss.Width(safetext.Line(cp)) > l.cap || lipgloss.Width(c.device) > l.device
 	if lipgloss.Width(line) <= w && !cut {
-		return []string{s.Selected.Render(panes.Fit(line, w))}
+		return []string{panes.SelectRow(line, w, s.Selected)}
 	}
 	// never cut the row being decided on: its whole text, wrapped (escapes
 	// kept whole)
@@ -195,7 +195,7 @@ func (p *Pane) queueRow(c rowCells, l rowLayout, selected bool, w int) []string 
 		theirs(c.raw.Device), ours(" "), theirs(c.raw.Agent), ours(" "), ours(dlText))
 	var out []string
 	for _, l := range lines {
-		out = append(out, s.Selected.Render(panes.Fit(l, w)))
+		out = append(out, panes.SelectRow(l, w, s.Selected))
 	}
 	return out
 }

@@ -108,6 +108,7 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 		lines = append(lines, panes.Wrap(s.Err.Render("queue error: ")+p.safe(p.listErr.Error()), w)...)
 	}
 	if len(p.list) == 0 {
+		p.rowsAt.Reset(0, 0, 0)
 		lines = append(lines, s.Muted.Render("nothing waiting: agents' mutating actions appear here for you to approve or deny"))
 		return lines, true
 	}
@@ -124,8 +125,10 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	}
 	layout := layoutRows(cells, w)
 	used, selEnd := 0, -1
+	p.rowsAt.Reset(len(lines), 0, w)
 	for i := top; i < end && (used < listH || i == p.sel); i++ {
 		row := p.queueRow(cells[i-top], layout, i == p.sel, w)
+		p.rowsAt.Add(i, len(row))
 		lines = append(lines, row...)
 		used += len(row)
 		if i == p.sel {
@@ -150,15 +153,15 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 		// the dialog sits at the bottom, under the top of the preview
 		keep := max(detailH-len(dlg), 0)
 		legible = legible && keep >= need && len(dlg) <= detailH
-		p.scroll = min(p.scroll, max(len(detail)-keep, 0))
-		detail = append(window(detail, p.scroll, keep), dlg...)
+		detail = append(append([]string(nil), p.preview.Window(detail, keep)...), dlg...)
 	} else {
 		legible = legible && detailH >= need
-		p.scroll = min(p.scroll, max(len(detail)-detailH, 0))
 		full := len(detail)
-		detail = window(detail, p.scroll, detailH)
-		if detailH > 1 && len(detail) == detailH && p.scroll+detailH < full {
-			detail[detailH-1] = s.Muted.Render(fmt.Sprintf("↓ more below (%d lines) — pgdn/J to scroll", full-p.scroll-detailH+1))
+		// a copy: the last line may become the "more below" hint, and
+		// detail may be the cached preview
+		detail = append([]string(nil), p.preview.Window(detail, detailH)...)
+		if from := p.preview.Offset(); detailH > 1 && len(detail) == detailH && from+detailH < full {
+			detail[detailH-1] = s.Muted.Render(fmt.Sprintf("↓ more below (%d lines) — pgdn/J to scroll", full-from-detailH+1))
 		}
 	}
 	lines = append(lines, detail...)
@@ -177,16 +180,6 @@ func (p *Pane) noticeLines(w int) []string {
 		l[2] = panes.Truncate(l[2]+" …", w)
 	}
 	return l
-}
-
-// window is lines[from:from+n] as a copy: callers change and extend it,
-// and lines may be the cached preview.
-func window(lines []string, from, n int) []string {
-	if from > len(lines) {
-		from = len(lines)
-	}
-	end := min(from+n, len(lines))
-	return append([]string(nil), lines[from:end]...)
 }
 
 // previewCache keeps the laid-out preview between frames: the root asks
@@ -312,7 +305,7 @@ func (p *Pane) dialogLines(w int) []string {
 		body = s.Warning.Render("Approve "+p.safe(p.confirm.taskID)+"?") + " " + s.Muted.Render("(preview "+short(p.confirm.previewHash)+")") + "  " +
 			s.KeyName.Render("y") + " approve · " + s.KeyName.Render("any other key") + " cancel (default: No)"
 	case p.deny != nil:
-		body = s.Warning.Render("Deny "+p.safe(p.deny.taskID)) + "\n" + p.deny.input.View()
+		body = s.Warning.Render("Deny "+p.safe(p.deny.taskID)) + "\n" + p.reasonLine(max(w, 4)-s.Dialog.GetHorizontalFrameSize())
 		if p.deny.err != "" {
 			body += "\n" + s.Err.Render(p.deny.err)
 		}
@@ -322,6 +315,26 @@ func (p *Pane) dialogLines(w int) []string {
 	}
 	box := s.Dialog.Width(max(w, 4)).Render(body)
 	return strings.Split(box, "\n")
+}
+
+// reasonPrompt and reasonHint frame the deny dialog's reason field.
+const (
+	reasonPrompt = "reason: "
+	reasonHint   = "why? (sent back to the agent)"
+)
+
+// reasonLine is the deny dialog's reason field in w cells: the prompt, then
+// the text scrolled to keep the cursor in view, or — while empty — the
+// cursor cell followed by the hint, so an empty field reads as one.
+func (p *Pane) reasonLine(w int) string {
+	s := p.styles
+	f := &p.deny.input
+	room := max(w-len(reasonPrompt), 1)
+	if f.Value() == "" {
+		return s.Muted.Render(reasonPrompt) + s.Cursor.Reverse(true).Render(" ") + s.Muted.Render(panes.Truncate(reasonHint, room-1))
+	}
+	before, at, after := f.Window(room)
+	return s.Muted.Render(reasonPrompt) + s.InputFocused.Render(before) + s.Cursor.Reverse(true).Render(at) + s.InputFocused.Render(after)
 }
 
 // outcomeWord names a state for a person.

@@ -1,0 +1,133 @@
+package approvals
+
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/panes"
+)
+
+// Each list's rows are its two decisions (first: the footer leads with
+// them), then navFrom..navTo moving the selection or the preview — the ?
+// overlay shows those apart from the actions — then the rest.
+const navFrom, navTo = 2, 8
+
+// previewStep is how many lines pgup/pgdn move the preview: a few, not a
+// page, so the request's top is not skipped past by one key.
+const previewStep = 5
+
+// keymaps are the pane's rows by mode; each row is the single source of
+// truth for its key (dispatch, footer, ? overlay, README table).
+type keymaps struct {
+	pending, decided panes.Keymap
+	// confirm and deny document the prompts' keys for the footer and the ?
+	// overlay; the dialogs themselves read the keys (confirm: any key but
+	// y cancels; deny: every other key is typing), behind the grace period.
+	confirm, deny panes.Keymap
+}
+
+func (p *Pane) buildKeymaps() keymaps {
+	b := panes.Bind
+	do := func(f func()) func(tea.KeyPressMsg) tea.Cmd {
+		return func(tea.KeyPressMsg) tea.Cmd { f(); return nil }
+	}
+	final := func() string { return "decided tasks are final: press v for the pending ones" }
+	history := panes.KeyRow{Binding: b("v", "decided ⇄ pending", "v"), Footer: true, Everyday: true,
+		Do: do(func() { p.history = !p.history })}
+	decidedHistory := history
+	decidedHistory.Everyday = false // listed once in the README, under the pending list
+	refresh := panes.KeyRow{Binding: b("ctrl+r", "refresh", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.requestReload() }}
+	return keymaps{
+		pending: panes.Keymap{
+			{Binding: b("a", "approve…", "a"), Footer: true, Everyday: true, Disabled: p.decisionOff,
+				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, true); return nil }},
+			{Binding: b("d", "deny…", "d"), Footer: true, Everyday: true, Disabled: p.decisionOff,
+				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, false); return nil }},
+			{Binding: b("↑/k", "previous task", "up", "k"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(p.sel - 1) }},
+			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.emptyQueue,
+				Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(p.sel + 1) }},
+			{Binding: b("g", "first task", "home", "g"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(0) }},
+			{Binding: b("G", "last task", "end", "G"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(len(p.list) - 1) }},
+			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Do: do(func() { p.preview.Scroll(-previewStep) })},
+			{Binding: b("pgdn/J", "scroll preview down", "pgdown", "J", "space"), Do: do(func() { p.preview.Scroll(previewStep) })},
+			history,
+			refresh,
+		},
+		decided: panes.Keymap{
+			{Binding: b("a", "approve…", "a"), Disabled: final, Do: do(func() {})},
+			{Binding: b("d", "deny…", "d"), Disabled: final, Do: do(func() {})},
+			{Binding: b("↑/k", "previous task", "up", "k"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(p.hsel - 1) }},
+			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.noDecided,
+				Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(p.hsel + 1) }},
+			{Binding: b("g", "newest", "home", "g"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(0) }},
+			{Binding: b("G", "oldest", "end", "G"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(len(p.decided) - 1) }},
+			{Binding: b("pgup/K", "scroll result up", "pgup", "K"), Do: do(func() { p.resultView.Scroll(-previewStep) })},
+			{Binding: b("pgdn/J", "scroll result down", "pgdown", "J", "space"), Footer: true, Do: do(func() { p.resultView.Scroll(previewStep) })},
+			decidedHistory,
+			refresh,
+		},
+		confirm: panes.Keymap{
+			{Binding: b("y", "approve", "y", "Y"), Footer: true, Everyday: true},
+			{Binding: b("any other key", "cancel", "n", "esc"), Footer: true},
+		},
+		deny: panes.Keymap{
+			{Binding: b("enter", "deny", "enter"), Footer: true, Everyday: true},
+			{Binding: b("esc", "cancel", "esc"), Footer: true},
+		},
+	}
+}
+
+// decisionOff is why a and d do nothing in the pending list, or "". The
+// grace period is not here: a key pressed during it must restart the quiet
+// period (so a person typing on cannot answer a prompt unread), which a
+// side-effect-free check cannot do, and a footer that dropped a and d for
+// a moment after every change would flicker; openDecision refuses those
+// keys and says why in the pane.
+func (p *Pane) decisionOff() string {
+	switch {
+	case p.busy:
+		return "an action is running (" + safetext.Line(p.deciding) + ")"
+	case p.selID == "":
+		return "nothing is pending"
+	}
+	return ""
+}
+
+// emptyQueue and noDecided keep ↓ out of the footer over an empty list.
+func (p *Pane) emptyQueue() string {
+	if len(p.list) == 0 {
+		return "nothing is pending"
+	}
+	return ""
+}
+
+func (p *Pane) noDecided() string {
+	if len(p.decided) == 0 {
+		return "no decided tasks yet"
+	}
+	return ""
+}
+
+// keymap is the rows of the current mode.
+func (p *Pane) keymap() panes.Keymap {
+	switch {
+	case p.confirm != nil:
+		return p.km.confirm
+	case p.deny != nil:
+		return p.km.deny
+	case p.history:
+		return p.km.decided
+	}
+	return p.km.pending
+}
+
+// KeySections lists the pane's rows for the ? overlay's sections and the
+// README's table.
+func (p *Pane) KeySections() []panes.KeySection {
+	return []panes.KeySection{
+		{Title: "Approvals", Rows: p.km.pending},
+		{Title: "Approvals decided", Rows: p.km.decided},
+		{Title: "Approve prompt", Rows: p.km.confirm},
+		{Title: "Deny reason", Rows: p.km.deny},
+	}
+}
