@@ -155,7 +155,6 @@ type Pane struct {
 	resultErr  error
 	resultBad  error          // why p.result's signature does not verify
 	resultView panes.Viewport // the decided task's result
-	hresultGen int
 
 	confirm *confirmDialog
 	deny    *denyDialog
