@@ -3,8 +3,14 @@ package memory
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
 	"sort"
+	"strings"
 	"testing"
+
+	"github.com/viterin/vek"
 )
 
 // nearest (split across CPUs, each part keeping its own top k) returns what
@@ -180,6 +186,33 @@ func TestNearestMatchesPlainGoReference(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// Without AVX2 and FMA (an older CPU, or GODEBUG=cpu.avx2=off) vek takes its
+// pure-Go loop; the scan's tests run again, in a child process started that
+// way, and pass there too.
+func TestScanWithoutAVX2(t *testing.T) {
+	if os.Getenv("VIGIL_TEST_NO_AVX2") == "1" {
+		if vek.Info().Acceleration {
+			t.Fatal("GODEBUG=cpu.avx2=off,cpu.fma=off left vek's AVX2 path on")
+		}
+		return
+	}
+	if runtime.GOARCH != "amd64" {
+		t.Skip("vek has SIMD only on amd64; elsewhere the other tests already run its pure-Go loop")
+	}
+	cmd := exec.Command(os.Args[0], "-test.count=1", "-test.v",
+		"-test.run", "^(TestScanWithoutAVX2|TestDotMatchesPlainGo|TestNearestMatchesPlainGoReference|TestNearestMatchesSortingEverything)$")
+	cmd.Env = append(os.Environ(), "GODEBUG=cpu.avx2=off,cpu.fma=off", "VIGIL_TEST_NO_AVX2=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("without AVX2: %v\n%s", err, out)
+	}
+	for _, name := range []string{"TestScanWithoutAVX2", "TestDotMatchesPlainGo", "TestNearestMatchesPlainGoReference", "TestNearestMatchesSortingEverything"} {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Fatalf("without AVX2, %s did not pass:\n%s", name, out)
 		}
 	}
 }
