@@ -252,36 +252,40 @@ func dotPlainGo(a, b []float32) float32 {
 // it replaced, and the whole top-k search (nearest, split across the CPUs).
 func BenchmarkScan100k(b *testing.B) {
 	for _, dim := range []int{384, 768} {
-		rng := rand.New(rand.NewPCG(7, 8))
-		const n = 100_000
-		set := &vectorSet{dim: dim, ids: make([]int64, n), data: make([]float32, 0, n*dim)}
-		for i := range set.ids {
-			set.ids[i] = int64(i + 1)
-			set.data = append(set.data, randomUnit(rng, dim)...)
-		}
-		q := randomUnit(rng, dim)
-		sum := func(b *testing.B, f func(a, b []float32) float32) {
-			var s float32
-			for i := 0; i < b.N; i++ {
-				for r := 0; r < n; r++ {
-					s += f(q, set.data[r*dim:(r+1)*dim])
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/scan")
-			_ = s
-		}
-		// The floor: only reading the same 100,000 rows (vek's SIMD sum of
-		// each), to tell a scan bound by memory from one bound by arithmetic.
-		b.Run(fmt.Sprintf("dim%d/read-floor", dim), func(b *testing.B) {
-			sum(b, func(_, row []float32) float32 { return vek32.Sum(row) })
-		})
-		b.Run(fmt.Sprintf("dim%d/vek", dim), func(b *testing.B) { sum(b, dot) })
-		b.Run(fmt.Sprintf("dim%d/plain-go", dim), func(b *testing.B) { sum(b, dotPlainGo) })
-		b.Run(fmt.Sprintf("dim%d/nearest", dim), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				set.nearest(q, 50, MinSimilarity, nil)
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/search")
-		})
+		b.Run(fmt.Sprintf("dim%d", dim), func(b *testing.B) { benchScan(b, dim) })
 	}
+}
+
+func benchScan(b *testing.B, dim int) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const n = 100_000
+	set := &vectorSet{dim: dim, ids: make([]int64, n), data: make([]float32, 0, n*dim)}
+	for i := range set.ids {
+		set.ids[i] = int64(i + 1)
+		set.data = append(set.data, randomUnit(rng, dim)...)
+	}
+	q := randomUnit(rng, dim)
+	sum := func(b *testing.B, f func(a, b []float32) float32) {
+		var s float32
+		for i := 0; i < b.N; i++ {
+			for r := 0; r < n; r++ {
+				s += f(q, set.data[r*dim:(r+1)*dim])
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/scan")
+		_ = s
+	}
+	// The floor: only reading the same 100,000 rows (vek's SIMD sum of
+	// each), to tell a scan bound by memory from one bound by arithmetic.
+	b.Run("read-floor", func(b *testing.B) {
+		sum(b, func(_, row []float32) float32 { return vek32.Sum(row) })
+	})
+	b.Run("vek", func(b *testing.B) { sum(b, dot) })
+	b.Run("plain-go", func(b *testing.B) { sum(b, dotPlainGo) })
+	b.Run("nearest", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			set.nearest(q, 50, MinSimilarity, nil)
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/search")
+	})
 }
