@@ -32,15 +32,6 @@ func hybridCandidates(limit int) int { return min(max(2*limit, 50), 1000) }
 // the query's vector (unit length).
 func (s *Store) hybrid(ctx context.Context, tx *sql.Tx, terms []string, qv []float32, req Request) ([]ranked, error) {
 	k := hybridCandidates(req.Limit)
-	var kw []ranked
-	if len(terms) > 0 {
-		kreq := req
-		kreq.Limit = k
-		var err error
-		if kw, err = tiered(ctx, tx, s.tiers, terms, kreq); err != nil {
-			return nil, err
-		}
-	}
 	set, err := s.vectors(ctx, tx, s.emb.Model(), len(qv))
 	if err != nil {
 		return nil, err
@@ -49,7 +40,21 @@ func (s *Store) hybrid(ctx context.Context, tx *sql.Tx, terms []string, qv []flo
 	if err != nil {
 		return nil, err
 	}
-	nn := set.nearest(qv, k, MinSimilarity, allow)
+	// The scan reads only set and allow, never the transaction, so it runs
+	// while FTS5 ranks the keywords on it: a query costs the longer of the
+	// two rather than their sum.
+	nearest := make(chan []near, 1)
+	go func() { nearest <- set.nearest(qv, k, MinSimilarity, allow) }()
+	var kw []ranked
+	if len(terms) > 0 {
+		kreq := req
+		kreq.Limit = k
+		if kw, err = tiered(ctx, tx, s.tiers, terms, kreq); err != nil {
+			<-nearest
+			return nil, err
+		}
+	}
+	nn := <-nearest
 
 	type fused struct {
 		c       ranked

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/viterin/vek/vek32"
+
 	"github.com/vigil-dev/vigil/internal/crashpoint"
 )
 
@@ -190,29 +192,16 @@ func (v *vectorSet) scan(q []float32, lo, hi, k int, minSim float32, allow func(
 	return top
 }
 
-// dot is the inner product of two vectors of one length. Plain Go:
-// github.com/viterin/vek (SIMD) is not served to this project. Eight
-// accumulators let the CPU overlap the multiply-adds, and re-slicing instead
-// of indexing past i keeps the compiler's bounds checks out of the loop.
+// dot is the inner product of two vectors of one length: vek's AVX2+FMA
+// kernel where the CPU has both, its pure-Go loop otherwise (and on other
+// architectures). Vectors are stored unit length, so this is the cosine.
+// vek32.Dot panics on empty input; a zero-dimension vector has no
+// similarity to offer, so it is 0 here.
 func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	for len(a) >= 8 {
-		a8, b8 := a[:8:8], b[:8:8]
-		s0 += a8[0] * b8[0]
-		s1 += a8[1] * b8[1]
-		s2 += a8[2] * b8[2]
-		s3 += a8[3] * b8[3]
-		s4 += a8[4] * b8[4]
-		s5 += a8[5] * b8[5]
-		s6 += a8[6] * b8[6]
-		s7 += a8[7] * b8[7]
-		a, b = a[8:], b[8:]
+	if len(a) == 0 {
+		return 0
 	}
-	for i := range a {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
+	return vek32.Dot(a, b[:len(a)])
 }
 
 func unit(v []float32) []float32 {
