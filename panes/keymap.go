@@ -127,18 +127,22 @@ type KeyDocumenter interface {
 }
 
 // KeysMarkdown renders the everyday rows of sections as a markdown table,
-// one line per row, in the sections' order. The output is deterministic:
+// one line per section, in the sections' order. The output is deterministic:
 // the README holds it between <!-- keys:begin --> and <!-- keys:end -->.
 func KeysMarkdown(sections []KeySection) string {
 	var b strings.Builder
-	b.WriteString("| where | keys | what |\n|---|---|---|\n")
+	b.WriteString("| where | keys |\n|---|---|\n")
 	for _, s := range sections {
+		var cells []string
 		for _, r := range s.Rows {
 			if !r.Everyday {
 				continue
 			}
 			h := r.Binding.Help()
-			b.WriteString("| " + mdCell(s.Title) + " | " + mdKeys(h.Key) + " | " + mdCell(h.Desc) + " |\n")
+			cells = append(cells, mdKeys(h.Key)+" "+mdCell(h.Desc))
+		}
+		if len(cells) > 0 { // one row a section keeps the README's table short
+			b.WriteString("| " + mdCell(s.Title) + " | " + strings.Join(cells, " · ") + " |\n")
 		}
 	}
 	return b.String()

@@ -54,7 +54,7 @@ func TestKeymapDispatchesEnabledRowsAndExplainsDisabledOnes(t *testing.T) {
 		t.Fatalf("footer: %d rows, want a and enter", len(f))
 	}
 	md := KeysMarkdown([]KeySection{{Title: "Approvals", Rows: km}})
-	if want := "| where | keys | what |\n|---|---|---|\n| Approvals | `a` | approve |\n"; md != want {
+	if want := "| where | keys |\n|---|---|\n| Approvals | `a` approve |\n"; md != want {
 		t.Fatalf("markdown:\n%s", md)
 	}
 	if strings.Contains(md, "never") {

@@ -154,7 +154,7 @@ func TestKeySectionsDocumentTheKeys(t *testing.T) {
 		t.Fatalf("everyday keys %q, want %q", got, want)
 	}
 	md := panes.KeysMarkdown(p.KeySections())
-	if !strings.Contains(md, "| Approvals | `a` | approve… |") {
+	if !strings.Contains(md, "| Approvals | `a` approve… · `d` deny…") {
 		t.Fatalf("markdown:\n%s", md)
 	}
 }
