@@ -89,17 +89,37 @@ func runTUI(ctx context.Context, app *App) error {
 }
 
 // buildPanes makes the screens in tab order and a function that releases them.
+// With [queue] url the Approvals pane is over the shared queue and the Audit
+// pane over this home's copy of the executor's log (tui_queue.go).
 func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
-	ap := auditpane.New(app.Paths.Audit, styles)
-	opts := approvals.Options{TasksDir: filepath.Join(app.Paths.State, "tasks"), InboxDir: app.Paths.Inbox, AuditPath: app.Paths.Audit,
-		Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell, Notify: app.Cfg.Notify.Terminal}
-	if eng, err := app.Engine(context.Background()); err != nil {
+	opts := approvals.Options{Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell, Notify: app.Cfg.Notify.Terminal}
+	var ap interface {
+		panes.Pane
+		Close()
+	}
+	var shared *tuiQueue
+	if app.Cfg.Queue.Enabled() {
+		ap = newExecutorAudit(app, styles)
+		q, err := openTUIQueue(context.Background(), app)
+		if err == nil {
+			err = q.approvalsOptions(app, &opts)
+			shared = q
+		}
 		opts.QueueErr = err
 	} else {
-		opts.Queue = eng.Queue
-		if eng.Signer != nil {
-			opts.ResultKey = eng.Signer.Public() // decided results are shown signed only when they verify
+		ap = auditpane.New(app.Paths.Audit, styles)
+		opts.TasksDir, opts.InboxDir, opts.AuditPath = filepath.Join(app.Paths.State, "tasks"), app.Paths.Inbox, app.Paths.Audit
+		if eng, err := app.Engine(context.Background()); err != nil {
+			opts.QueueErr = err
+		} else {
+			opts.Queue = eng.Queue
+			if eng.Signer != nil {
+				opts.ResultKey = eng.Signer.Public() // decided results are shown signed only when they verify
+			}
 		}
+	}
+	if opts.QueueErr != nil {
+		opts.Source, opts.Queue = nil, nil
 	}
 	apr := approvals.New(opts, styles)
 	searchOpts := searchOptions(app)
@@ -130,6 +150,9 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
 		mem.Close()
 		ap.Close()
 		apr.Close()
+		if shared != nil {
+			shared.Close()
+		}
 		if mo.Store != nil {
 			mo.Store.Close()
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/notify"
 	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
@@ -33,12 +34,22 @@ import (
 
 // Options configure the pane.
 type Options struct {
-	Queue     *approval.Queue // nil when the engine could not start
-	QueueErr  error           // why, shown in place of the queue
-	TasksDir  string          // watched for tasks arriving and leaving
-	AuditPath string          // watched: every decision made elsewhere appends to it
-	InboxDir  string          // watched for dropped manifests
-	Operator  string          // operator:<user>
+	// Queue is this home's queue, followed with fsnotify (TasksDir,
+	// InboxDir, AuditPath); nil when the engine could not start or the
+	// pane is over another Source.
+	Queue *approval.Queue
+	// Source is the queue the pane reads and decides on when it is not
+	// this home's (the shared queue's operator side); a Follower is told
+	// what changed instead of fsnotify. Nil: Queue.
+	Source Source
+	// Shared, when set, names the shared queue in the pane's heading
+	// (already safe to show: no credentials).
+	Shared    string
+	QueueErr  error  // why there is no queue, shown in place of it
+	TasksDir  string // watched for tasks arriving and leaving
+	AuditPath string // watched: every decision made elsewhere appends to it
+	InboxDir  string // watched for dropped manifests
+	Operator  string // operator:<user>
 	Now       func() time.Time
 	Bell      bool
 	// Notify ([notify] terminal) rings the bell and sends an OSC 9 desktop
@@ -51,6 +62,10 @@ type Options struct {
 	// result is shown as signed only when its signature verifies with it.
 	// Nil: results are shown unchecked.
 	ResultKey ed25519.PublicKey
+	// Unchecked, with no ResultKey, is said next to a result's signature
+	// instead of showing it as signed: the shared queue's results come
+	// from another host and this home holds no key to check them with.
+	Unchecked string
 }
 
 // Via is the surface this pane's decisions are recorded as.
@@ -106,6 +121,12 @@ type (
 		all     bool
 	}
 	tickMsg struct{}
+	// followMsg is a Follower's change: the tasks it names (all: reload
+	// everything; closed: the source stopped, nothing more comes).
+	followMsg struct {
+		ids         []string
+		all, closed bool
+	}
 )
 
 // Which watcher is which.
@@ -202,6 +223,9 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if o.Tick == 0 {
 		o.Tick = time.Second
 	}
+	if o.Source == nil && o.Queue != nil {
+		o.Source = o.Queue
+	}
 	p := &Pane{o: o, styles: styles, legible: true}
 	p.km = p.buildKeymaps()
 	return p
@@ -225,10 +249,16 @@ func (p *Pane) Badge() string {
 // audit log (every decision, wherever it is made, appends to it; its new
 // entries name the tasks to reload).
 func (p *Pane) Init() tea.Cmd {
-	if p.o.Queue == nil {
+	if p.o.Source == nil {
 		return nil
 	}
 	cmds := []tea.Cmd{p.requestReload(), p.tick()}
+	if _, ok := p.o.Source.(Follower); ok {
+		cmds = append(cmds, p.waitFollow())
+	}
+	if p.o.Queue == nil {
+		return tea.Batch(cmds...)
+	}
 	type watch struct {
 		kind      int
 		dir, name string
@@ -257,6 +287,19 @@ func (p *Pane) waitOn(kind int) tea.Cmd {
 	return p.watchers[kind].WaitNames(func(names []string, all bool) tea.Msg {
 		return changedMsg{watcher: kind, names: names, all: all}
 	})
+}
+
+// waitFollow waits for the Follower's next change.
+func (p *Pane) waitFollow() tea.Cmd {
+	f, ok := p.o.Source.(Follower)
+	if !ok {
+		return nil
+	}
+	ch := f.Changes()
+	return func() tea.Msg {
+		ids, open := <-ch
+		return followMsg{ids: ids, all: ids == nil, closed: !open}
+	}
 }
 
 // Close stops the watchers.
@@ -327,7 +370,7 @@ func (p *Pane) kick() tea.Cmd {
 // after that are read from there.
 func (p *Pane) reload() tea.Cmd {
 	p.gen++
-	gen, q, logPath := p.gen, p.o.Queue, p.o.AuditPath
+	gen, q, logPath := p.gen, p.o.Source, p.o.AuditPath
 	before := make([]string, len(p.list))
 	for i, r := range p.list {
 		before[i] = r.TaskID
@@ -362,7 +405,7 @@ func (p *Pane) reload() tea.Cmd {
 // the inbox when it changed, and with the tasks named by the audit log's
 // entries since auditFrom when it changed.
 func (p *Pane) reloadSome(ids []string, sweep, readAudit bool) tea.Cmd {
-	q, logPath, from := p.o.Queue, p.o.AuditPath, p.auditFrom
+	q, logPath, from := p.o.Source, p.o.AuditPath, p.auditFrom
 	return func() tea.Msg {
 		msg := tasksMsg{auditEnd: -1}
 		if sweep {
@@ -416,7 +459,7 @@ func changedTasks(path string, from int64) (ids []string, end int64, cut bool, e
 }
 
 func (p *Pane) loadView(id string) tea.Cmd {
-	gen, q := p.gen, p.o.Queue
+	gen, q := p.gen, p.o.Source
 	return func() tea.Msg {
 		v, err := q.Preview(context.Background(), id)
 		return viewMsg{gen: gen, id: id, view: v, err: err}
@@ -424,7 +467,7 @@ func (p *Pane) loadView(id string) tea.Cmd {
 }
 
 func (p *Pane) loadResult(id string) tea.Cmd {
-	q, pub := p.o.Queue, p.o.ResultKey
+	q, pub := p.o.Source, p.o.ResultKey
 	return func() tea.Msg {
 		res, err := q.Result(id)
 		msg := resultMsg{id: id, res: res, err: err}
@@ -470,6 +513,14 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			p.applyView(*msg.view, nil)
 		}
 		return p.requestTasks(msg.id)
+	case followMsg:
+		switch {
+		case msg.closed:
+			return nil
+		case msg.all:
+			return tea.Batch(p.waitFollow(), p.requestReload())
+		}
+		return tea.Batch(p.waitFollow(), p.requestTasks(msg.ids...))
 	case changedMsg:
 		// re-arm only the watcher that fired: one waiter per watcher
 		next := p.waitOn(msg.watcher)
@@ -814,11 +865,15 @@ func (p *Pane) dialogTask() string {
 func (p *Pane) describeOutcome(m outcomeMsg) string {
 	id := safetext.Line(m.id)
 	var de *approval.DecidedError
+	var lost *natsqueue.LostError
 	switch {
 	case errors.Is(m.err, approval.ErrPreviewChanged):
 		return id + ": the request changed since it was shown — review the new preview; nothing was approved"
 	case errors.As(m.err, &de):
 		return safetext.Line(de.Error())
+	case errors.As(m.err, &lost):
+		// another operator's decision won the compare-and-set
+		return safetext.Line(lost.Error())
 	case m.err != nil:
 		return id + ": " + safetext.Line(m.err.Error())
 	case m.res != nil && m.res.Status == task.StatusSuccess:
@@ -836,7 +891,7 @@ func (p *Pane) describeOutcome(m outcomeMsg) string {
 func (p *Pane) approve(id, hash string) tea.Cmd {
 	p.busy, p.deciding = true, id
 	p.notice = safetext.Line(id) + " executing…"
-	q, by := p.o.Queue, p.o.Operator
+	q, by := p.o.Source, p.o.Operator
 	return func() tea.Msg {
 		ctx := context.Background()
 		v, err := q.Preview(ctx, id)
@@ -858,7 +913,7 @@ func (p *Pane) approve(id, hash string) tea.Cmd {
 
 func (p *Pane) denyTask(id, reason string) tea.Cmd {
 	p.busy, p.deciding = true, id
-	q, by := p.o.Queue, p.o.Operator
+	q, by := p.o.Source, p.o.Operator
 	return func() tea.Msg {
 		rec, res, err := q.Decide(context.Background(), id, approval.Decision{Approve: false, By: by, Reason: reason, Via: Via})
 		return outcomeMsg{id: id, rec: rec, res: res, err: err}

@@ -185,6 +185,8 @@ func (p *Pane) decidedLines(r approval.Record, w int) []string {
 		switch sig := res.Signature; {
 		case p.resultBad != nil:
 			line = append(line, ours(" · NOT VERIFIED: "), theirs(p.resultBad.Error()))
+		case sig != nil && p.o.ResultKey == nil && p.o.Unchecked != "":
+			line = append(line, ours(" · NOT CHECKED: "+p.o.Unchecked+" (key "), theirs(sig.KeyID), ours(")"))
 		case sig != nil:
 			line = append(line, ours(" · signed "), theirs(sig.Alg), ours(" key "), theirs(sig.KeyID))
 		default:

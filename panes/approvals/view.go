@@ -92,7 +92,7 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	if w <= 0 || h <= 0 {
 		return nil, false
 	}
-	if p.o.Queue == nil {
+	if p.o.Source == nil {
 		msg := "approvals are unavailable"
 		if p.o.QueueErr != nil {
 			msg += ": " + p.safe(p.o.QueueErr.Error())
@@ -102,7 +102,11 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	if p.history {
 		return p.renderHistory(w, h)
 	}
-	lines := []string{s.Heading.Render(fmt.Sprintf("Pending approvals (%d)", len(p.list))) + s.Muted.Render("  v: decided")}
+	head := s.Heading.Render(fmt.Sprintf("Pending approvals (%d)", len(p.list))) + s.Muted.Render("  v: decided")
+	if p.o.Shared != "" {
+		head += s.Muted.Render("  · " + p.o.Shared)
+	}
+	lines := []string{head}
 	lines = append(lines, p.noticeLines(w)...)
 	if p.listErr != nil {
 		lines = append(lines, panes.Wrap(s.Err.Render("queue error: ")+p.safe(p.listErr.Error()), w)...)
