@@ -1,0 +1,164 @@
+package natsqueue_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/natsqueue"
+)
+
+// runMirror runs a mirror of the rig's audit stream into path until the
+// returned stop is called; stop reports what Run returned.
+func (r *rig) runMirror(path string) (stop func() error) {
+	r.t.Helper()
+	m := &natsqueue.AuditMirror{JS: r.connect(), Path: path}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	stopped := false
+	stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-done
+	}
+	r.t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// waitCopy waits until the copy is the executor's log byte for byte.
+func (r *rig) waitCopy(path string) []byte {
+	r.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		want, _ := os.ReadFile(r.env.AuditPath())
+		got, _ := os.ReadFile(path)
+		if len(want) > 0 && bytes.Equal(got, want) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("the copy is not the executor's log:\ncopy %d bytes\nlog %d bytes", len(got), len(want))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func verifies(t *testing.T, path string) audit.Report {
+	t.Helper()
+	rep, err := audit.Verify(path)
+	if err != nil || !rep.OK {
+		t.Fatalf("the copy does not verify: %+v %v", rep, err)
+	}
+	return rep
+}
+
+// TestAuditMirrorFollowsTheExecutorsLog: the executor's entries appear in
+// the operator's copy as they are written, byte for byte, and the copy
+// verifies as a log (its head anchors its end).
+func TestAuditMirrorFollowsTheExecutorsLog(t *testing.T) {
+	r := newRig(t)
+	path := filepath.Join(t.TempDir(), "queue-audit", "audit.log")
+	r.submit("mir-1")
+	r.runMirror(path)
+	r.waitCopy(path)
+	verifies(t, path)
+	// entries written while the mirror runs follow
+	r.submit("mir-2")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, _, err := r.c.Get(ctx, "mir-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.c.Decide(ctx, "mir-2", decision("operator:ada@laptop", true, v.PreviewHash)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.c.Outcome(ctx, "mir-2", ""); err != nil {
+		t.Fatal(err)
+	}
+	got := r.waitCopy(path)
+	rep := verifies(t, path)
+	if rep.Entries < 4 || !bytes.Contains(got, []byte(`operator:ada@laptop`)) {
+		t.Fatalf("%d entries; the decision is not in the copy:\n%s", rep.Entries, got)
+	}
+}
+
+// TestAuditMirrorResumesWithoutDuplicates: a mirror stopped and started
+// again (and one whose position file is lost, and one that left a torn
+// tail) continues the copy: no line twice, none missing, the chain intact.
+func TestAuditMirrorResumesWithoutDuplicates(t *testing.T) {
+	r := newRig(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	r.submit("res-1")
+	stop := r.runMirror(path)
+	r.waitCopy(path)
+	if err := stop(); err != nil {
+		t.Fatalf("mirror: %v", err)
+	}
+	// entries while no mirror runs; then a restart from the position
+	r.submit("res-2")
+	stop = r.runMirror(path)
+	r.waitCopy(path)
+	if err := stop(); err != nil {
+		t.Fatalf("mirror: %v", err)
+	}
+	verifies(t, path)
+	// the position lost (a crash between the append and its write): the
+	// restart reads from the stream's start and skips what the copy holds
+	if err := os.Remove(path + ".mirror"); err != nil {
+		t.Fatal(err)
+	}
+	r.submit("res-3")
+	stop = r.runMirror(path)
+	r.waitCopy(path)
+	if err := stop(); err != nil {
+		t.Fatalf("mirror: %v", err)
+	}
+	// a torn tail of an append cut short: cut, then the line written whole
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"seq":99,"ts":"2026-`)
+	f.Close()
+	r.submit("res-4")
+	r.runMirror(path)
+	r.waitCopy(path)
+	verifies(t, path)
+}
+
+// TestAuditMirrorRefusesAnotherLog: a copy whose recorded position the
+// stream does not hold (the stream made again from another log) is not
+// continued as if it were the same chain.
+func TestAuditMirrorRefusesAnotherLog(t *testing.T) {
+	r := newRig(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	r.submit("other-1")
+	stop := r.runMirror(path)
+	r.waitCopy(path)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	// the copy's last line replaced by another (same length, so the size
+	// still matches the position)
+	b, _ := os.ReadFile(path)
+	i := bytes.LastIndex(b[:len(b)-1], []byte("\n")) + 1
+	b[i+len(`{"seq":`)+3] ^= 1
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := &natsqueue.AuditMirror{JS: r.connect(), Path: path}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := m.Run(ctx)
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("another log")) {
+		t.Fatalf("Run over another log's copy: %v", err)
+	}
+}

@@ -1,0 +1,151 @@
+package natsqueue_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/natsqueue"
+	"github.com/vigil-dev/vigil/exec/task"
+)
+
+// operator is an operator screen's side of the rig's queue, on its own
+// connection.
+func (r *rig) operator() *natsqueue.OperatorTasks {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := natsqueue.NewClient(ctx, r.connect())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	o, err := natsqueue.NewOperatorTasks(ctx, c, nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(o.Close)
+	return o
+}
+
+// waitChange waits until the operator is told that id changed (or that
+// everything may have).
+func waitChange(t *testing.T, o *natsqueue.OperatorTasks, id string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case ids, ok := <-o.Changes():
+			if !ok {
+				t.Fatal("changes closed")
+			}
+			if ids == nil || slices.Contains(ids, id) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no change for %s", id)
+		}
+	}
+}
+
+// TestOperatorTasksFollowsAndDecides: a task submitted after the screen
+// opened is announced by the bucket's watch and listed pending; its
+// preview is the executor's; an approval naming that preview runs it once,
+// recorded as this operator, and the task moves to the decided list.
+func TestOperatorTasksFollowsAndDecides(t *testing.T) {
+	r := newRig(t)
+	r.submit("op-before")
+	o := r.operator()
+	if recs, _ := o.Pending(); len(recs) != 1 || recs[0].TaskID != "op-before" {
+		t.Fatalf("pending at start: %+v", recs)
+	}
+	v := r.submit("op-1")
+	waitChange(t, o, "op-1")
+	recs, _ := o.Pending()
+	if len(recs) != 2 || !slices.ContainsFunc(recs, func(r approval.Record) bool { return r.TaskID == "op-1" }) {
+		t.Fatalf("pending after the submit: %+v", recs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pv, err := o.Preview(ctx, "op-1")
+	if err != nil || pv.BindingHash != v.PreviewHash || !strings.Contains(pv.Preview.Raw+pv.Preview.EstimatedEffect, "/media/op-1.mkv") {
+		t.Fatalf("preview %+v %v", pv, err)
+	}
+	rec, res, err := o.Decide(ctx, "op-1", approval.Decision{Approve: true, By: "operator:ada@laptop", PreviewHash: pv.BindingHash, Via: "tui"})
+	if err != nil || rec.State != approval.Done || res == nil || res.Status != task.StatusSuccess {
+		t.Fatalf("decide: %s %+v %v", rec.State, res, err)
+	}
+	if rec.DecidedBy != "operator:ada@laptop" || r.runs("op-1") != 1 {
+		t.Fatalf("decided by %q, runs %d", rec.DecidedBy, r.runs("op-1"))
+	}
+	if got, err := o.Result("op-1"); err != nil || got.Signature == nil {
+		t.Fatalf("result %+v %v", got, err)
+	}
+	if _, err := o.Result("op-before"); !errors.Is(err, task.ErrNotFound) {
+		t.Fatalf("a pending task's result: %v", err)
+	}
+	dec, _ := o.Decided(10)
+	if len(dec) != 1 || dec[0].TaskID != "op-1" {
+		t.Fatalf("decided: %+v", dec)
+	}
+	if recs, _ := o.Pending(); len(recs) != 1 {
+		t.Fatalf("pending after the decision: %+v", recs)
+	}
+}
+
+// TestOperatorTasksLosesToAnotherOperator: the decision another operator
+// put first wins; this operator is told who, and nothing runs twice.
+func TestOperatorTasksLosesToAnotherOperator(t *testing.T) {
+	r := newRig(t)
+	v := r.submit("op-lost")
+	o := r.operator()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := r.c.Decide(ctx, "op-lost", decision("operator:bob@desk", true, v.PreviewHash)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := o.Decide(ctx, "op-lost", approval.Decision{Approve: false, By: "operator:ada@laptop", Reason: "no"})
+	var lost *natsqueue.LostError
+	if !errors.As(err, &lost) || !strings.Contains(err.Error(), "task op-lost already") ||
+		!strings.Contains(err.Error(), "by operator:bob@desk") {
+		t.Fatalf("second decision: %v", err)
+	}
+	if out, err := r.c.Outcome(ctx, "op-lost", ""); err != nil || out.Record.DecidedBy != "operator:bob@desk" || r.runs("op-lost") != 1 {
+		t.Fatalf("outcome %+v %v runs %d", out.Record, err, r.runs("op-lost"))
+	}
+}
+
+// TestOperatorTasksRefusesAChangedPreview: an approval naming a preview
+// hash that is not the published one changes nothing.
+func TestOperatorTasksRefusesAChangedPreview(t *testing.T) {
+	r := newRig(t)
+	r.submit("op-stale")
+	o := r.operator()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _, err := o.Decide(ctx, "op-stale", approval.Decision{Approve: true, By: "operator:ada@laptop", PreviewHash: "sha256:" + strings.Repeat("0", 64)})
+	if !errors.Is(err, approval.ErrPreviewChanged) {
+		t.Fatalf("stale approval: %v", err)
+	}
+	if rec, _ := o.Get("op-stale"); rec.State != approval.Pending || r.runs("op-stale") != 0 {
+		t.Fatalf("after a refused approval: %s, runs %d", rec.State, r.runs("op-stale"))
+	}
+}
+
+// TestOperatorTasksDenialIsMasked: a reason holding a secret reaches the
+// bucket (and the executor's log) masked.
+func TestOperatorTasksDenialIsMasked(t *testing.T) {
+	r := newRig(t)
+	r.submit("op-deny")
+	o := r.operator()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	secret := "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+	rec, _, err := o.Decide(ctx, "op-deny", approval.Decision{By: "operator:ada@laptop", Reason: "key " + secret + " leaked"})
+	if err != nil || rec.State != approval.Denied || strings.Contains(rec.Reason, secret) || rec.Reason == "" {
+		t.Fatalf("deny: %s %q %v", rec.State, rec.Reason, err)
+	}
+}
