@@ -1,0 +1,346 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/natsqueue"
+	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/themes"
+	"github.com/vigil-dev/vigil/ui"
+)
+
+// The secrets a manifest plants in its media URI: they must never reach an
+// operator's screen.
+const (
+	tuiQueueSecretURI = "https://ada:hunter2@media.example.com/live/stream.m3u8?api_key=sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+)
+
+var tuiQueueSecrets = []string{"hunter2", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"}
+
+// tuiOperator is the TUI of an operator's home on the rig's shared queue,
+// in this process (the executor and the agent are real vigil processes).
+// The test goroutine is its event loop: it runs the root model's commands
+// in goroutines, feeds their messages to Update one at a time and reads
+// the screen (Render) between them, as Bubble Tea's loop does. Its clock
+// runs ahead on demand, so keys land after the pane's grace period
+// without sleeping through it.
+type tuiOperator struct {
+	t     *testing.T
+	app   *App
+	m     *ui.Model
+	msgs  chan tea.Msg
+	done  chan struct{}
+	ahead atomic.Int64
+	seen  strings.Builder // every screen drawn, flattened
+	close func()
+}
+
+func newTUIOperator(t *testing.T, r *natsRig, user string) *tuiOperator {
+	t.Helper()
+	o := &tuiOperator{t: t, msgs: make(chan tea.Msg, 64), done: make(chan struct{})}
+	app := NewApp()
+	app.HomeFlag = r.ops[user]
+	env := map[string]string{"VIGIL_HOME": r.ops[user], "VIGIL_TEST_NATS_USER": user, "VIGIL_TEST_NATS_PASSWORD": natsPassword(user)}
+	app.Getenv = func(k string) string { return env[k] }
+	app.Now = func() time.Time { return time.Now().UTC().Add(time.Duration(o.ahead.Load())) }
+	if err := app.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.EnsureState(); err != nil {
+		t.Fatal(err)
+	}
+	o.app = app
+	pal, _ := themes.Palettes("dark")
+	list, closeAll := buildPanes(app, themes.New(pal))
+	o.close = closeAll
+	o.m = ui.New(ui.Options{Panes: list, Theme: "dark"})
+	t.Cleanup(o.quit)
+	o.run(o.m.Init())
+	o.handle(tea.WindowSizeMsg{Width: 140, Height: 44})
+	return o
+}
+
+// run runs a command off the loop; its message comes back to it.
+func (o *tuiOperator) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	go func() {
+		msg := cmd()
+		select {
+		case o.msgs <- msg:
+		case <-o.done:
+		}
+	}()
+}
+
+// handle is one turn of the loop.
+func (o *tuiOperator) handle(msg tea.Msg) {
+	switch msg := msg.(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			o.run(c)
+		}
+	default:
+		_, cmd := o.m.Update(msg)
+		o.run(cmd)
+	}
+}
+
+// quit stops the loop and releases the panes (the mirror, the watch).
+func (o *tuiOperator) quit() {
+	if o.close == nil {
+		return
+	}
+	close(o.done)
+	o.close()
+	o.close = nil
+}
+
+// wait runs the loop until the screen shows every marker.
+func (o *tuiOperator) wait(markers ...string) {
+	o.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		screen := flatten(o.m.Render())
+		o.seen.WriteString(screen + "\n")
+		ok := true
+		for _, m := range markers {
+			ok = ok && strings.Contains(screen, m)
+		}
+		if ok {
+			return
+		}
+		select {
+		case msg := <-o.msgs:
+			o.handle(msg)
+		case <-deadline:
+			o.t.Fatalf("the screen never showed %q:\n%s", markers, ansi.Strip(o.m.Render()))
+		}
+	}
+}
+
+// flatten is the screen's text without its escapes and spacing, so a
+// marker matches however a line was wrapped or padded.
+func flatten(s string) string { return strings.Join(strings.Fields(ansi.Strip(s)), " ") }
+
+// key sends a key after the grace period (the clock is moved past it).
+func (o *tuiOperator) key(k string) {
+	o.ahead.Add(int64(2 * time.Second))
+	for _, r := range k {
+		o.handle(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+func (o *tuiOperator) noSecrets() {
+	o.t.Helper()
+	for _, s := range tuiQueueSecrets {
+		if strings.Contains(o.seen.String(), s) {
+			o.t.Fatalf("secret %q reached the operator's screen", s)
+		}
+	}
+}
+
+func (r *natsRig) submitURI(id, uri string) map[string]any {
+	r.t.Helper()
+	res := r.must(0, r.agent, "agent", "submit", r.manifest(id, time.Hour, uri))
+	var v map[string]any
+	if err := json.Unmarshal([]byte(res.out), &v); err != nil || v["state"] != "pending" {
+		r.t.Fatalf("submit %s: %v\n%s", id, err, res.out)
+	}
+	return v
+}
+
+// TestTUIQueueApprovesOverTheSharedQueue: an operator's TUI on another
+// home sees a task an agent submitted through a real executor, shows its
+// masked preview (the planted secret never reaches the screen), approves
+// it, and the executor runs it once with the decision naming this operator.
+func TestTUIQueueApprovesOverTheSharedQueue(t *testing.T) {
+	r := newNatsRig(t)
+	ex := r.startExecutor()
+	defer ex.stop(t)
+	o := newTUIOperator(t, r, "alice")
+	o.key("3")
+	o.wait("Pending approvals (0)", "shared queue · deciding as operator:alice")
+	r.submitURI("tui-1", tuiQueueSecretURI)
+	o.wait("Pending approvals (1)", "tui-1", "media.example.com")
+	o.key("a")
+	o.wait("Approve tui-1?")
+	o.key("y")
+	o.wait("tui-1 approved and executed")
+	if n := r.exec.streamRuns(); n != 1 {
+		t.Fatalf("device ran %d times", n)
+	}
+	_, _, c := r.client("bob")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if v, _, err := c.Get(ctx, "tui-1"); err != nil || v.Record.DecidedBy != "operator:alice" || v.Record.DecidedVia != "queue" {
+		t.Fatalf("decided by %q via %q (%v), want operator:alice via queue", v.Record.DecidedBy, v.Record.DecidedVia, err)
+	}
+	// the decided list shows the result, checked with nothing: this home
+	// has no copy of the executor's key, and says so
+	o.key("v")
+	o.wait("Decided tasks (1)", "NOT CHECKED")
+	o.noSecrets()
+}
+
+// streamRuns counts the device actions on tuiQueueSecretURI's stream.
+func (h *crashHome) streamRuns() int {
+	b, _ := os.ReadFile(filepath.Join(h.home, "devices", "living-room.journal"))
+	return bytes.Count(b, []byte("media.example.com/live/stream.m3u8"))
+}
+
+// TestTUIQueueTellsWhoWon: another operator's decision reaches the bucket
+// first (the executor is down, so it waits there); this operator's approval
+// is told who won and changes nothing; when the executor is back it
+// applies the winner's decision.
+func TestTUIQueueTellsWhoWon(t *testing.T) {
+	r := newNatsRig(t)
+	ex := r.startExecutor()
+	v := r.submit("won-1", time.Hour)
+	if code := ex.stop(t); code != 0 {
+		t.Fatalf("serve exit %d", code)
+	}
+	o := newTUIOperator(t, r, "alice")
+	o.key("3")
+	o.wait("Pending approvals (1)", "won-1", "/media/won-1.mkv")
+	o.key("a")
+	o.wait("Approve won-1?")
+	_, _, bob := r.client("bob")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := bob.Decide(ctx, "won-1", natsqueue.Decision{ID: "bob-1", Approve: false, By: "operator:bob",
+		Reason: "not now", At: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	o.key("y")
+	o.wait("task won-1 already decided by operator:bob")
+	ex = r.startExecutor()
+	defer ex.stop(t)
+	o.wait("Pending approvals (0)")
+	if n := r.journalRuns("won-1"); n != 0 {
+		t.Fatalf("device ran %d times", n)
+	}
+	if got, _ := bob.Outcome(ctx, "won-1", ""); got.Record.State != approval.Denied || got.Record.DecidedBy != "operator:bob" {
+		t.Fatalf("outcome %s by %s", got.Record.State, got.Record.DecidedBy)
+	}
+	_ = v
+}
+
+// TestTUIQueueRefusesAChangedPreview: the view changes in the bucket after
+// the person opened the approval; the approval names the preview shown,
+// so it is refused, nothing runs, and the pane shows the new preview.
+func TestTUIQueueRefusesAChangedPreview(t *testing.T) {
+	r := newNatsRig(t)
+	ex := r.startExecutor()
+	defer ex.stop(t)
+	r.submit("chg-1", time.Hour)
+	o := newTUIOperator(t, r, "alice")
+	o.key("3")
+	o.wait("Pending approvals (1)", "chg-1", "/media/chg-1.mkv")
+	o.key("a")
+	o.wait("Approve chg-1?")
+	// a new view of the task, as an executor republishing it would write
+	nc, js, _ := r.client("executor")
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, natsqueue.TasksBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ent, err := kv.Get(ctx, natsqueue.TaskKey("chg-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var view natsqueue.TaskView
+	if err := json.Unmarshal(ent.Value(), &view); err != nil {
+		t.Fatal(err)
+	}
+	view.PreviewHash = "sha256:" + strings.Repeat("1", 64)
+	view.Preview.Raw = strings.ReplaceAll(view.Preview.Raw, "/media/chg-1.mkv", "/media/changed.mkv")
+	view.Preview.EstimatedEffect = strings.ReplaceAll(view.Preview.EstimatedEffect, "/media/chg-1.mkv", "/media/changed.mkv")
+	b, _ := json.Marshal(view)
+	if _, err := kv.Update(ctx, natsqueue.TaskKey("chg-1"), b, ent.Revision()); err != nil {
+		t.Fatal(err)
+	}
+	o.key("y")
+	o.wait("chg-1: the request changed", "nothing was approved", "/media/changed.mkv")
+	if n := r.journalRuns("chg-1"); n != 0 {
+		t.Fatalf("device ran %d times", n)
+	}
+	ent, err = kv.Get(ctx, natsqueue.TaskKey("chg-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(ent.Value(), &view)
+	if view.Decision != nil || view.Record.State != approval.Pending {
+		t.Fatalf("after the refused approval: %+v %s", view.Decision, view.Record.State)
+	}
+}
+
+// TestTUIQueueAuditPaneFollowsTheExecutorsLog: the executor's entries
+// appear in the operator's copy, which verifies as a log and is what the
+// Audit pane shows; a second start of the TUI continues the copy without
+// a line twice.
+func TestTUIQueueAuditPaneFollowsTheExecutorsLog(t *testing.T) {
+	r := newNatsRig(t)
+	ex := r.startExecutor()
+	defer ex.stop(t)
+	r.submit("aud-1", time.Hour)
+	o := newTUIOperator(t, r, "alice")
+	o.key("4")
+	o.wait("Audit (executor)", "aud-1")
+	copyPath := queueAuditPath(o.app)
+	execLog := filepath.Join(r.exec.home, "audit.log")
+	sameAsExecutor(t, copyPath, execLog)
+	o.wait("✓")
+	o.quit()
+	r.must(0, r.ops["bob"], "bob", "deny", "aud-1", "--reason", "no")
+	r.submit("aud-2", time.Hour)
+	o = newTUIOperator(t, r, "alice")
+	o.key("4")
+	o.wait("Audit (executor)", "aud-2")
+	sameAsExecutor(t, copyPath, execLog)
+	o.wait("✓")
+	if strings.Contains(o.seen.String(), "BROKEN") {
+		t.Fatalf("the Audit pane says the copy is broken")
+	}
+}
+
+// sameAsExecutor waits until the copy is the executor's log byte for byte
+// and checks that it verifies.
+func sameAsExecutor(t *testing.T, copyPath, execLog string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		want, _ := os.ReadFile(execLog)
+		got, _ := os.ReadFile(copyPath)
+		if len(want) > 0 && bytes.Equal(got, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the copy (%d bytes) is not the executor's log (%d bytes)", len(got), len(want))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if rep, err := audit.Verify(copyPath); err != nil || !rep.OK {
+		t.Fatalf("the copy does not verify: %+v %v", rep, err)
+	}
+}
+
+var _ panes.Pane = executorAudit{}
