@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/themes"
@@ -312,6 +313,15 @@ func TestTUIQueueAuditPaneFollowsTheExecutorsLog(t *testing.T) {
 	o.quit()
 	r.must(0, r.ops["bob"], "bob", "deny", "aud-1", "--reason", "no")
 	r.submit("aud-2", time.Hour)
+	// with a copy of the executor's operator key the decided task's result
+	// is shown as signed: it verifies
+	pub, err := os.ReadFile(filepath.Join(r.exec.home, "keys", lease.OperatorPubFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.ops["alice"], "keys", lease.OperatorPubFile), pub, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	o = newTUIOperator(t, r, "alice")
 	o.key("4")
 	o.wait("Audit (executor)", "aud-2")
@@ -319,6 +329,12 @@ func TestTUIQueueAuditPaneFollowsTheExecutorsLog(t *testing.T) {
 	o.wait("✓")
 	if strings.Contains(o.seen.String(), "BROKEN") {
 		t.Fatalf("the Audit pane says the copy is broken")
+	}
+	o.key("3")
+	o.key("v")
+	o.wait("Decided tasks (1)", "aud-1", "denied", "operator:bob", "· signed")
+	if strings.Contains(o.seen.String(), "NOT CHECKED") || strings.Contains(o.seen.String(), "NOT VERIFIED") {
+		t.Fatalf("a result that verifies is not shown as signed")
 	}
 }
 
