@@ -360,3 +360,37 @@ func sameAsExecutor(t *testing.T, copyPath, execLog string) {
 }
 
 var _ panes.Pane = executorAudit{}
+
+// TestTUIQueueCatchesUpAfterTheServerRestarts: the server restarts under a
+// running TUI; the tasks submitted after it reach the Approvals pane
+// through the bucket's watch, a decision from the screen still runs once,
+// and the Audit pane's copy catches up with the executor's log.
+func TestTUIQueueCatchesUpAfterTheServerRestarts(t *testing.T) {
+	r := newNatsRig(t)
+	ex := r.startExecutor()
+	defer ex.stop(t)
+	r.submit("rs-1", time.Hour)
+	o := newTUIOperator(t, r, "alice")
+	o.key("3")
+	o.wait("Pending approvals (1)", "rs-1", "/media/rs-1.mkv")
+	r.restartServer(time.Second)
+	t0 := time.Now()
+	r.submit("rs-2", time.Hour)
+	t1 := time.Now()
+	o.wait("Pending approvals (2)", "rs-2")
+	t.Logf("after the restart: submitted in %s, on screen %s later", t1.Sub(t0), time.Since(t1))
+	o.key("j")
+	o.wait("/media/rs-2.mkv")
+	o.key("a")
+	o.wait("Approve rs-2?")
+	o.key("y")
+	t2 := time.Now()
+	o.wait("rs-2 approved and executed")
+	t.Logf("the decision after the restart ran %s later", time.Since(t2))
+	if n, m := r.journalRuns("rs-2"), r.journalRuns("rs-1"); n != 1 || m != 0 {
+		t.Fatalf("device ran rs-2 %d times, rs-1 %d times", n, m)
+	}
+	t3 := time.Now()
+	sameAsExecutor(t, queueAuditPath(o.app), filepath.Join(r.exec.home, "audit.log"))
+	t.Logf("the audit copy caught up %s after the decision", time.Since(t3))
+}
