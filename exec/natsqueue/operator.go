@@ -3,11 +3,13 @@ package natsqueue
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -227,6 +229,49 @@ func (o *OperatorTasks) Close() {
 	o.mu.Unlock()
 	_ = w.Stop()
 	<-o.done
+}
+
+// Refresh reads again what the watch may have missed (a watch that
+// stalled across a server restart until its heartbeats told it): the
+// bucket's task keys (their names only), then the view of each task not
+// known yet or not final. The screen calls it on its full reloads (once a
+// minute), never faster.
+func (o *OperatorTasks) Refresh(ctx context.Context) error {
+	l, err := o.c.kv.ListKeysFiltered(ctx, "task.>")
+	if err != nil {
+		return fmt.Errorf("nats keys: %w", err)
+	}
+	defer func() { _ = l.Stop() }()
+	var stale []string
+	for key := range l.Keys() {
+		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(key, "task."))
+		if err != nil {
+			continue
+		}
+		id := string(raw)
+		o.mu.Lock()
+		r, ok := o.recs[id]
+		o.mu.Unlock()
+		if !ok || !r.State.Final() {
+			stale = append(stale, id)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, id := range stale {
+		v, _, err := o.c.Get(ctx, id)
+		if errors.Is(err, ErrNoTask) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if v.Record.TaskID == id && task.ValidateTaskID(id) == nil {
+			o.keep(v.Record)
+		}
+	}
+	return nil
 }
 
 // Pending lists the tasks waiting for a decision, oldest first (a task

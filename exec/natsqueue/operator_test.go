@@ -2,6 +2,7 @@ package natsqueue_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -147,5 +148,71 @@ func TestOperatorTasksDenialIsMasked(t *testing.T) {
 	rec, _, err := o.Decide(ctx, "op-deny", approval.Decision{By: "operator:ada@laptop", Reason: "key " + secret + " leaked"})
 	if err != nil || rec.State != approval.Denied || strings.Contains(rec.Reason, secret) || rec.Reason == "" {
 		t.Fatalf("deny: %s %q %v", rec.State, rec.Reason, err)
+	}
+}
+
+// TestOperatorTasksRefreshReadsWhatTheWatchMissed: with the watch stopped
+// (as one stalled across a server restart is), a refresh still finds the
+// tasks submitted meanwhile and the decisions made on the ones it knew.
+func TestOperatorTasksRefreshReadsWhatTheWatchMissed(t *testing.T) {
+	r := newRig(t)
+	v := r.submit("rf-1")
+	o := r.operator()
+	o.Close()
+	r.submit("rf-2")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := r.c.Decide(ctx, "rf-1", decision("operator:bob@desk", true, v.PreviewHash)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.c.Outcome(ctx, "rf-1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _ := o.Pending(); len(recs) != 1 || recs[0].TaskID != "rf-1" {
+		t.Fatalf("before the refresh: %+v", recs)
+	}
+	if err := o.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := o.Pending()
+	dec, _ := o.Decided(10)
+	if len(recs) != 1 || recs[0].TaskID != "rf-2" || len(dec) != 1 || dec[0].TaskID != "rf-1" || dec[0].DecidedBy != "operator:bob@desk" {
+		t.Fatalf("after the refresh: pending %+v, decided %+v", recs, dec)
+	}
+}
+
+// TestOperatorTasksExecutorRefusesAChangedPreview: the bucket's view names
+// a preview the executor's request no longer produces (the view was
+// rewritten); the approval naming it passes the compare-and-set but the
+// executor refuses it, and the operator is told the preview changed.
+func TestOperatorTasksExecutorRefusesAChangedPreview(t *testing.T) {
+	r := newRig(t)
+	r.submit("op-rewritten")
+	o := r.operator()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ent, err := r.kv.Get(ctx, natsqueue.TaskKey("op-rewritten"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v natsqueue.TaskView
+	if err := json.Unmarshal(ent.Value(), &v); err != nil {
+		t.Fatal(err)
+	}
+	v.PreviewHash = "sha256:" + strings.Repeat("2", 64)
+	b, _ := json.Marshal(v)
+	if _, err := r.kv.Update(ctx, natsqueue.TaskKey("op-rewritten"), b, ent.Revision()); err != nil {
+		t.Fatal(err)
+	}
+	pv, err := o.Preview(ctx, "op-rewritten")
+	if err != nil || pv.BindingHash != v.PreviewHash {
+		t.Fatalf("preview %s %v", pv.BindingHash, err)
+	}
+	_, _, err = o.Decide(ctx, "op-rewritten", approval.Decision{Approve: true, By: "operator:ada@laptop", PreviewHash: pv.BindingHash})
+	if !errors.Is(err, approval.ErrPreviewChanged) {
+		t.Fatalf("approval of a rewritten view: %v", err)
+	}
+	if r.runs("op-rewritten") != 0 {
+		t.Fatal("it ran")
 	}
 }

@@ -142,6 +142,9 @@ const (
 // that changed.
 const resyncTicks = 60
 
+// refreshWait bounds a Refresher's full read on a reload.
+const refreshWait = 10 * time.Second
+
 // work is the reloading asked for while one was in flight.
 type work struct {
 	full, sweep, audit bool
@@ -382,7 +385,14 @@ func (p *Pane) reload() tea.Cmd {
 				end = e
 			}
 		}
-		_, err := q.SweepInbox(context.Background())
+		var err error
+		if rf, ok := q.(Refresher); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), refreshWait)
+			err = rf.Refresh(ctx)
+			cancel()
+		}
+		_, serr := q.SweepInbox(context.Background())
+		err = errors.Join(err, serr)
 		list, lerr := q.Pending()
 		decided, derr := q.Decided(decidedLimit)
 		msg := listMsg{gen: gen, list: list, decided: decided, err: errors.Join(err, lerr, derr), auditEnd: end}

@@ -42,6 +42,14 @@ type Follower interface {
 	Changes() <-chan []string
 }
 
+// Refresher is a Source that keeps a copy it can read again in full (the
+// shared queue's records, kept by a watch): the pane's full reloads — at
+// the start, once a minute and when a Follower says everything may have
+// changed — refresh it first.
+type Refresher interface {
+	Refresh(ctx context.Context) error
+}
+
 // The local queue is a Source as it is; its changes are followed with
 // fsnotify by the pane (Options.Queue).
 var _ Source = (*approval.Queue)(nil)
