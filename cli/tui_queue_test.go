@@ -394,3 +394,18 @@ func TestTUIQueueCatchesUpAfterTheServerRestarts(t *testing.T) {
 	sameAsExecutor(t, queueAuditPath(o.app), filepath.Join(r.exec.home, "audit.log"))
 	t.Logf("the audit copy caught up %s after the decision", time.Since(t3))
 }
+
+// TestTUIQueueUnreachableSaysSo: with the server down the TUI still opens;
+// the Approvals pane says it cannot reach the shared queue (naming the
+// URL, which never holds credentials) instead of showing an empty queue.
+func TestTUIQueueUnreachableSaysSo(t *testing.T) {
+	r := newNatsRig(t)
+	r.srv.Shutdown()
+	r.srv.WaitForShutdown()
+	o := newTUIOperator(t, r, "alice")
+	o.key("3")
+	o.wait("approvals are unavailable", "queue.url: cannot reach "+r.url)
+	if strings.Contains(o.seen.String(), natsPassword("alice")) {
+		t.Fatal("the password reached the screen")
+	}
+}
