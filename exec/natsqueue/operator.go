@@ -51,6 +51,8 @@ type OperatorTasks struct {
 	all    bool     // the watch started over: everything may have changed
 	w      jetstream.KeyWatcher
 	closed bool
+	life   context.Context // the watches' context, ended by Close
+	end    context.CancelFunc
 
 	wake chan struct{} // a change is noted (holds at most one)
 	out  chan []string // Changes
@@ -66,12 +68,17 @@ func NewOperatorTasks(ctx context.Context, c *Client, now func() time.Time) (*Op
 	}
 	o := &OperatorTasks{c: c, now: now, recs: map[string]approval.Record{}, wake: make(chan struct{}, 1),
 		out: make(chan []string), quit: make(chan struct{}), done: make(chan struct{})}
-	w, err := c.kv.Watch(ctx, "task.>", jetstream.IgnoreDeletes())
+	// the watch lives until Close, not as long as ctx (which bounds only
+	// the start): a watch's context ending ends the watch
+	o.life, o.end = context.WithCancel(context.WithoutCancel(ctx))
+	w, err := c.kv.Watch(o.life, "task.>", jetstream.IgnoreDeletes())
 	if err != nil {
+		o.end()
 		return nil, fmt.Errorf("nats watch: %w", err)
 	}
 	if err := o.initial(ctx, w); err != nil {
 		_ = w.Stop()
+		o.end()
 		return nil, err
 	}
 	o.w = w
@@ -119,9 +126,7 @@ func (o *OperatorTasks) follow(w jetstream.KeyWatcher) {
 				return
 			case <-time.After(retryWatch):
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			nw, err := o.c.kv.Watch(ctx, "task.>", jetstream.IgnoreDeletes())
-			cancel()
+			nw, err := o.c.kv.Watch(o.life, "task.>", jetstream.IgnoreDeletes())
 			if err != nil {
 				continue
 			}
@@ -228,6 +233,7 @@ func (o *OperatorTasks) Close() {
 	w := o.w
 	o.mu.Unlock()
 	_ = w.Stop()
+	o.end()
 	<-o.done
 }
 

@@ -216,3 +216,27 @@ func TestOperatorTasksExecutorRefusesAChangedPreview(t *testing.T) {
 		t.Fatal("it ran")
 	}
 }
+
+// TestOperatorTasksWatchOutlivesItsStart: the context that bounded the
+// start (ended when NewOperatorTasks returned) does not end the watch: an
+// idle screen hears nothing (a watch started over would replay every task
+// and say everything changed), and a new task comes as its own change.
+func TestOperatorTasksWatchOutlivesItsStart(t *testing.T) {
+	r := newRig(t)
+	r.submit("idle-1")
+	o := r.operator()
+	select {
+	case ids := <-o.Changes():
+		t.Fatalf("an idle bucket changed: %q", ids)
+	case <-time.After(2500 * time.Millisecond): // past retryWatch, twice
+	}
+	r.submit("idle-2")
+	select {
+	case ids := <-o.Changes():
+		if !slices.Equal(ids, []string{"idle-2"}) {
+			t.Fatalf("change %q, want [idle-2]", ids)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no change for idle-2")
+	}
+}
