@@ -379,6 +379,11 @@ func TestTUIQueueCatchesUpAfterTheServerRestarts(t *testing.T) {
 	t1 := time.Now()
 	o.wait("Pending approvals (2)", "rs-2")
 	t.Logf("after the restart: submitted in %s, on screen %s later", t1.Sub(t0), time.Since(t1))
+	// a bound far above the milliseconds it takes, far below the ~18 s a
+	// watch takes to find its consumer gone by missed heartbeats alone
+	if d := time.Since(t1); d > 10*time.Second {
+		t.Errorf("the task reached the screen %s after it was submitted: the watch was not started over on reconnect", d)
+	}
 	o.key("j")
 	o.wait("/media/rs-2.mkv")
 	o.key("a")

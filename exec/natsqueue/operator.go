@@ -54,10 +54,11 @@ type OperatorTasks struct {
 	life   context.Context // the watches' context, ended by Close
 	end    context.CancelFunc
 
-	wake chan struct{} // a change is noted (holds at most one)
-	out  chan []string // Changes
-	quit chan struct{} // closed by Close
-	done chan struct{} // closed when follow returned
+	wake    chan struct{} // a change is noted (holds at most one)
+	restart chan struct{} // Restart asks for a new watch now (holds at most one)
+	out     chan []string // Changes
+	quit    chan struct{} // closed by Close
+	done    chan struct{} // closed when follow returned
 }
 
 // NewOperatorTasks reads every task's view once (so the first screen is
@@ -67,7 +68,8 @@ func NewOperatorTasks(ctx context.Context, c *Client, now func() time.Time) (*Op
 		now = time.Now
 	}
 	o := &OperatorTasks{c: c, now: now, recs: map[string]approval.Record{}, wake: make(chan struct{}, 1),
-		out: make(chan []string), quit: make(chan struct{}), done: make(chan struct{})}
+		restart: make(chan struct{}, 1),
+		out:     make(chan []string), quit: make(chan struct{}), done: make(chan struct{})}
 	// the watch lives until Close, not as long as ctx (which bounds only
 	// the start): a watch's context ending ends the watch
 	o.life, o.end = context.WithCancel(context.WithoutCancel(ctx))
@@ -124,6 +126,7 @@ func (o *OperatorTasks) follow(w jetstream.KeyWatcher) {
 			select {
 			case <-o.quit:
 				return
+			case <-o.restart:
 			case <-time.After(retryWatch):
 			}
 			nw, err := o.c.kv.Watch(o.life, "task.>", jetstream.IgnoreDeletes())
@@ -215,6 +218,25 @@ func (o *OperatorTasks) pump() {
 			return
 		}
 	}
+}
+
+// Restart starts the watch over at once (the screen is then told that
+// everything may have changed). The TUI calls it when its connection is
+// back after a loss: a watch's consumer that did not survive a server
+// restart is otherwise only found by its missing heartbeats, many seconds
+// later.
+func (o *OperatorTasks) Restart() {
+	o.mu.Lock()
+	w, closed := o.w, o.closed
+	o.mu.Unlock()
+	if closed {
+		return
+	}
+	select {
+	case o.restart <- struct{}{}:
+	default:
+	}
+	_ = w.Stop()
 }
 
 // Changes signals the tasks that changed: a list of ids, or nil when
