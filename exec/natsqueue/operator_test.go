@@ -240,3 +240,31 @@ func TestOperatorTasksWatchOutlivesItsStart(t *testing.T) {
 		t.Fatal("no change for idle-2")
 	}
 }
+
+// TestOperatorTasksRestart: a restarted watch tells the screen everything
+// may have changed, and follows the bucket as before.
+func TestOperatorTasksRestart(t *testing.T) {
+	r := newRig(t)
+	r.submit("rst-1")
+	o := r.operator()
+	o.Restart()
+	// the new watch replays the bucket (its tasks may come as changes of
+	// their own first), then says everything may have changed
+	deadline := time.After(30 * time.Second)
+	for all := false; !all; {
+		select {
+		case ids := <-o.Changes():
+			if ids != nil && !slices.Equal(ids, []string{"rst-1"}) {
+				t.Fatalf("after a restart: %q", ids)
+			}
+			all = ids == nil
+		case <-deadline:
+			t.Fatal("a restart did not say everything may have changed")
+		}
+	}
+	r.submit("rst-2")
+	waitChange(t, o, "rst-2")
+	if recs, _ := o.Pending(); len(recs) != 2 {
+		t.Fatalf("pending: %+v", recs)
+	}
+}
