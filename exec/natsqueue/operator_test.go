@@ -233,8 +233,8 @@ func TestOperatorTasksWatchOutlivesItsStart(t *testing.T) {
 	r.submit("idle-2")
 	select {
 	case ids := <-o.Changes():
-		if !slices.Equal(ids, []string{"idle-2"}) {
-			t.Fatalf("change %q, want [idle-2]", ids)
+		if len(ids) == 0 || slices.ContainsFunc(ids, func(id string) bool { return id != "idle-2" }) {
+			t.Fatalf("change %q, want idle-2's alone", ids)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("no change for idle-2")
