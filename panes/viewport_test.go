@@ -33,3 +33,50 @@ func TestViewportScrollsAndClamps(t *testing.T) {
 		t.Fatalf("short text: %v", w)
 	}
 }
+
+func TestViewportCentresOnALine(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		n, h, line  int
+		scroll      int
+		wantFirst   int
+		wantVisible bool
+	}{
+		{"a line in the middle of the text", 100, 9, 50, 0, 46, true},
+		{"near the top: the text's first line stays first", 100, 9, 2, 0, 0, true},
+		{"near the end: no blank rows after the last line", 100, 9, 98, 0, 91, true},
+		{"scrolled before drawing: relative to the centre", 100, 9, 50, 3, 49, true},
+		{"a short text shows whole", 5, 9, 3, 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v Viewport
+			v.CenterOn(tc.line)
+			v.Scroll(tc.scroll)
+			first, end := v.Range(tc.n, tc.h)
+			if first != tc.wantFirst {
+				t.Fatalf("first %d, want %d", first, tc.wantFirst)
+			}
+			if vis := tc.line >= first && tc.line < end; vis != tc.wantVisible {
+				t.Fatalf("line %d visible %v in [%d,%d)", tc.line, vis, first, end)
+			}
+			// later frames keep the offset; scrolling moves it
+			v.Scroll(1)
+			if f, _ := v.Range(tc.n, tc.h); f != min(tc.wantFirst+1, max(tc.n-tc.h, 0)) {
+				t.Fatalf("after one more line: first %d", f)
+			}
+		})
+	}
+}
+
+func TestViewportPagesByItsWindow(t *testing.T) {
+	var v Viewport
+	v.Range(100, 10)
+	v.Page(1)
+	if f, _ := v.Range(100, 10); f != 9 {
+		t.Fatalf("page down: first %d, want 9", f)
+	}
+	v.Page(-1)
+	if f, _ := v.Range(100, 10); f != 0 {
+		t.Fatalf("page up: first %d, want 0", f)
+	}
+}
