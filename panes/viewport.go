@@ -48,6 +48,9 @@ func (v *Viewport) CenterOn(line int) {
 	v.centre, v.centring, v.centreOff = line, true, 0
 }
 
+// Height is the rows of the last Window.
+func (v *Viewport) Height() int { return v.height }
+
 // Offset is the first line shown at the last Window.
 func (v *Viewport) Offset() int { return v.offset }
 
