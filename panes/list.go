@@ -268,6 +268,13 @@ func (l *List) Scroll(h int) int {
 	return l.top
 }
 
+// TopFor is the top Scroll(h) would choose, without moving anything: which
+// rows to read ahead before the next frame asks for them.
+func (l *List) TopFor(h int) int {
+	c := *l
+	return c.Scroll(h)
+}
+
 // Draw lays out the window of h lines from the current top (Scroll first):
 // each item's lines from draw, cut at h, recorded in Map for clicks. whole
 // is how many items were shown entire.

@@ -238,6 +238,9 @@ func TestListOfAMillionRowsTouchesOnlyTheWindow(t *testing.T) {
 	asked := 0
 	l := &List{Len: func() int { return n }, Height: func(int) int { asked++; return 1 }}
 	l.Last()
+	if l.TopFor(40) != n-40 || l.Top() != 0 {
+		t.Fatalf("TopFor %d moved the top to %d", l.TopFor(40), l.Top())
+	}
 	l.Scroll(40)
 	l.First()
 	l.Scroll(40)
