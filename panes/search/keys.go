@@ -97,15 +97,16 @@ func (p *Pane) buildKeymaps() keymaps {
 				return "no file errors"
 			}
 			return ""
-		}, Do: do(func() { p.showErrs, p.errScroll = true, 0 })},
+		}, Do: do(func() { p.showErrs = true; p.errView.Top() })},
 		{Binding: b("s", "next scope", "s"), Disabled: noScopes, Do: toggle(fScope)},
 		{Binding: b("esc", "close preview", "esc"), Do: do(func() { p.preview = false })},
 	}
 	km.errors = panes.Keymap{
 		{Binding: b("e/esc", "close", "e", "esc"), Footer: true, Do: do(func() { p.showErrs = false })},
-		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.errScroll = max(p.errScroll-1, 0) })},
-		{Binding: b("↓/j", "down", "down", "j"), Footer: true,
-			Do: do(func() { p.errScroll = min(p.errScroll+1, max(len(p.fileErrs)-1, 0)) })},
+		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.errView.Scroll(-1) })},
+		{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.errView.Scroll(1) })},
+		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.errView.Page(-1) })},
+		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.errView.Page(1) })},
 	}
 	km.document = panes.Keymap{
 		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(func() { p.doc, p.docErr = nil, nil })},

@@ -113,3 +113,38 @@ func TestDocumentPagesByItsHeight(t *testing.T) {
 		t.Fatalf("wheel up: %q", got)
 	}
 }
+
+// The file errors scroll by line, page and wheel; a new list of errors is
+// laid out anew, not appended to the old one's lines.
+func TestFileErrorsScrollAndRelayout(t *testing.T) {
+	p := New(fakeOptions(t), styles())
+	defer p.Close()
+	for i := range 40 {
+		p.fileErrs = append(p.fileErrs, search.FileError{Path: "dir/f" + strconv.Itoa(i), Error: "permission denied"})
+	}
+	p.showErrs, p.focus = true, focusResults
+	first := func() string {
+		for _, l := range strings.Split(ansi.Strip(p.View(80, 20)), "\n") {
+			if strings.HasPrefix(l, "  dir/") {
+				return strings.Fields(l)[0]
+			}
+		}
+		return ""
+	}
+	if got := first(); got != "dir/f0:" {
+		t.Fatalf("first %q", got)
+	}
+	p.Update(panetest.Key("j"))
+	p.Update(panetest.WheelDown(3, 8))
+	if got := first(); got != "dir/f4:" {
+		t.Fatalf("after j and a notch: %q", got)
+	}
+	p.Update(panetest.Key("pgdown"))
+	if got := first(); got == "dir/f4:" || got == "" {
+		t.Fatalf("pgdn did not move: %q", got)
+	}
+	p.fileErrs = []search.FileError{{Path: "other/x", Error: "broken symbolic link"}}
+	if v := ansi.Strip(p.View(80, 20)); strings.Contains(v, "dir/f") || !strings.Contains(v, "other/x: broken symbolic link") {
+		t.Fatalf("a new list kept the old one's lines:\n%s", v)
+	}
+}

@@ -172,7 +172,8 @@ func (p *Pane) onBatch(m batchMsg) tea.Cmd {
 		// the screen never flashes empty while typing
 		p.res = results{}
 		p.fileErrs, p.final, p.runErr = nil, nil, ""
-		p.showErrs, p.errScroll = false, 0
+		p.showErrs = false
+		p.errView.Top()
 		p.list.Reset()
 		p.shownGen = m.gen
 		p.clearError()

@@ -150,7 +150,8 @@ type Pane struct {
 	compl     completion // the path field's completions, listed off the UI goroutine
 	complWant string     // the path value whose listing was last asked for
 	showErrs  bool
-	errScroll int
+	errView   panes.Viewport // the file errors' scroll
+	errBody   errLayout      // the file errors laid out
 
 	preview     bool
 	prevPath    string // file the preview holds or is loading
@@ -364,7 +365,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		case p.doc != nil:
 			p.docView.Wheel(msg)
 		case p.showErrs:
-			p.errScroll = min(max(p.errScroll+panes.Wheel(msg), 0), max(len(p.fileErrs)-1, 0))
+			p.errView.Wheel(msg)
 		case p.preview && p.prevArea.has(msg.X, msg.Y):
 			p.prevView.Wheel(msg)
 		default:

@@ -490,16 +490,35 @@ func (p *Pane) previewBlock(w, h int) string {
 
 func (p *Pane) errorLines(w, h int) []string {
 	s := p.styles
-	lines := []string{s.Heading.Render(fmt.Sprintf("File errors (%d)", len(p.fileErrs))) + s.Muted.Render(" · e/esc close · ↑/↓ scroll")}
-	for _, e := range p.fileErrs[min(p.errScroll, len(p.fileErrs)):] {
+	head := s.Heading.Render(fmt.Sprintf("File errors (%d)", len(p.fileErrs))) + s.Muted.Render(" · e/esc close · ↑/↓ scroll")
+	return append([]string{head}, p.errView.Window(p.layoutErrors(w), h-1)...)
+}
+
+// errLayout is the file errors laid out for one width. A search's errors
+// grow by appends (the same backing array), so a frame wraps only those
+// added since the last; another list (a new search, the final sorted one)
+// is laid out anew.
+type errLayout struct {
+	width, n int
+	of       *search.FileError // the list's first element: which list it is
+	lines    []string
+}
+
+func (p *Pane) layoutErrors(w int) []string {
+	var of *search.FileError
+	if len(p.fileErrs) > 0 {
+		of = &p.fileErrs[0]
+	}
+	if p.errBody.width != w || p.errBody.of != of || p.errBody.n > len(p.fileErrs) {
+		p.errBody = errLayout{width: w, of: of}
+	}
+	for _, e := range p.fileErrs[p.errBody.n:] {
 		for _, l := range panes.Wrap(safetext.Line(e.Path)+": "+safetext.Line(e.Error), max(w-2, 1)) {
-			lines = append(lines, "  "+s.Err.Render(l))
-		}
-		if len(lines) >= h {
-			break
+			p.errBody.lines = append(p.errBody.lines, "  "+p.styles.Err.Render(l))
 		}
 	}
-	return lines
+	p.errBody.n = len(p.fileErrs)
+	return p.errBody.lines
 }
 
 func (p *Pane) statusLine(w int) string {
