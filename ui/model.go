@@ -49,8 +49,8 @@ type Model struct {
 	theme    string
 	styles   *themes.Styles
 	showHelp bool
-	// helpScroll is the first overlay line shown when it is taller than the screen
-	helpScroll int
+	// helpView scrolls the overlay when it is taller than the screen
+	helpView panes.Viewport
 	// notice is why the last key did nothing (a disabled row), or what a
 	// switch did, shown in the footer until the next key (or noticeFor)
 	notice     string
@@ -138,7 +138,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.MouseClickMsg:
 		return m, m.click(msg)
-	case tea.MouseWheelMsg, tea.PasteMsg, tea.PasteStartMsg, tea.PasteEndMsg:
+	case tea.MouseWheelMsg:
+		if m.showHelp && !m.tooSmall() {
+			m.helpView.Wheel(msg) // the overlay scrolls; the pane under it does not
+			return m, nil
+		}
+		if p := m.Active(); p != nil && m.legible() {
+			return m, p.Update(msg)
+		}
+		return m, nil
+	case tea.PasteMsg, tea.PasteStartMsg, tea.PasteEndMsg:
 		// a paste is typing: like a key, it goes to the focused pane only,
 		// and only while the screen shows what it would land in
 		if p := m.Active(); p != nil && !m.showHelp && m.legible() {
@@ -238,13 +247,13 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 func (m *Model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "down", "j":
-		m.helpScroll++
+		m.helpView.Scroll(1)
 	case "up", "k":
-		m.helpScroll = max(m.helpScroll-1, 0)
+		m.helpView.Scroll(-1)
 	case "pgdown":
-		m.helpScroll += max(m.height-4, 1)
+		m.helpView.Page(1)
 	case "pgup":
-		m.helpScroll = max(m.helpScroll-max(m.height-4, 1), 0)
+		m.helpView.Page(-1)
 	default:
 		m.showHelp = false
 	}
@@ -410,18 +419,13 @@ func (m *Model) renderHelp(w, h int) string {
 	lines = append(lines, m.styles.Heading.Render(title), "")
 	lines = append(lines, m.helpBands(groups, w-4)...)
 	lines = append(lines, "")
-	maxScroll := max(len(lines)+1-h, 0)
-	m.helpScroll = min(m.helpScroll, maxScroll)
 	hint := "press any key to close"
-	if maxScroll > 0 {
+	if len(lines)+1 > h {
+		// the hint stays on the last line; the rest scrolls
 		hint = "↑/↓ scroll · any other key closes"
+		lines = append([]string{}, m.helpView.Window(lines, h-1)...)
 	}
 	lines = append(lines, m.styles.Muted.Render(hint))
-	if maxScroll > 0 {
-		// the hint stays on the last line; the rest scrolls
-		body := lines[m.helpScroll : m.helpScroll+h-1]
-		lines = append(append([]string{}, body...), lines[len(lines)-1])
-	}
 	for i, l := range lines {
 		lines[i] = "  " + l
 	}
