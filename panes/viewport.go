@@ -14,17 +14,16 @@ import tea "charm.land/bubbletea/v2"
 type Viewport struct {
 	offset int
 	height int // rows of the last Window: a page
-	// centre is a line the next Window puts in the middle of its rows;
-	// scrolling before that Window moves relative to it
-	centre    int
-	centring  bool
-	centreOff int
+	// centred: the window is placed around line centre (moved by rel
+	// lines), whatever its height, until Top or Bottom
+	centred     bool
+	centre, rel int
 }
 
 // Scroll moves by d lines (negative: up); never above the first line.
 func (v *Viewport) Scroll(d int) {
-	if v.centring {
-		v.centreOff += d
+	if v.centred {
+		v.rel += d
 		return
 	}
 	v.offset = max(v.offset+d, 0)
@@ -38,14 +37,15 @@ func (v *Viewport) Page(pages int) { v.Scroll(pages * max(v.height-1, 1)) }
 func (v *Viewport) Wheel(msg tea.MouseWheelMsg) { v.Scroll(Wheel(msg)) }
 
 // Top and Bottom jump to the ends; Bottom is clamped when drawn.
-func (v *Viewport) Top()    { v.centring, v.offset = false, 0 }
-func (v *Viewport) Bottom() { v.centring, v.offset = false, 1<<30 }
+func (v *Viewport) Top()    { v.centred, v.offset = false, 0 }
+func (v *Viewport) Bottom() { v.centred, v.offset = false, 1<<30 }
 
-// CenterOn makes the next Window put line (0-based) in the middle of its
-// rows, as near as the text's ends allow: a preview opening on a search
-// hit with the lines around it. Scrolling then moves from there.
+// CenterOn puts line (0-based) in the middle of the window, as near as the
+// text's ends allow: a preview opening on a search hit with the lines
+// around it. Scrolling then moves from there; the window stays placed
+// around the line when its height changes (a resize keeps the hit in view).
 func (v *Viewport) CenterOn(line int) {
-	v.centre, v.centring, v.centreOff = line, true, 0
+	v.centred, v.centre, v.rel = true, line, 0
 }
 
 // Height is the rows of the last Window.
@@ -66,9 +66,12 @@ func (v *Viewport) Window(lines []string, h int) []string {
 func (v *Viewport) Range(n, h int) (first, end int) {
 	h = max(h, 0)
 	v.height = h
-	if v.centring {
-		v.offset, v.centring = v.centre-h/2+v.centreOff, false
+	if v.centred {
+		v.offset = v.centre - h/2 + v.rel
 	}
 	v.offset = min(max(v.offset, 0), max(n-h, 0))
+	if v.centred {
+		v.rel = v.offset - (v.centre - h/2) // scrolled past an end: no slack to scroll back through
+	}
 	return v.offset, min(n, v.offset+h)
 }

@@ -80,3 +80,28 @@ func TestViewportPagesByItsWindow(t *testing.T) {
 		t.Fatalf("page up: first %d, want 0", f)
 	}
 }
+
+// A centred window stays around its line when the height changes, and
+// scrolling past an end leaves no slack to scroll back through.
+func TestViewportCentreSurvivesAResize(t *testing.T) {
+	var v Viewport
+	v.CenterOn(50)
+	v.Range(100, 30)
+	v.Scroll(2)
+	if f, e := v.Range(100, 8); f != 48 || 50 >= e {
+		t.Fatalf("after shrinking to 8 rows: [%d,%d), line 50 out of view", f, e)
+	}
+	v.CenterOn(1)
+	v.Scroll(-10) // above the top: clamped
+	v.Range(100, 9)
+	v.Scroll(1)
+	if f, _ := v.Range(100, 9); f != 1 {
+		t.Fatalf("one line down after scrolling past the top: first %d, want 1", f)
+	}
+	v.Top()
+	v.Range(100, 9)
+	v.Scroll(3)
+	if f, _ := v.Range(100, 20); f != 3 {
+		t.Fatalf("Top ends the centring: first %d, want 3", f)
+	}
+}
