@@ -280,6 +280,7 @@ func (l *List) TopFor(h int) int {
 // is how many items were shown entire.
 func (l *List) Draw(h int, draw func(i int, selected bool) []string) (lines []string, whole int) {
 	n := l.sync()
+	lines = make([]string, 0, max(h, 0))
 	for i := l.top; i < n && len(lines) < h; i++ {
 		item := draw(i, i == l.sel)
 		if len(lines)+len(item) <= h {

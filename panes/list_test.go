@@ -253,3 +253,36 @@ func TestListOfAMillionRowsTouchesOnlyTheWindow(t *testing.T) {
 		t.Fatalf("asked %d heights for three frames of 40 lines", asked)
 	}
 }
+
+// BenchmarkListFrameOfAMillion is one frame of the Audit table: a jump,
+// the scroll and the 40 rows drawn, over a million rows known by count.
+func BenchmarkListFrameOfAMillion(b *testing.B) {
+	n := 1_000_000
+	l := &List{Len: func() int { return n }}
+	row := []string{""}
+	draw := func(int, bool) []string { return row }
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		l.Select(i * 7919 % n)
+		l.Map.Reset(2, 0, 100)
+		l.Render(40, draw)
+	}
+}
+
+// BenchmarkListFrameWithHeaders is one frame of the Search results: file
+// headers among a million lines, the cursor paging down.
+func BenchmarkListFrameWithHeaders(b *testing.B) {
+	n := 1_000_000
+	l := &List{Len: func() int { return n }, Selectable: func(i int) bool { return i%11 != 0 }}
+	row := []string{""}
+	draw := func(int, bool) []string { return row }
+	b.ReportAllocs()
+	for b.Loop() {
+		l.PageDown()
+		if l.Cursor() >= n-1 {
+			l.First()
+		}
+		l.Map.Reset(2, 0, 100)
+		l.Render(40, draw)
+	}
+}
