@@ -287,7 +287,7 @@ func (p *Pane) renderField(f, width int) string {
 	return p.styles.InputFocused.Render(before) + p.styles.Cursor.Reverse(true).Render(at) + p.styles.InputFocused.Render(after)
 }
 
-// list draws the visible window of the results (content or scoped).
+// listBlock draws the visible window of the results (content or scoped).
 func (p *Pane) listBlock(w, h int) string {
 	s := p.styles
 	n := p.rowCount()
