@@ -22,7 +22,10 @@ type TaskView struct {
 	Warnings    []string            `json:"warnings,omitempty"`
 	Problem     string              `json:"problem,omitempty"`
 	Result      *task.Result        `json:"result,omitempty"`
-	Executor    string              `json:"executor"`
+	Executor    string              `json:"executor"` // its host
+	// ExecutorConsumer names the executor that owns the task (its
+	// consumer, one per device set): only that one applies a decision.
+	ExecutorConsumer string `json:"executor_consumer,omitempty"`
 	// RecordHash is the published record's hash: the executor republishes
 	// a view only when its record changed.
 	RecordHash string `json:"record_hash"`
