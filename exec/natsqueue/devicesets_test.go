@@ -1,6 +1,7 @@
 package natsqueue_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -191,6 +192,31 @@ func TestTwoExecutorsTakeOnlyTheirDevices(t *testing.T) {
 		}
 		if journalRuns(other, "living-room", uri)+journalRuns(other, kitchen, uri) != 0 {
 			t.Fatalf("%s ran on the other executor", id)
+		}
+	}
+	// each executor's log is its own in the audit stream, whole and in order
+	js := connectJS(t, s.ClientURL())
+	var buf bytes.Buffer
+	if _, err := natsqueue.PullAudit(ctx, js, &buf); !errors.Is(err, natsqueue.ErrSeveralExecutors) ||
+		!strings.Contains(err.Error(), "exec-a") || !strings.Contains(err.Error(), "exec-b") {
+		t.Fatalf("pulling with two executors and none named: %v", err)
+	}
+	if ids, err := natsqueue.AuditExecutors(ctx, js); err != nil || strings.Join(ids, " ") != "exec-a exec-b" {
+		t.Fatalf("audit executors %q %v", ids, err)
+	}
+	for id, env := range map[string]*approvaltest.Env{"exec-a": envA, "exec-b": envB} {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			buf.Reset()
+			_, err := natsqueue.PullExecutorAudit(ctx, js, id, &buf)
+			local, _ := os.ReadFile(env.AuditPath())
+			if err == nil && bytes.Equal(buf.Bytes(), local) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s's audit copy (%d bytes, %v) is not its log (%d bytes)", id, buf.Len(), err, len(local))
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 }

@@ -60,7 +60,9 @@ type ExecutorOptions struct {
 	Devices []string
 	// ID tells this executor from another with the same devices, across
 	// restarts (the id of its result-signing key): its own consumer left by
-	// an earlier device list is replaced, another's is a conflict.
+	// an earlier device list is replaced, another's is a conflict; its
+	// audit log is published to AuditSubjectFor(ID) (the consumer's name
+	// when empty).
 	ID   string
 	Poll time.Duration // how often local changes (expiry, local decisions) are published; 1 s when 0
 	Log  *slog.Logger
@@ -94,8 +96,13 @@ func NewExecutor(ctx context.Context, o ExecutorOptions) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Executor{o: o, kv: kv, consumer: ExecutorConsumerName(o.Devices), published: map[string]string{}, syncedSize: -1,
-		audit: &auditFollower{js: o.JS, path: o.AuditPath}}, nil
+	consumer := ExecutorConsumerName(o.Devices)
+	auditID := o.ID
+	if auditID == "" {
+		auditID = consumer
+	}
+	return &Executor{o: o, kv: kv, consumer: consumer, published: map[string]string{}, syncedSize: -1,
+		audit: &auditFollower{js: o.JS, path: o.AuditPath, subject: AuditSubjectFor(auditID), executor: auditID}}, nil
 }
 
 // Run works until ctx ends. One goroutine does every transition, so a

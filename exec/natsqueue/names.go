@@ -30,7 +30,11 @@ const (
 	DeviceSubjects = "vigil.submit.>"
 	TasksBucket    = "vigil_tasks"
 	AuditStream    = "VIGIL_AUDIT"
-	AuditSubject   = "vigil.audit"
+	// AuditSubject held the one executor's log before there could be
+	// several; each executor now publishes to its own AuditSubjectFor.
+	AuditSubject = "vigil.audit"
+	// AuditSubjects are the executors' audit subjects.
+	AuditSubjects = "vigil.audit.>"
 	// ExecutorConsumer is the earlier release's one consumer, which took
 	// the whole stream; an executor of this release removes it
 	// (MigrateSubmitStream).
@@ -98,6 +102,15 @@ func ExecutorConsumerName(devices []string) string {
 	return ExecutorConsumerPrefix + hex.EncodeToString(s[:6])
 }
 
+// AuditSubjectFor is where the executor with this id (ExecutorOptions.ID:
+// its result-signing key's id, stable across restarts and device changes)
+// publishes its audit log: one subject per executor, so that each log's
+// lines stay in order and resume from their own last offset. The id is
+// base64url-encoded for the reason DeviceSubject gives.
+func AuditSubjectFor(executorID string) string {
+	return "vigil.audit." + base64.RawURLEncoding.EncodeToString([]byte(executorID))
+}
+
 // VerdictKey is where the executor answers the manifest with this digest.
 func VerdictKey(digest string) string { return "verdict." + digest }
 
@@ -141,10 +154,19 @@ func setup(ctx context.Context, js jetstream.JetStream, migrate bool) (jetstream
 			return nil, err
 		}
 	}
-	if _, err := ensureStream(ctx, js, jetstream.StreamConfig{Name: AuditStream, Subjects: []string{AuditSubject},
+	aud, err := ensureStream(ctx, js, jetstream.StreamConfig{Name: AuditStream, Subjects: []string{AuditSubject, AuditSubjects},
 		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Duplicates: 10 * time.Minute,
-		Description: "Vigil: the executor's audit log, line by line"}); err != nil {
+		Description: "Vigil: the executors' audit logs, line by line"})
+	if err != nil {
 		return nil, err
+	}
+	if cfg := aud.CachedInfo().Config; migrate && !slices.Contains(cfg.Subjects, AuditSubjects) {
+		// an earlier release's: its one executor's lines stay under
+		// vigil.audit; this executor publishes its log again, whole, to its own subject
+		cfg.Subjects = []string{AuditSubject, AuditSubjects}
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("nats stream %s: upgrading it to one subject per executor: %w", AuditStream, err)
+		}
 	}
 	kv, err := js.KeyValue(ctx, TasksBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {

@@ -186,6 +186,7 @@ func TestPermissionsLetEachRoleDoItsPartOnly(t *testing.T) {
 	}
 	forged, _ := json.Marshal(map[string]any{"task": map[string]any{"task_id": "perm-1"}, "decision": d})
 	submitSubject := natsqueue.DeviceSubject("living-room")
+	auditSubject := natsqueue.AuditSubjectFor("exec-a")
 	raw := env.Play("perm-2", "/media/perm-2.mkv")
 
 	type act struct {
@@ -238,8 +239,8 @@ func TestPermissionsLetEachRoleDoItsPartOnly(t *testing.T) {
 			_, err = sub.NextMsgWithContext(ctx)
 			return err
 		}},
-		{agent, "an agent forges an audit line", "vigil.audit", func(ctx context.Context) error {
-			_, err := agent.js.Publish(ctx, "vigil.audit", []byte("{}"))
+		{agent, "an agent forges an audit line", auditSubject, func(ctx context.Context) error {
+			_, err := agent.js.Publish(ctx, auditSubject, []byte("{}"))
 			return err
 		}},
 		{ada, "an operator publishes a submission", submitSubject, func(ctx context.Context) error {
@@ -272,8 +273,8 @@ func TestPermissionsLetEachRoleDoItsPartOnly(t *testing.T) {
 			_, err := adaKV.Put(ctx, "verdict.x", []byte("{}"))
 			return err
 		}},
-		{ada, "an operator forges an audit line", "vigil.audit", func(ctx context.Context) error {
-			_, err := ada.js.Publish(ctx, "vigil.audit", []byte("{}"))
+		{ada, "an operator forges an audit line", auditSubject, func(ctx context.Context) error {
+			_, err := ada.js.Publish(ctx, auditSubject, []byte("{}"))
 			return err
 		}},
 		{ada, "an operator listens on the executor's inbox", "_INBOX_vigil_executor.>", func(ctx context.Context) error {
