@@ -382,3 +382,40 @@ func TestUnservedDeviceWaitsInTheStream(t *testing.T) {
 		t.Fatalf("once served: %+v %v", v, err)
 	}
 }
+
+// TestTaskIDIsOneRequestAcrossExecutors: a manifest for one executor's
+// device reusing the task_id of another executor's task is rejected, and
+// the first task's view stays that executor's.
+func TestTaskIDIsOneRequestAcrossExecutors(t *testing.T) {
+	s := startServer(t, nil)
+	envA := approvaltest.New(t)
+	envB := approvaltest.New(t, config.DeviceConfig{ID: kitchen, Driver: "sim"})
+	exA, err := startExecutor(t, connectJS(t, s.ClientURL()), envA, "exec-a", "living-room")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := startExecutor(t, connectJS(t, s.ClientURL()), envB, "exec-b", kitchen); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := natsqueue.NewClient(ctx, connectJS(t, s.ClientURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := submitVia(t, c, envA.Play("same-1", "/media/same-1.mkv")); v.State != "pending" {
+		t.Fatalf("first: %+v", v)
+	}
+	v := submitVia(t, c, envB.Manifest("same-1", "MEDIA_PLAY", map[string]any{"media_uri": "/media/other.mkv",
+		"target_device": kitchen}, 30*time.Minute))
+	if v.State != "rejected" || v.Error == nil || !strings.Contains(v.Error.Message, "another executor") {
+		t.Fatalf("the reused task_id: %+v", v)
+	}
+	if _, err := envB.Queue.Get("same-1"); err == nil {
+		t.Fatal("the reused task_id reached the second executor's queue")
+	}
+	view, _, err := c.Get(ctx, "same-1")
+	if err != nil || view.ExecutorConsumer != exA.Consumer() {
+		t.Fatalf("the view: %q %v", view.ExecutorConsumer, err)
+	}
+}
