@@ -213,9 +213,18 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 		err = mayNotCreate(js, "stream "+cfg.Name, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("nats stream %s: %w", cfg.Name, err)
+		return nil, fmt.Errorf("nats stream %s: %w", cfg.Name, refused(js, err))
 	}
 	return s, nil
+}
+
+// refused explains an error that followed a permissions refusal: the
+// request was dropped, so the error itself is only a timeout.
+func refused(js jetstream.JetStream, err error) error {
+	if last := js.Conn().LastError(); errors.Is(last, nats.ErrPermissionViolation) && !errors.Is(err, last) {
+		return fmt.Errorf("%w (the server refused this NATS user: %v; each role's permissions are in docs/queue.md)", err, last)
+	}
+	return err
 }
 
 // mayNotCreate explains a creation the server refused for permissions:
