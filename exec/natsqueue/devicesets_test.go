@@ -138,13 +138,13 @@ func TestTwoExecutorsTakeOnlyTheirDevices(t *testing.T) {
 	type sub struct {
 		env      *approvaltest.Env
 		device   string
-		consumer string
+		executor string
 	}
 	var ids []string
 	want := map[string]sub{}
 	for i := range 3 {
-		for _, x := range []sub{{envA, "living-room", exA.Consumer()}, {envB, kitchen, exB.Consumer()}} {
-			id := fmt.Sprintf("ds-%s-%d", x.consumer[len(x.consumer)-4:], i)
+		for _, x := range []sub{{envA, "living-room", exA.ID()}, {envB, kitchen, exB.ID()}} {
+			id := fmt.Sprintf("ds-%s-%d", x.executor, i)
 			raw := x.env.Manifest(id, "MEDIA_PLAY", map[string]any{"media_uri": "/media/" + id + ".mkv",
 				"target_device": x.device}, 30*time.Minute)
 			d, err := c.Publish(ctx, raw)
@@ -164,8 +164,8 @@ func TestTwoExecutorsTakeOnlyTheirDevices(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v.ExecutorConsumer != want[id].consumer {
-			t.Fatalf("%s is %s's, its view names %q", id, want[id].consumer, v.ExecutorConsumer)
+		if v.ExecutorID != want[id].executor {
+			t.Fatalf("%s is %s's, its view names %q", id, want[id].executor, v.ExecutorID)
 		}
 		if _, err := c.Decide(ctx, id, decision("operator:ada@h", true, v.PreviewHash)); err != nil {
 			t.Fatal(err)
@@ -415,7 +415,58 @@ func TestTaskIDIsOneRequestAcrossExecutors(t *testing.T) {
 		t.Fatal("the reused task_id reached the second executor's queue")
 	}
 	view, _, err := c.Get(ctx, "same-1")
-	if err != nil || view.ExecutorConsumer != exA.Consumer() {
-		t.Fatalf("the view: %q %v", view.ExecutorConsumer, err)
+	if err != nil || view.ExecutorID != exA.ID() {
+		t.Fatalf("the view: %q %v", view.ExecutorID, err)
+	}
+}
+
+// TestDeviceListChangeKeepsTheExecutorsTasks: an executor restarted with
+// one more device (a new consumer name) still owns its pending tasks and
+// applies the decisions on them, and its earlier consumer is gone.
+func TestDeviceListChangeKeepsTheExecutorsTasks(t *testing.T) {
+	s := startServer(t, nil)
+	env := approvaltest.New(t, config.DeviceConfig{ID: "garage", Driver: "sim"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	first, err := natsqueue.NewExecutor(ctx, natsqueue.ExecutorOptions{JS: connectJS(t, s.ClientURL()), Queue: env.Queue,
+		AuditPath: env.AuditPath(), Host: "h", Devices: []string{"living-room"}, ID: "exec-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- first.Run(rctx) }()
+	c, err := natsqueue.NewClient(ctx, connectJS(t, s.ClientURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := submitVia(t, c, env.Play("chg-1", "/media/chg-1.mkv"))
+	if v.State != "pending" {
+		t.Fatalf("submit: %+v", v)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	second, err := startExecutor(t, connectJS(t, s.ClientURL()), env, "exec-a", "living-room", "garage")
+	if err != nil {
+		t.Fatalf("the same executor with one more device: %v", err)
+	}
+	if second.Consumer() == first.Consumer() {
+		t.Fatal("a new device list, the same consumer name")
+	}
+	if _, err := c.Decide(ctx, "chg-1", decision("operator:ada@h", true, v.PreviewHash)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Outcome(ctx, "chg-1", "")
+	if err != nil || out.Record.State != approval.Done || journalRuns(env, "living-room", "/media/chg-1.mkv") != 1 {
+		t.Fatalf("after the change: %s %v", out.Record.State, err)
+	}
+	stream, err := connectJS(t, s.ClientURL()).Stream(ctx, natsqueue.SubmitStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := consumerNames(t, stream); len(names) != 1 || names[0] != second.Consumer() {
+		t.Fatalf("consumers %v, want only %s", names, second.Consumer())
 	}
 }

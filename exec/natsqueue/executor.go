@@ -73,7 +73,8 @@ type ExecutorOptions struct {
 type Executor struct {
 	o          ExecutorOptions
 	kv         jetstream.KeyValue
-	consumer   string             // this executor's consumer: every view it publishes names it
+	consumer   string             // this executor's consumer on VIGIL_SUBMIT
+	id         string             // ExecutorOptions.ID (the consumer's name if empty): every view it publishes names it
 	cons       jetstream.Consumer // once claimed
 	published  map[string]string  // task id → record hash last seen in the bucket
 	syncedSize int64              // the audit log's size at the last complete sync (-1: none yet)
@@ -101,7 +102,7 @@ func NewExecutor(ctx context.Context, o ExecutorOptions) (*Executor, error) {
 	if auditID == "" {
 		auditID = consumer
 	}
-	return &Executor{o: o, kv: kv, consumer: consumer, published: map[string]string{}, syncedSize: -1,
+	return &Executor{o: o, kv: kv, consumer: consumer, id: auditID, published: map[string]string{}, syncedSize: -1,
 		audit: &auditFollower{js: o.JS, path: o.AuditPath, subject: AuditSubjectFor(auditID), executor: auditID}}, nil
 }
 
@@ -131,6 +132,9 @@ func (e *Executor) Claim(ctx context.Context) error {
 
 // Consumer is the name of this executor's consumer on VIGIL_SUBMIT.
 func (e *Executor) Consumer() string { return e.consumer }
+
+// ID is the executor's id as its views and audit subject name it.
+func (e *Executor) ID() string { return e.id }
 
 func (e *Executor) run(ctx context.Context) error {
 	if e.cons == nil {
@@ -255,13 +259,13 @@ func (e *Executor) othersTask(ctx context.Context, raw []byte) (Verdict, bool) {
 		return Verdict{}, false
 	}
 	var v TaskView
-	if json.Unmarshal(ent.Value(), &v) != nil || v.ExecutorConsumer == "" || v.ExecutorConsumer == e.consumer {
+	if json.Unmarshal(ent.Value(), &v) != nil || v.ExecutorID == "" || v.ExecutorID == e.id {
 		return Verdict{}, false
 	}
-	e.o.Log.Warn("queue: a task_id another executor has", "task_id", m.TaskID, "executor", v.ExecutorConsumer)
+	e.o.Log.Warn("queue: a task_id another executor has", "task_id", m.TaskID, "executor", v.ExecutorID)
 	return Verdict{TaskID: m.TaskID, State: "rejected", Error: task.Errorf(task.ExecutionFailed,
 		"task_id: %q already names a request on another executor (%s); a task_id is one request, use a new one",
-		m.TaskID, v.ExecutorConsumer)}, true
+		m.TaskID, v.ExecutorID)}, true
 }
 
 // sync publishes every task whose record changed since it was last
@@ -309,10 +313,10 @@ func (e *Executor) applyEntry(ctx context.Context, ent jetstream.KeyValueEntry) 
 	if err := task.ValidateTaskID(v.Record.TaskID); err != nil || TaskKey(v.Record.TaskID) != ent.Key() {
 		return // not a view an executor published
 	}
-	if v.ExecutorConsumer != e.consumer {
+	if v.ExecutorID != e.id {
 		// another executor's task; a view an earlier release published
 		// names none, and is this one's only if its local queue has it
-		if v.ExecutorConsumer != "" {
+		if v.ExecutorID != "" {
 			return
 		}
 		if _, err := e.o.Queue.Get(v.Record.TaskID); err != nil {
@@ -372,7 +376,7 @@ func (e *Executor) publishView(ctx context.Context, id string, done *applied) (T
 	}
 	v := TaskView{Record: av.Record, Preview: av.Preview, PreviewHash: av.BindingHash, LeaseValid: av.LeaseValid,
 		LeaseError: av.LeaseError, Warnings: av.Warnings, Problem: av.Problem, Executor: e.o.Host,
-		ExecutorConsumer: e.consumer, RecordHash: recordHash(av.Record)}
+		ExecutorID: e.id, RecordHash: recordHash(av.Record)}
 	if v.Record.State.Final() {
 		v.Result, _ = e.o.Queue.Result(id)
 	}
@@ -383,11 +387,11 @@ func (e *Executor) publishView(ctx context.Context, id string, done *applied) (T
 		if err == nil {
 			rev = ent.Revision()
 			var old TaskView
-			if json.Unmarshal(ent.Value(), &old) == nil && old.ExecutorConsumer != "" && old.ExecutorConsumer != e.consumer {
+			if json.Unmarshal(ent.Value(), &old) == nil && old.ExecutorID != "" && old.ExecutorID != e.id {
 				// the same task_id taken by two executors at once: the
 				// first view stays, this one's task is not shown
 				e.o.Log.Warn("queue: view: the task_id is another executor's", "task_id", id,
-					"executor", old.ExecutorConsumer)
+					"executor", old.ExecutorID)
 				return v, false
 			}
 			if json.Unmarshal(ent.Value(), &old) == nil {
@@ -408,7 +412,7 @@ func (e *Executor) publishView(ctx context.Context, id string, done *applied) (T
 					}
 					v.Decision = nil
 				}
-				if old.RecordHash == v.RecordHash && sameDecision(old, v) && done == nil {
+				if old.RecordHash == v.RecordHash && sameDecision(old, v) && done == nil && old.ExecutorID == v.ExecutorID {
 					e.published[id] = v.RecordHash
 					return old, true
 				}

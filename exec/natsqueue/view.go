@@ -23,9 +23,10 @@ type TaskView struct {
 	Problem     string              `json:"problem,omitempty"`
 	Result      *task.Result        `json:"result,omitempty"`
 	Executor    string              `json:"executor"` // its host
-	// ExecutorConsumer names the executor that owns the task (its
-	// consumer, one per device set): only that one applies a decision.
-	ExecutorConsumer string `json:"executor_consumer,omitempty"`
+	// ExecutorID names the executor that owns the task (ExecutorOptions.ID,
+	// its result-signing key's id, which outlives a change of its device
+	// list): only that one applies a decision.
+	ExecutorID string `json:"executor_id,omitempty"`
 	// RecordHash is the published record's hash: the executor republishes
 	// a view only when its record changed.
 	RecordHash string `json:"record_hash"`
