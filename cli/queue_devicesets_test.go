@@ -41,10 +41,14 @@ func TestQueueServeRefusesADeviceAnotherExecutorServes(t *testing.T) {
 		!strings.Contains(msg, "vigil-executor-") {
 		t.Fatalf("the refusal does not name the device and its executor:\n%s", msg)
 	}
-	// the first one still takes living-room's tasks
+	// the first one still takes living-room's tasks, and its views name it
 	v := r.submit("ds-cli-1", time.Hour)
 	if v["task_id"] != "ds-cli-1" {
 		t.Fatalf("after the refusal: %v", v)
+	}
+	pend := r.must(0, r.ops["alice"], "alice", "pending", "--json")
+	if !strings.Contains(pend.out, `"executor_id": "ed25519:`) {
+		t.Fatalf("pending --json does not name the executor:\n%s", pend.out)
 	}
 	if code := ex.stop(t); code != 0 {
 		t.Fatalf("serve exit %d\n%s", code, ex.stderr.String())

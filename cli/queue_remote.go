@@ -169,6 +169,9 @@ func remotePending(cmd *cobra.Command, app *App) error {
 		for _, v := range list {
 			m := pendingJSON(v.Record)
 			m["preview_hash"], m["executor"] = v.PreviewHash, v.Executor
+			if v.ExecutorID != "" {
+				m["executor_id"] = v.ExecutorID // which executor (one per device set) owns it
+			}
 			if v.Decision != nil {
 				m["decided_by"] = v.Decision.By // being applied by the executor
 			}
@@ -202,6 +205,9 @@ func remotePreview(cmd *cobra.Command, app *App, args []string) error {
 	if asJSON {
 		out := previewJSON(v.ApprovalView())
 		out["executor"] = v.Executor
+		if v.ExecutorID != "" {
+			out["executor_id"] = v.ExecutorID
+		}
 		if v.Decision != nil {
 			out["decided_by"] = v.Decision.By
 		}
