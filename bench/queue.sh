@@ -10,6 +10,9 @@
 # With IDLE=N (e.g. IDLE=1000) it then measures the TUI's idle CPU on the
 # Approvals pane with N pending tasks: a real `vigil` in tmux, its CPU time
 # read from /proc over IDLE_SECS seconds after it settled (goal <= 1%).
+# IDLE_TIMEOUT (default 6h, so nothing expires while it is measured) is the
+# approval timeout: under an hour the countdowns show seconds and the screen
+# changes every second (e.g. IDLE_TIMEOUT=50m).
 # Usage: [IDLE=1000] bench/queue.sh [VIGIL_BIN] [RUNS] [FINISHED]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,7 +93,7 @@ idle() {
   command -v tmux >/dev/null || { echo "idle: tmux is required" >&2; exit 2; }
   mkdir -p "$h"
   cp "$tmp/small/config.toml" "$h/"
-  printf '\n[approvals]\ntimeout = "6h"\n' >>"$h/config.toml" # nothing expires while it is measured
+  printf '\n[approvals]\ntimeout = "%s"\n' "${IDLE_TIMEOUT:-6h}" >>"$h/config.toml"
   "$VIGIL" --home "$h" keys init >/dev/null 2>&1
   "$tmp/queuegen" manifests "$h" idle "$n" "$h/inbox/new"
   "$VIGIL" --home "$h" pending --json >/dev/null
@@ -113,7 +116,7 @@ idle() {
   t1=$EPOCHREALTIME
   tmux -L vigil-bench-$$ capture-pane -p | grep -m1 'Pending approvals' || echo "idle: not on the Approvals tab" >&2
   tmux -L vigil-bench-$$ kill-server
-  printf 'idle TUI, Approvals pane, %d pending: %.2f%% of one core over %ds (goal <= 1%%)\n' "$n" \
+  printf 'idle TUI, Approvals pane, %d pending, timeout %s: %.2f%% of one core over %ds (goal <= 1%%)\n' "$n" "${IDLE_TIMEOUT:-6h}" \
     "$(awk -v c="$((c1 - c0))" -v hz="$hz" -v a="$t0" -v b="$t1" 'BEGIN {print 100 * c / hz / (b - a)}')" "$secs"
 }
 

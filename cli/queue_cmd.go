@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 
@@ -24,12 +25,15 @@ func newQueueCmd(app *App) *cobra.Command {
 
 func newQueueAuditPullCmd(app *App) *cobra.Command {
 	var asJSON bool
+	var executor string
 	cmd := &cobra.Command{
 		Use:   "audit-pull DIR",
 		Short: "Copy the executor's audit log from the VIGIL_AUDIT stream into DIR/audit.log",
 		Long: "Writes every line the executor published, byte for byte, to DIR/audit.log (and the head anchor\n" +
 			"`vigil audit verify` expects). Check the copy against a checkpoint the executor signed:\n" +
-			"  vigil --home DIR audit verify --checkpoint FILE --key operator.pub.pem",
+			"  vigil --home DIR audit verify --checkpoint FILE --key operator.pub.pem\n" +
+			"With several executors (one per device set), name one with --executor: the id of its result-signing\n" +
+			"key (ed25519:…), as the error listing them says.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !app.Cfg.Queue.Enabled() {
@@ -41,7 +45,15 @@ func newQueueAuditPullCmd(app *App) *cobra.Command {
 			}
 			defer r.Close()
 			var buf bytes.Buffer
-			n, err := natsqueue.PullAudit(cmd.Context(), r.js, &buf)
+			var n int
+			if executor != "" {
+				n, err = natsqueue.PullExecutorAudit(cmd.Context(), r.js, executor, &buf)
+			} else {
+				n, err = natsqueue.PullAudit(cmd.Context(), r.js, &buf)
+			}
+			if errors.Is(err, natsqueue.ErrSeveralExecutors) {
+				return Failf(ExitBadInput, "--executor: %s", safetext.Line(err.Error()))
+			}
 			if err != nil {
 				return Fail(ExitExecution, err)
 			}
@@ -59,5 +71,6 @@ func newQueueAuditPullCmd(app *App) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"entries","dir"}`)
+	cmd.Flags().StringVar(&executor, "executor", "", "the executor whose log to copy (its key id; needed when there are several)")
 	return cmd
 }

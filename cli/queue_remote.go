@@ -64,7 +64,8 @@ func openRemote(ctx context.Context, app *App, role string) (*remote, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	nc, err := natsqueue.Connect(natsqueue.ConnectOptions{Queue: q, Getenv: app.Getenv, Name: "vigil " + role + "@" + host})
+	nc, err := natsqueue.Connect(natsqueue.ConnectOptions{Queue: q, Getenv: app.Getenv, Name: "vigil " + role + "@" + host,
+		Role: role})
 	if err != nil {
 		return nil, Fail(ExitExecution, err)
 	}
@@ -112,8 +113,9 @@ func remoteSubmit(cmd *cobra.Command, app *App, args []string) error {
 	defer cancel()
 	v, err := r.c.Verdict(ctx, digest)
 	if errors.Is(err, context.DeadlineExceeded) {
-		return Failf(ExitExecution, "submitted to the shared queue, but the executor has not answered within %s "+
-			"(is `vigil serve` running on the devices' host?); submitting the same file again waits again", remoteSubmitWait)
+		return Failf(ExitExecution, "submitted to the shared queue, but no executor has taken it within %s: the "+
+			"executor serving its target_device is not running, or no executor's [[devices]] lists that device "+
+			"(it waits in the stream until one does); submitting the same file again waits again", remoteSubmitWait)
 	}
 	if err != nil {
 		return Fail(ExitExecution, err)
@@ -167,6 +169,9 @@ func remotePending(cmd *cobra.Command, app *App) error {
 		for _, v := range list {
 			m := pendingJSON(v.Record)
 			m["preview_hash"], m["executor"] = v.PreviewHash, v.Executor
+			if v.ExecutorID != "" {
+				m["executor_id"] = v.ExecutorID // which executor (one per device set) owns it
+			}
 			if v.Decision != nil {
 				m["decided_by"] = v.Decision.By // being applied by the executor
 			}
@@ -200,6 +205,9 @@ func remotePreview(cmd *cobra.Command, app *App, args []string) error {
 	if asJSON {
 		out := previewJSON(v.ApprovalView())
 		out["executor"] = v.Executor
+		if v.ExecutorID != "" {
+			out["executor_id"] = v.ExecutorID
+		}
 		if v.Decision != nil {
 			out["decided_by"] = v.Decision.By
 		}

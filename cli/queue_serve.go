@@ -2,18 +2,26 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"os"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 )
 
-// startQueueExecutor connects `vigil serve` to the shared queue as its
-// executor and runs it until ctx ends; the returned func waits for it to
-// stop. The connection retries for ever: tasks wait in JetStream while the
-// server is away, and the local queue keeps expiring them on time.
+// How long `vigil serve` waits for the shared queue at start to claim its
+// devices there (a device another executor serves stops it at once); a
+// server not reachable by then is waited for in the background.
+var queueClaimWait = 5 * time.Second
+
+// startQueueExecutor connects `vigil serve` to the shared queue as the
+// executor of its devices and runs it until ctx ends; the returned func
+// waits for it to stop. The connection retries for ever: tasks wait in
+// JetStream while the server is away, and the local queue keeps expiring
+// them on time.
 func startQueueExecutor(ctx context.Context, app *App, eng *Engine) (func(), error) {
 	if len(app.Cfg.Devices) == 0 {
 		// an operator's or agent's host running serve would take the
@@ -26,7 +34,8 @@ func startQueueExecutor(ctx context.Context, app *App, eng *Engine) (func(), err
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	nc, err := natsqueue.Connect(natsqueue.ConnectOptions{Queue: q, Getenv: app.Getenv, Name: "vigil serve@" + host, Wait: true})
+	nc, err := natsqueue.Connect(natsqueue.ConnectOptions{Queue: q, Getenv: app.Getenv, Name: "vigil serve@" + host,
+		Wait: true, Role: natsqueue.RoleExecutor})
 	if err != nil {
 		return nil, Fail(ExitBadInput, err)
 	}
@@ -35,20 +44,54 @@ func startQueueExecutor(ctx context.Context, app *App, eng *Engine) (func(), err
 		nc.Close()
 		return nil, Fail(ExitExecution, err)
 	}
+	var first *natsqueue.Executor
+	if connectedWithin(nc, queueClaimWait) {
+		first, err = newQueueExecutor(ctx, app, eng, js, host)
+		if err == nil {
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err = first.Claim(cctx)
+			cancel()
+		}
+		var ce *natsqueue.ClaimError
+		if errors.As(err, &ce) {
+			nc.Close()
+			return nil, Fail(ExitBadInput, err)
+		}
+		if err != nil {
+			app.Log.Warn("vigil serve: shared queue", "err", err)
+			first = nil // tried again below
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer nc.Close()
 		for ctx.Err() == nil {
-			err := runQueueExecutorOnce(ctx, app, eng, js, host)
+			ex := first
+			first = nil
+			err := error(nil)
+			if ex == nil {
+				ex, err = newQueueExecutor(ctx, app, eng, js, host)
+			}
+			if err == nil {
+				err = ex.Run(ctx)
+			}
 			if ctx.Err() != nil {
 				return
 			}
-			app.Log.Warn("vigil serve: shared queue", "err", err)
+			pause := time.Second
+			var ce *natsqueue.ClaimError
+			if errors.As(err, &ce) {
+				// found only after a reconnect: said loudly, tried seldom
+				app.Log.Error("vigil serve: shared queue: not serving these devices", "err", err)
+				pause = 30 * time.Second
+			} else {
+				app.Log.Warn("vigil serve: shared queue", "err", err)
+			}
 			select {
 			case <-ctx.Done():
-			case <-time.After(time.Second):
+			case <-time.After(pause):
 			}
 		}
 	}()
@@ -56,13 +99,25 @@ func startQueueExecutor(ctx context.Context, app *App, eng *Engine) (func(), err
 	return func() { cancel(); <-done }, nil
 }
 
-func runQueueExecutorOnce(ctx context.Context, app *App, eng *Engine, js jetstream.JetStream, host string) error {
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	ex, err := natsqueue.NewExecutor(sctx, natsqueue.ExecutorOptions{JS: js, Queue: eng.Queue, AuditPath: eng.Audit.Path(),
-		Host: host, Log: app.Log})
-	cancel()
-	if err != nil {
-		return err
+// connectedWithin waits up to d for the first connection.
+func connectedWithin(nc *nats.Conn, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for !nc.IsConnected() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	return ex.Run(ctx)
+	return true
+}
+
+func newQueueExecutor(ctx context.Context, app *App, eng *Engine, js jetstream.JetStream, host string) (*natsqueue.Executor, error) {
+	ids := make([]string, len(app.Cfg.Devices))
+	for i, d := range app.Cfg.Devices {
+		ids[i] = d.ID
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return natsqueue.NewExecutor(sctx, natsqueue.ExecutorOptions{JS: js, Queue: eng.Queue, AuditPath: eng.Audit.Path(),
+		Host: host, Devices: ids, ID: eng.Signer.KeyID(), Log: app.Log})
 }

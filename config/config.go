@@ -104,6 +104,10 @@ type ScopeConfig struct {
 // UIConfig holds screen preferences.
 type UIConfig struct {
 	SearchDebounce Duration `toml:"search_debounce" json:"search_debounce"`
+	// Mouse starts the screen with mouse tracking on (clicks and the wheel
+	// act; the terminal's own text selection needs shift) or off (the
+	// terminal selects text). alt+m switches it while Vigil runs.
+	Mouse bool `toml:"mouse" json:"mouse"`
 }
 
 // Duration is a time.Duration written as "30s" or "10m" in TOML and JSON.
@@ -140,7 +144,7 @@ func Default() Config {
 		},
 		Approvals: ApprovalsConfig{Timeout: Duration{10 * time.Minute}},
 		Media:     MediaConfig{ActionTimeout: Duration{10 * time.Second}},
-		UI:        UIConfig{SearchDebounce: Duration{120 * time.Millisecond}},
+		UI:        UIConfig{SearchDebounce: Duration{120 * time.Millisecond}, Mouse: true},
 		Notify:    NotifyConfig{Terminal: true, Timeout: Duration{DefaultNotifyTimeout}},
 	}
 }

@@ -58,7 +58,8 @@ func Wrap(s string, width int) []string {
 }
 
 // Scroll keeps a selected index visible in a window of height rows and
-// returns the new top.
+// returns the new top. Only the Approvals pane still keeps its own cursor
+// with it; every other list is a List.
 func Scroll(top, selected, height, total int) int {
 	if height <= 0 || total <= 0 {
 		return 0

@@ -13,8 +13,8 @@ import (
 // single source of truth for its key: the dispatch in handleKey, the footer,
 // the ? overlay and the README's table (KeySections) read the same rows.
 type globalKeys struct {
-	// jumpAlt is alt+1–9: read before a text field sees the key, so a pane
-	// switch never needs leaving the field first.
+	// jumpAlt is alt+1–9 and alt+m: read before a text field sees the key,
+	// so a pane switch (or the mouse switch) never needs leaving the field.
 	jumpAlt panes.Keymap
 	// rows are read only outside text fields and dialogs.
 	rows panes.Keymap
@@ -47,6 +47,10 @@ func (m *Model) newGlobalKeys() globalKeys {
 	return globalKeys{
 		jumpAlt: panes.Keymap{
 			{Binding: panes.Bind("alt+"+paneDigits(n), "go to pane (also in a field)", alts...), Do: jump, Everyday: true},
+			// alt+m: free in every pane and field (fields ignore alt+letters
+			// but alt+backspace), and tmux passes it on as ESC m
+			{Binding: panes.Bind("alt+m", "mouse on/off", "alt+m"), Everyday: true,
+				Do: func(tea.KeyPressMsg) tea.Cmd { return m.toggleMouse() }},
 		},
 		rows: panes.Keymap{
 			{Binding: panes.Bind(paneDigits(n), "go to pane", digits...), Do: jump, Everyday: true},
@@ -55,7 +59,7 @@ func (m *Model) newGlobalKeys() globalKeys {
 			{Binding: panes.Bind("shift+tab", "previous pane", "shift+tab"), Everyday: true,
 				Do: func(tea.KeyPressMsg) tea.Cmd { m.focus((m.active - 1 + pn) % pn); return nil }},
 			{Binding: panes.Bind("?", "help", "?"), Footer: true, Everyday: true,
-				Do: func(tea.KeyPressMsg) tea.Cmd { m.showHelp, m.helpScroll = true, 0; return nil }},
+				Do: func(tea.KeyPressMsg) tea.Cmd { m.showHelp = true; m.helpView.Top(); return nil }},
 			{Binding: panes.Bind("ctrl+z", "suspend", "ctrl+z"), Do: func(tea.KeyPressMsg) tea.Cmd { return tea.Suspend },
 				Disabled: func() string {
 					if !m.jobControl() {

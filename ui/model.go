@@ -5,6 +5,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -33,6 +34,10 @@ type Options struct {
 	// WindowTitle is what the terminal's title is set back to on exit
 	// (the title Vigil found); "" leaves it as Vigil set it.
 	WindowTitle string
+	// MouseOff starts with mouse tracking off ([ui] mouse = false): the
+	// terminal's own selection works, clicks and the wheel do not; alt+m
+	// switches.
+	MouseOff bool
 }
 
 // Model is the root model. It routes; panes do the work.
@@ -44,11 +49,13 @@ type Model struct {
 	theme    string
 	styles   *themes.Styles
 	showHelp bool
-	// helpScroll is the first overlay line shown when it is taller than the screen
-	helpScroll int
-	// notice is why the last key did nothing (a disabled row), shown in the
-	// footer until the next key
+	// helpView scrolls the overlay when it is taller than the screen
+	helpView panes.Viewport
+	// notice is why the last key did nothing (a disabled row), or what a
+	// switch did, shown in the footer until the next key (or noticeFor)
 	notice     string
+	noticeGen  int // which notice a noticeExpiredMsg is for
+	mouse      bool
 	jobControl func() bool
 	// quitArmed: q was pressed while an action ran; the next q quits
 	quitArmed bool
@@ -59,7 +66,7 @@ type Model struct {
 // New builds the root model. With theme "auto" it starts dark and asks the
 // terminal for its background colour.
 func New(o Options) *Model {
-	m := &Model{panes: o.Panes, theme: o.Theme, help: help.New(), jobControl: o.JobControl}
+	m := &Model{panes: o.Panes, theme: o.Theme, help: help.New(), jobControl: o.JobControl, mouse: !o.MouseOff}
 	if m.jobControl == nil {
 		m.jobControl = hasJobControl
 	}
@@ -122,11 +129,25 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.notice = ""
 		return m, m.handleKey(msg)
 	case panes.KeyDisabledMsg:
-		m.notice = msg.Key + ": " + msg.Reason
+		m.setNotice(msg.Key + ": " + msg.Reason)
+		return m, nil
+	case noticeExpiredMsg:
+		if msg.gen == m.noticeGen {
+			m.notice = ""
+		}
 		return m, nil
 	case tea.MouseClickMsg:
 		return m, m.click(msg)
-	case tea.MouseWheelMsg, tea.PasteMsg, tea.PasteStartMsg, tea.PasteEndMsg:
+	case tea.MouseWheelMsg:
+		if m.showHelp && !m.tooSmall() {
+			m.helpView.Wheel(msg) // the overlay scrolls; the pane under it does not
+			return m, nil
+		}
+		if p := m.Active(); p != nil && m.legible() {
+			return m, p.Update(msg)
+		}
+		return m, nil
+	case tea.PasteMsg, tea.PasteStartMsg, tea.PasteEndMsg:
 		// a paste is typing: like a key, it goes to the focused pane only,
 		// and only while the screen shows what it would land in
 		if p := m.Active(); p != nil && !m.showHelp && m.legible() {
@@ -226,13 +247,13 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 func (m *Model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "down", "j":
-		m.helpScroll++
+		m.helpView.Scroll(1)
 	case "up", "k":
-		m.helpScroll = max(m.helpScroll-1, 0)
+		m.helpView.Scroll(-1)
 	case "pgdown":
-		m.helpScroll += max(m.height-4, 1)
+		m.helpView.Page(1)
 	case "pgup":
-		m.helpScroll = max(m.helpScroll-max(m.height-4, 1), 0)
+		m.helpView.Page(-1)
 	default:
 		m.showHelp = false
 	}
@@ -286,7 +307,10 @@ func (m *Model) focus(i int) {
 func (m *Model) View() tea.View {
 	v := tea.NewView(m.Render())
 	v.AltScreen = true
-	v.MouseMode = tea.MouseModeCellMotion
+	v.MouseMode = tea.MouseModeNone
+	if m.mouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	v.WindowTitle = "Vigil"
 	return v
 }
@@ -364,6 +388,9 @@ func (m *Model) renderStatus(w int) string {
 	if p != nil {
 		bindings = append(bindings, p.ShortHelp()...)
 	}
+	if !m.mouse {
+		bindings = append(bindings, mouseOnHint)
+	}
 	if p != nil && p.Capturing() {
 		// the pane has the keyboard: tab and q are typed, only ctrl+c quits
 		bindings = append(bindings, forceQuit.Binding)
@@ -392,18 +419,13 @@ func (m *Model) renderHelp(w, h int) string {
 	lines = append(lines, m.styles.Heading.Render(title), "")
 	lines = append(lines, m.helpBands(groups, w-4)...)
 	lines = append(lines, "")
-	maxScroll := max(len(lines)+1-h, 0)
-	m.helpScroll = min(m.helpScroll, maxScroll)
 	hint := "press any key to close"
-	if maxScroll > 0 {
+	if len(lines)+1 > h {
+		// the hint stays on the last line; the rest scrolls
 		hint = "↑/↓ scroll · any other key closes"
+		lines = append([]string{}, m.helpView.Window(lines, h-1)...)
 	}
 	lines = append(lines, m.styles.Muted.Render(hint))
-	if maxScroll > 0 {
-		// the hint stays on the last line; the rest scrolls
-		body := lines[m.helpScroll : m.helpScroll+h-1]
-		lines = append(append([]string{}, body...), lines[len(lines)-1])
-	}
 	for i, l := range lines {
 		lines[i] = "  " + l
 	}
@@ -472,3 +494,36 @@ func (m *Model) helpColumn(g []key.Binding) []string {
 	}
 	return col
 }
+
+// Mouse reports whether mouse tracking is on (clicks and the wheel reach
+// Vigil; the terminal's own selection then needs shift in most terminals).
+func (m *Model) Mouse() bool { return m.mouse }
+
+// noticeFor is how long a switch's notice stays in the footer when no key
+// replaces it first.
+const noticeFor = 4 * time.Second
+
+// noticeExpiredMsg clears the notice it was set for.
+type noticeExpiredMsg struct{ gen int }
+
+// setNotice shows s in the footer; a newer notice outlives an older one's
+// timer.
+func (m *Model) setNotice(s string) tea.Cmd {
+	m.notice = s
+	m.noticeGen++
+	gen := m.noticeGen
+	return tea.Tick(noticeFor, func(time.Time) tea.Msg { return noticeExpiredMsg{gen: gen} })
+}
+
+// toggleMouse switches mouse tracking (alt+m) and says what the mouse now
+// does: with tracking off the terminal selects and copies text itself.
+func (m *Model) toggleMouse() tea.Cmd {
+	m.mouse = !m.mouse
+	if m.mouse {
+		return m.setNotice("mouse on: clicks and the wheel act (shift+drag selects text); alt+m turns them off")
+	}
+	return m.setNotice("mouse off: the terminal selects text; alt+m turns clicks back on")
+}
+
+// mouseOnHint is the footer's reminder while tracking is off.
+var mouseOnHint = panes.Bind("alt+m", "mouse on", "alt+m")

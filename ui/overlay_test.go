@@ -24,7 +24,7 @@ func TestHelpOverlayAt80x24(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	press(m, '?', "?", 0)
 	out := ansi.Strip(m.Render())
-	for _, k := range []string{"1–2", "tab", "shift+tab", "?", "ctrl+z", "q", "alt+1–2", "ctrl+c"} {
+	for _, k := range []string{"1–2", "tab", "shift+tab", "?", "ctrl+z", "q", "alt+1–2", "alt+m", "ctrl+c"} {
 		if !strings.Contains(out, "  "+k+" ") {
 			t.Errorf("global key %q not on the 80×24 overlay", k)
 		}
@@ -34,8 +34,18 @@ func TestHelpOverlayAt80x24(t *testing.T) {
 		t.Fatalf("no scroll hint on an overlay taller than 24 lines:\n%s", out)
 	}
 	press(m, tea.KeyDown, "", 0)
-	if scrolled := ansi.Strip(m.Render()); scrolled == out {
+	scrolled := ansi.Strip(m.Render())
+	if scrolled == out {
 		t.Fatal("↓ did not scroll the overlay")
+	}
+	// the wheel scrolls it too (not the pane beneath), and back
+	m.Update(tea.MouseWheelMsg{X: 10, Y: 10, Button: tea.MouseWheelDown})
+	if ansi.Strip(m.Render()) == scrolled {
+		t.Fatal("the wheel did not scroll the overlay")
+	}
+	m.Update(tea.MouseWheelMsg{X: 10, Y: 10, Button: tea.MouseWheelUp})
+	if ansi.Strip(m.Render()) != scrolled {
+		t.Fatal("the wheel up did not come back")
 	}
 	press(m, 'x', "x", 0)
 	if strings.Contains(ansi.Strip(m.Render()), "scroll") {

@@ -19,8 +19,9 @@ import (
 const DefaultVerdictWait = 2 * time.Minute
 
 // ErrNoVerdict is a submission the executor has not answered in time.
-var ErrNoVerdict = errors.New("submitted to the shared queue, but the executor has not answered " +
-	"(is `vigil serve` running on the devices' host?); submitting the same manifest again waits again")
+var ErrNoVerdict = errors.New("submitted to the shared queue, but no executor has taken it: the " +
+	"executor serving its target_device is not running, or no executor's [[devices]] lists that device " +
+	"(it waits in the stream until one does); submitting the same manifest again waits again")
 
 // ErrUnverified is a result in the bucket that does not verify with the
 // operator key the agent holds.

@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -24,14 +27,22 @@ import (
 // from it drops a line published twice across a crash.
 const OffsetHeader = "Vigil-Offset"
 
+// ExecutorHeader names the executor (its ID) whose log a line is from.
+const ExecutorHeader = "Vigil-Executor"
+
+// ErrSeveralExecutors is an audit pull that must name its executor.
+var ErrSeveralExecutors = errors.New("several executors publish their audit logs")
+
 // auditFollower publishes the executor's audit log, line by line and
 // byte for byte, to VIGIL_AUDIT. The lines are published as they are in
 // the file (not re-encoded) so a pulled copy hashes exactly the same.
 type auditFollower struct {
-	js     jetstream.JetStream
-	path   string
-	offset int64
-	stuck  bool
+	js       jetstream.JetStream
+	path     string
+	subject  string // this executor's own (AuditSubjectFor)
+	executor string
+	offset   int64
+	stuck    bool
 }
 
 // start finds where the stream ends.
@@ -40,7 +51,7 @@ func (a *auditFollower) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("nats stream %s: %w", AuditStream, err)
 	}
-	m, err := s.GetLastMsgForSubject(ctx, AuditSubject)
+	m, err := s.GetLastMsgForSubject(ctx, a.subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		a.offset = 0
 		return nil
@@ -93,10 +104,12 @@ func (a *auditFollower) publish(ctx context.Context) error {
 		if len(line) == 0 || line[len(line)-1] != '\n' {
 			return nil // a line being written is published next time
 		}
-		msg := nats.NewMsg(AuditSubject)
+		msg := nats.NewMsg(a.subject)
 		msg.Data = line[:len(line)-1]
 		msg.Header.Set(OffsetHeader, strconv.FormatInt(a.offset, 10))
-		if _, perr := a.js.PublishMsg(ctx, msg, jetstream.WithMsgID("audit:"+strconv.FormatInt(a.offset, 10))); perr != nil {
+		msg.Header.Set(ExecutorHeader, a.executor)
+		id := "audit:" + a.subject + ":" + strconv.FormatInt(a.offset, 10)
+		if _, perr := a.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id)); perr != nil {
 			return perr
 		}
 		a.offset += int64(len(line))
@@ -106,22 +119,66 @@ func (a *auditFollower) publish(ctx context.Context) error {
 	}
 }
 
-// PullAudit writes every line of VIGIL_AUDIT to w, in order, and returns
-// how many.
+// PullAudit writes every line of the executor's log in VIGIL_AUDIT to w,
+// in order, and returns how many. With several executors on the queue it
+// is ErrSeveralExecutors, naming them: PullExecutorAudit takes one.
 func PullAudit(ctx context.Context, js jetstream.JetStream, w io.Writer) (int, error) {
+	ids, err := AuditExecutors(ctx, js)
+	if err != nil {
+		return 0, err
+	}
+	switch len(ids) {
+	case 0:
+		// nothing yet, or only an earlier release's one log
+		return pullAuditSubject(ctx, js, AuditSubject, w)
+	case 1:
+		return pullAuditSubject(ctx, js, AuditSubjectFor(ids[0]), w)
+	}
+	return 0, fmt.Errorf("%w (%s): name one", ErrSeveralExecutors, strings.Join(ids, ", "))
+}
+
+// PullExecutorAudit is PullAudit for the executor with this ID (its
+// result-signing key's id, as AuditExecutors lists them).
+func PullExecutorAudit(ctx context.Context, js jetstream.JetStream, executorID string, w io.Writer) (int, error) {
+	return pullAuditSubject(ctx, js, AuditSubjectFor(executorID), w)
+}
+
+// AuditExecutors lists the ids of the executors whose logs VIGIL_AUDIT
+// holds, sorted.
+func AuditExecutors(ctx context.Context, js jetstream.JetStream) ([]string, error) {
+	s, err := js.Stream(ctx, AuditStream)
+	if err != nil {
+		return nil, fmt.Errorf("nats stream %s: %w", AuditStream, err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(AuditSubjects))
+	if err != nil {
+		return nil, fmt.Errorf("nats stream %s: %w", AuditStream, err)
+	}
+	var ids []string
+	for subj := range info.State.Subjects {
+		b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(subj, "vigil.audit."))
+		if err == nil && AuditSubjectFor(string(b)) == subj {
+			ids = append(ids, string(b))
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+func pullAuditSubject(ctx context.Context, js jetstream.JetStream, subject string, w io.Writer) (int, error) {
 	s, err := js.Stream(ctx, AuditStream)
 	if err != nil {
 		return 0, fmt.Errorf("nats stream %s: %w", AuditStream, err)
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return 0, err
-	}
-	last := info.State.LastSeq
-	if info.State.Msgs == 0 {
+	lastMsg, err := s.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return 0, fmt.Errorf("nats stream %s: %w", AuditStream, err)
+	}
+	last := lastMsg.Sequence
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
 	if err != nil {
 		return 0, err
 	}

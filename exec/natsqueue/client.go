@@ -55,9 +55,11 @@ func (c *Client) Publish(ctx context.Context, raw []byte) (string, error) {
 // PublishFrom is Publish naming where the manifest came from (an MCP
 // client, "mcp:<name>"), so the executor records it as a local submit would.
 // The source is not part of the dedupe key: a resend is the same request.
+// The subject is the manifest's device's (SubjectFor), so the executor
+// serving that device takes it.
 func (c *Client) PublishFrom(ctx context.Context, raw []byte, source string) (string, error) {
 	digest := Digest(raw)
-	msg := nats.NewMsg(SubmitSubject)
+	msg := nats.NewMsg(SubjectFor(raw))
 	msg.Data = raw
 	if source != "" {
 		msg.Header.Set(SourceHeader, source)

@@ -19,6 +19,34 @@ type ConnectOptions struct {
 	// Wait keeps trying to connect and reconnect for ever (the executor);
 	// otherwise a server that cannot be reached is an error at once.
 	Wait bool
+	// Role is RoleAgent, RoleOperator or RoleExecutor; it picks the inbox
+	// prefix the server's permissions expect (InboxPrefix). Empty is
+	// RoleOperator.
+	Role string
+}
+
+// The roles over the shared queue (docs/queue.md).
+const (
+	RoleAgent    = "agent"
+	RoleOperator = "operator"
+	RoleExecutor = "executor"
+)
+
+// InboxPrefix is where a role's replies (JetStream API answers, publish
+// acknowledgements, watch and consumer deliveries) arrive. Each role has
+// its own because whoever may subscribe to an inbox reads what arrives
+// there: the executor's pull consumer delivers raw manifests (leases,
+// secrets) to its inbox, so no agent or operator may subscribe to it, and
+// the default _INBOX.> would have to be open to all. Each user's
+// permissions allow subscribing to its role's prefix only.
+func InboxPrefix(role string) string {
+	switch role {
+	case RoleAgent:
+		return "_INBOX_vigil_agent"
+	case RoleExecutor:
+		return "_INBOX_vigil_executor"
+	}
+	return "_INBOX_vigil_operator"
 }
 
 // Connect opens a connection with the [queue] credentials. Credentials come
@@ -30,7 +58,7 @@ func Connect(o ConnectOptions) (*nats.Conn, error) {
 		getenv = os.Getenv
 	}
 	opts := []nats.Option{nats.Name(o.Name), nats.Timeout(5 * time.Second), nats.ReconnectWait(500 * time.Millisecond),
-		nats.MaxReconnects(-1)}
+		nats.MaxReconnects(-1), nats.CustomInboxPrefix(InboxPrefix(o.Role))}
 	if o.Wait {
 		opts = append(opts, nats.RetryOnFailedConnect(true))
 	}

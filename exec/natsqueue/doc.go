@@ -1,20 +1,32 @@
 // Package natsqueue is the approval queue shared across hosts on NATS
 // JetStream (issue 24; docs/queue.md): agents publish manifests to a work
-// queue stream, one executor (`vigil serve` on the host with the devices)
-// runs them through its local approval.Queue and publishes masked task
-// views to a key-value bucket, and operators decide with a compare-and-set
-// on a view's revision. The local queue stays the authority: every lease
-// check, preview hash, deadline, tamper check and the exactly-once
-// execution are its own; this package only carries requests and views.
+// queue stream, routed by the device they target; one executor per device
+// set (`vigil serve` on the host with those devices) takes its devices'
+// submissions, runs them through its local approval.Queue and publishes
+// masked task views to a key-value bucket, and operators decide with a
+// compare-and-set on a view's revision. The local queue stays the
+// authority: every lease check, preview hash, deadline, tamper check and
+// the exactly-once execution are its own; this package only carries
+// requests and views.
 //
 // # What lives where
 //
-//	stream VIGIL_SUBMIT (vigil.submit)  work queue; message id = sha256 of the manifest (a resend is dropped)
+//	stream VIGIL_SUBMIT                  work queue; message id = sha256 of the manifest (a resend is dropped)
+//	  vigil.submit.<b64url(device)>      manifests for one device (DeviceSubject, SubjectFor)
+//	  vigil.submit                       manifests naming no device (searches; an earlier release's)
+//	consumer vigil-executor-<hash>       one per executor, filtered on its devices (claim.go: a device
+//	                                     another executor serves is a *ClaimError)
 //	bucket vigil_tasks
 //	  task.<b64url(task_id)>             TaskView: the record, the masked preview, its preview_hash, the
-//	                                     signed result; Decision while an operator's decision waits
+//	                                     signed result, the owning executor; Decision while an operator's
+//	                                     decision waits
 //	  verdict.<sha256>                   the executor's answer to one submitted manifest
-//	stream VIGIL_AUDIT (vigil.audit)    every line of the executor's audit log, in order
+//	stream VIGIL_AUDIT
+//	  vigil.audit.<b64url(key id)>       every line of one executor's audit log, in order
+//
+// Each role connects with its own inbox prefix (InboxPrefix), so that the
+// server's permissions (docs/queue.md, testdata/permissions.conf) can keep
+// the executor's deliveries — raw manifests — from everyone else.
 //
 // Raw manifests (leases, secrets in inputs) are only ever in VIGIL_SUBMIT,
 // which the executor consumes and acknowledges (work-queue retention then

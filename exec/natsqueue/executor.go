@@ -54,8 +54,18 @@ type ExecutorOptions struct {
 	Queue     *approval.Queue // the authority: every check and transition is its own
 	AuditPath string          // the log whose lines are published to VIGIL_AUDIT
 	Host      string          // named in every view, for operators
-	Poll      time.Duration   // how often local changes (expiry, local decisions) are published; 1 s when 0
-	Log       *slog.Logger
+	// Devices are the ids of the devices this executor serves (its
+	// config's [[devices]]): it takes only their submissions, and those
+	// that name no device unless another executor takes those.
+	Devices []string
+	// ID tells this executor from another with the same devices, across
+	// restarts (the id of its result-signing key): its own consumer left by
+	// an earlier device list is replaced, another's is a conflict; its
+	// audit log is published to AuditSubjectFor(ID) (the consumer's name
+	// when empty).
+	ID   string
+	Poll time.Duration // how often local changes (expiry, local decisions) are published; 1 s when 0
+	Log  *slog.Logger
 }
 
 // Executor takes submissions from the work queue, publishes task views, and
@@ -63,15 +73,19 @@ type ExecutorOptions struct {
 type Executor struct {
 	o          ExecutorOptions
 	kv         jetstream.KeyValue
-	published  map[string]string // task id → record hash last seen in the bucket
-	syncedSize int64             // the audit log's size at the last complete sync (-1: none yet)
+	consumer   string             // this executor's consumer on VIGIL_SUBMIT
+	id         string             // ExecutorOptions.ID (the consumer's name if empty): every view it publishes names it
+	cons       jetstream.Consumer // once claimed
+	published  map[string]string  // task id → record hash last seen in the bucket
+	syncedSize int64              // the audit log's size at the last complete sync (-1: none yet)
 	audit      *auditFollower
 }
 
-// NewExecutor creates the streams and bucket if they are missing.
+// NewExecutor creates the streams and bucket if they are missing, and
+// upgrades an earlier release's submit stream.
 func NewExecutor(ctx context.Context, o ExecutorOptions) (*Executor, error) {
-	if o.JS == nil || o.Queue == nil || o.AuditPath == "" {
-		return nil, errors.New("natsqueue: JS, Queue and AuditPath are required")
+	if o.JS == nil || o.Queue == nil || o.AuditPath == "" || len(o.Devices) == 0 {
+		return nil, errors.New("natsqueue: JS, Queue, AuditPath and Devices are required")
 	}
 	if o.Poll <= 0 {
 		o.Poll = time.Second
@@ -79,12 +93,17 @@ func NewExecutor(ctx context.Context, o ExecutorOptions) (*Executor, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	kv, err := Setup(ctx, o.JS)
+	kv, err := setup(ctx, o.JS, true)
 	if err != nil {
 		return nil, err
 	}
-	return &Executor{o: o, kv: kv, published: map[string]string{}, syncedSize: -1,
-		audit: &auditFollower{js: o.JS, path: o.AuditPath}}, nil
+	consumer := ExecutorConsumerName(o.Devices)
+	auditID := o.ID
+	if auditID == "" {
+		auditID = consumer
+	}
+	return &Executor{o: o, kv: kv, consumer: consumer, id: auditID, published: map[string]string{}, syncedSize: -1,
+		audit: &auditFollower{js: o.JS, path: o.AuditPath, subject: AuditSubjectFor(auditID), executor: auditID}}, nil
 }
 
 // Run works until ctx ends. One goroutine does every transition, so a
@@ -98,13 +117,32 @@ func (e *Executor) Run(ctx context.Context) error {
 	return err
 }
 
-func (e *Executor) run(ctx context.Context) error {
-	cons, err := e.o.JS.CreateOrUpdateConsumer(ctx, SubmitStream, jetstream.ConsumerConfig{
-		Durable: ExecutorConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait,
-		MaxAckPending: 1, Description: "vigil serve: the executor's submissions"})
+// Claim creates or updates this executor's consumer, filtered on its
+// devices. A device another executor serves is a *ClaimError: `vigil
+// serve` calls it before it reports running, so that mistake stops it at
+// start. Run claims if Claim was not called.
+func (e *Executor) Claim(ctx context.Context) error {
+	cons, err := claim(ctx, e.o.JS, e.consumer, e.o.ID, e.o.Host, e.o.Devices, e.o.Log)
 	if err != nil {
-		return fmt.Errorf("nats consumer: %w", err)
+		return err
 	}
+	e.cons = cons
+	return nil
+}
+
+// Consumer is the name of this executor's consumer on VIGIL_SUBMIT.
+func (e *Executor) Consumer() string { return e.consumer }
+
+// ID is the executor's id as its views and audit subject name it.
+func (e *Executor) ID() string { return e.id }
+
+func (e *Executor) run(ctx context.Context) error {
+	if e.cons == nil {
+		if err := e.Claim(ctx); err != nil {
+			return err
+		}
+	}
+	cons := e.cons
 	subs := make(chan jetstream.Msg)
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		select {
@@ -172,6 +210,10 @@ func (e *Executor) submit(ctx context.Context, m jetstream.Msg) {
 	}()
 	raw := m.Data()
 	digest := Digest(raw)
+	if v, ok := e.othersTask(ctx, raw); ok {
+		e.answer(ctx, m, digest, v)
+		return
+	}
 	out, err := e.o.Queue.Submit(context.WithoutCancel(ctx), raw, submitSource(m))
 	if err != nil {
 		e.o.Log.Warn("queue: submit", "err", err)
@@ -186,6 +228,11 @@ func (e *Executor) submit(ctx context.Context, m jetstream.Msg) {
 		}
 	}
 	crashpoint.Hit("queue.submitted")
+	e.answer(ctx, m, digest, v)
+}
+
+// answer publishes the verdict, then acknowledges the submission.
+func (e *Executor) answer(ctx context.Context, m jetstream.Msg, digest string, v Verdict) {
 	b, _ := json.Marshal(v)
 	if _, err := e.kv.Put(ctx, VerdictKey(digest), b); err != nil {
 		e.o.Log.Warn("queue: verdict", "err", err)
@@ -195,6 +242,30 @@ func (e *Executor) submit(ctx context.Context, m jetstream.Msg) {
 	if err := m.DoubleAck(ctx); err != nil {
 		e.o.Log.Warn("queue: ack", "err", err)
 	}
+}
+
+// othersTask rejects a manifest whose task_id another executor's task
+// already has in the bucket: a task_id is one request across the shared
+// queue as it is in one home, and the view's key is the id alone.
+func (e *Executor) othersTask(ctx context.Context, raw []byte) (Verdict, bool) {
+	var m struct {
+		TaskID string `json:"task_id"`
+	}
+	if json.Unmarshal(raw, &m) != nil || task.ValidateTaskID(m.TaskID) != nil {
+		return Verdict{}, false
+	}
+	ent, err := e.kv.Get(ctx, TaskKey(m.TaskID))
+	if err != nil {
+		return Verdict{}, false
+	}
+	var v TaskView
+	if json.Unmarshal(ent.Value(), &v) != nil || v.ExecutorID == "" || v.ExecutorID == e.id {
+		return Verdict{}, false
+	}
+	e.o.Log.Warn("queue: a task_id another executor has", "task_id", m.TaskID, "executor", v.ExecutorID)
+	return Verdict{TaskID: m.TaskID, State: "rejected", Error: task.Errorf(task.ExecutionFailed,
+		"task_id: %q already names a request on another executor (%s); a task_id is one request, use a new one",
+		m.TaskID, v.ExecutorID)}, true
 }
 
 // sync publishes every task whose record changed since it was last
@@ -240,7 +311,17 @@ func (e *Executor) applyEntry(ctx context.Context, ent jetstream.KeyValueEntry) 
 		return
 	}
 	if err := task.ValidateTaskID(v.Record.TaskID); err != nil || TaskKey(v.Record.TaskID) != ent.Key() {
-		return // not a view this executor published
+		return // not a view an executor published
+	}
+	if v.ExecutorID != e.id {
+		// another executor's task; a view an earlier release published
+		// names none, and is this one's only if its local queue has it
+		if v.ExecutorID != "" {
+			return
+		}
+		if _, err := e.o.Queue.Get(v.Record.TaskID); err != nil {
+			return
+		}
 	}
 	e.apply(ctx, v.Record.TaskID, *v.Decision)
 }
@@ -295,7 +376,7 @@ func (e *Executor) publishView(ctx context.Context, id string, done *applied) (T
 	}
 	v := TaskView{Record: av.Record, Preview: av.Preview, PreviewHash: av.BindingHash, LeaseValid: av.LeaseValid,
 		LeaseError: av.LeaseError, Warnings: av.Warnings, Problem: av.Problem, Executor: e.o.Host,
-		RecordHash: recordHash(av.Record)}
+		ExecutorID: e.id, RecordHash: recordHash(av.Record)}
 	if v.Record.State.Final() {
 		v.Result, _ = e.o.Queue.Result(id)
 	}
@@ -306,6 +387,13 @@ func (e *Executor) publishView(ctx context.Context, id string, done *applied) (T
 		if err == nil {
 			rev = ent.Revision()
 			var old TaskView
+			if json.Unmarshal(ent.Value(), &old) == nil && old.ExecutorID != "" && old.ExecutorID != e.id {
+				// the same task_id taken by two executors at once: the
+				// first view stays, this one's task is not shown
+				e.o.Log.Warn("queue: view: the task_id is another executor's", "task_id", id,
+					"executor", old.ExecutorID)
+				return v, false
+			}
 			if json.Unmarshal(ent.Value(), &old) == nil {
 				v.Decision, v.Refused = old.Decision, old.Refused
 				if done != nil && old.Decision != nil && old.Decision.ID == done.id {
@@ -324,7 +412,7 @@ func (e *Executor) publishView(ctx context.Context, id string, done *applied) (T
 					}
 					v.Decision = nil
 				}
-				if old.RecordHash == v.RecordHash && sameDecision(old, v) && done == nil {
+				if old.RecordHash == v.RecordHash && sameDecision(old, v) && done == nil && old.ExecutorID == v.ExecutorID {
 					e.published[id] = v.RecordHash
 					return old, true
 				}

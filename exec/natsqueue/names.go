@@ -5,21 +5,42 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // The streams, bucket and subjects Vigil creates.
 const (
-	SubmitStream     = "VIGIL_SUBMIT"
-	SubmitSubject    = "vigil.submit"
-	TasksBucket      = "vigil_tasks"
-	AuditStream      = "VIGIL_AUDIT"
-	AuditSubject     = "vigil.audit"
+	SubmitStream = "VIGIL_SUBMIT"
+	// SubmitSubject carries the manifests that name no device: searches,
+	// and anything an executor must reject because it cannot be read. One
+	// executor serves it (the first to start; see ExecutorConsumerName).
+	// It was the only submit subject before submissions were routed by
+	// device, so an earlier release's agents still reach an executor.
+	SubmitSubject = "vigil.submit"
+	// DeviceSubjects are the per-device subjects, vigil.submit.<token>
+	// (DeviceSubject).
+	DeviceSubjects = "vigil.submit.>"
+	TasksBucket    = "vigil_tasks"
+	AuditStream    = "VIGIL_AUDIT"
+	// AuditSubject held the one executor's log before there could be
+	// several; each executor now publishes to its own AuditSubjectFor.
+	AuditSubject = "vigil.audit"
+	// AuditSubjects are the executors' audit subjects.
+	AuditSubjects = "vigil.audit.>"
+	// ExecutorConsumer is the earlier release's one consumer, which took
+	// the whole stream; an executor of this release removes it
+	// (MigrateSubmitStream).
 	ExecutorConsumer = "vigil-executor"
+	// ExecutorConsumerPrefix starts every executor's consumer name.
+	ExecutorConsumerPrefix = "vigil-executor-"
 )
 
 // Retention. A submission waits in the work queue until the executor takes
@@ -39,6 +60,57 @@ const (
 // dot-separated tokens, which bucket keys cannot, so the id is encoded.
 func TaskKey(id string) string { return "task." + base64.RawURLEncoding.EncodeToString([]byte(id)) }
 
+// DeviceSubject is where manifests for one device go. Device ids are the
+// config's free text and may hold what a subject token cannot ('.', '*',
+// '>', spaces, an empty string), so the token is the id base64url-encoded
+// without padding: only A-Z a-z 0-9 - _, one token whatever the id, and
+// two ids never share one (config refuses an empty id, so it is never
+// empty either).
+func DeviceSubject(device string) string {
+	return "vigil.submit." + base64.RawURLEncoding.EncodeToString([]byte(device))
+}
+
+// SubjectFor routes a manifest: to its inputs.target_device's subject when
+// it names one, else to SubmitSubject. Nothing here validates the
+// manifest (the executor's local queue does, and rejects what is wrong);
+// reading it only picks the executor that will answer.
+func SubjectFor(raw []byte) string {
+	var m struct {
+		Inputs struct {
+			TargetDevice any `json:"target_device"`
+		} `json:"inputs"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return SubmitSubject
+	}
+	if d, ok := m.Inputs.TargetDevice.(string); ok && d != "" {
+		return DeviceSubject(d)
+	}
+	return SubmitSubject
+}
+
+// ExecutorConsumerName names the durable consumer of the executor serving
+// these devices: the prefix and the first 12 hex digits of the sha256 of
+// the sorted ids, one per line. The name follows from the config alone, so
+// a restart finds its consumer again with no state of its own, and two
+// executors with the same set get the same name (ExecutorOptions.ID tells
+// them apart).
+func ExecutorConsumerName(devices []string) string {
+	ids := slices.Clone(devices)
+	slices.Sort(ids)
+	s := sha256.Sum256([]byte(strings.Join(ids, "\n")))
+	return ExecutorConsumerPrefix + hex.EncodeToString(s[:6])
+}
+
+// AuditSubjectFor is where the executor with this id (ExecutorOptions.ID:
+// its result-signing key's id, stable across restarts and device changes)
+// publishes its audit log: one subject per executor, so that each log's
+// lines stay in order and resume from their own last offset. The id is
+// base64url-encoded for the reason DeviceSubject gives.
+func AuditSubjectFor(executorID string) string {
+	return "vigil.audit." + base64.RawURLEncoding.EncodeToString([]byte(executorID))
+}
+
 // VerdictKey is where the executor answers the manifest with this digest.
 func VerdictKey(digest string) string { return "verdict." + digest }
 
@@ -48,18 +120,53 @@ func Digest(raw []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
+// ErrOldSubmitStream is a VIGIL_SUBMIT made by an earlier release (its one
+// subject vigil.submit): only an executor may upgrade it.
+var ErrOldSubmitStream = errors.New("the stream " + SubmitStream + " is from an earlier Vigil (subject " + SubmitSubject +
+	" only): start this release's `vigil serve` on the devices' host once and it upgrades the stream")
+
 // Setup creates (or finds) the streams and the bucket. Every role calls it,
-// so whichever starts first makes them; the configuration is the same.
+// so whichever starts first makes them; the configuration is the same. A
+// user whose permissions do not allow creating them (an agent's or an
+// operator's, docs/queue.md) is told to start the executor first.
 func Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
-	if _, err := ensureStream(ctx, js, jetstream.StreamConfig{Name: SubmitStream, Subjects: []string{SubmitSubject},
+	return setup(ctx, js, false)
+}
+
+func submitStreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{Name: SubmitStream, Subjects: []string{SubmitSubject, DeviceSubjects},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, MaxAge: SubmitMaxAge,
-		Duplicates: DedupeWindow, Description: "Vigil: manifests waiting for the executor"}); err != nil {
+		Duplicates: DedupeWindow, Description: "Vigil: manifests waiting for the executor of their device"}
+}
+
+// setup is Setup; an executor (migrate) also upgrades an earlier release's
+// submit stream.
+func setup(ctx context.Context, js jetstream.JetStream, migrate bool) (jetstream.KeyValue, error) {
+	sub, err := ensureStream(ctx, js, submitStreamConfig())
+	if err != nil {
 		return nil, err
 	}
-	if _, err := ensureStream(ctx, js, jetstream.StreamConfig{Name: AuditStream, Subjects: []string{AuditSubject},
+	if !slices.Contains(sub.CachedInfo().Config.Subjects, DeviceSubjects) {
+		if !migrate {
+			return nil, ErrOldSubmitStream
+		}
+		if err := migrateSubmitStream(ctx, js, sub); err != nil {
+			return nil, err
+		}
+	}
+	aud, err := ensureStream(ctx, js, jetstream.StreamConfig{Name: AuditStream, Subjects: []string{AuditSubject, AuditSubjects},
 		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Duplicates: 10 * time.Minute,
-		Description: "Vigil: the executor's audit log, line by line"}); err != nil {
+		Description: "Vigil: the executors' audit logs, line by line"})
+	if err != nil {
 		return nil, err
+	}
+	if cfg := aud.CachedInfo().Config; migrate && !slices.Contains(cfg.Subjects, AuditSubjects) {
+		// an earlier release's: its one executor's lines stay under
+		// vigil.audit; this executor publishes its log again, whole, to its own subject
+		cfg.Subjects = []string{AuditSubject, AuditSubjects}
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("nats stream %s: upgrading it to one subject per executor: %w", AuditStream, err)
+		}
 	}
 	kv, err := js.KeyValue(ctx, TasksBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -68,11 +175,32 @@ func Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, err
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, TasksBucket)
 		}
+		err = mayNotCreate(js, "bucket "+TasksBucket, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("nats bucket %s: %w", TasksBucket, err)
 	}
 	return kv, nil
+}
+
+// migrateSubmitStream upgrades an earlier release's VIGIL_SUBMIT: the
+// per-device subjects are added (vigil.submit stays, so what waits there
+// and what an earlier agent still sends is served), and the earlier
+// executor's consumer, which took the whole stream, is removed: on a
+// work-queue stream it would overlap every executor's. Removing a consumer
+// leaves its unacknowledged messages in the stream for the next one.
+func migrateSubmitStream(ctx context.Context, js jetstream.JetStream, s jetstream.Stream) error {
+	cfg := s.CachedInfo().Config
+	cfg.Subjects = []string{SubmitSubject, DeviceSubjects}
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("nats stream %s: upgrading it to per-device subjects: %w", SubmitStream, err)
+	}
+	if err := js.DeleteConsumer(ctx, SubmitStream, ExecutorConsumer); err != nil &&
+		!errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("nats stream %s: removing the earlier executor's consumer %s: %w", SubmitStream,
+			ExecutorConsumer, err)
+	}
+	return nil
 }
 
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
@@ -82,9 +210,33 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			s, err = js.Stream(ctx, cfg.Name)
 		}
+		err = mayNotCreate(js, "stream "+cfg.Name, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("nats stream %s: %w", cfg.Name, err)
+		return nil, fmt.Errorf("nats stream %s: %w", cfg.Name, refused(js, err))
 	}
 	return s, nil
+}
+
+// refused explains an error that followed a permissions refusal: the
+// request was dropped, so the error itself is only a timeout.
+func refused(js jetstream.JetStream, err error) error {
+	if last := js.Conn().LastError(); errors.Is(last, nats.ErrPermissionViolation) && !errors.Is(err, last) {
+		return fmt.Errorf("%w (the server refused this NATS user: %v; each role's permissions are in docs/queue.md)", err, last)
+	}
+	return err
+}
+
+// mayNotCreate explains a creation the server refused for permissions:
+// the server drops a request the user may not publish and says so only
+// asynchronously, so the request itself just times out.
+func mayNotCreate(js jetstream.JetStream, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if last := js.Conn().LastError(); errors.Is(last, nats.ErrPermissionViolation) {
+		return fmt.Errorf("%s does not exist and this NATS user may not create it (%v): start the executor "+
+			"(`vigil serve` on the devices' host) first, or create it as an administrator (docs/queue.md)", what, last)
+	}
+	return err
 }

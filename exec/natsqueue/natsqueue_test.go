@@ -48,7 +48,7 @@ func newRig(t testing.TB) *rig {
 	r.js = r.connect()
 	ctx := context.Background()
 	ex, err := natsqueue.NewExecutor(ctx, natsqueue.ExecutorOptions{JS: r.connect(), Queue: r.env.Queue,
-		AuditPath: r.env.AuditPath(), Host: "exec-host"})
+		AuditPath: r.env.AuditPath(), Host: "exec-host", Devices: []string{"living-room"}, ID: "exec-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

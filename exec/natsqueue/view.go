@@ -22,7 +22,11 @@ type TaskView struct {
 	Warnings    []string            `json:"warnings,omitempty"`
 	Problem     string              `json:"problem,omitempty"`
 	Result      *task.Result        `json:"result,omitempty"`
-	Executor    string              `json:"executor"`
+	Executor    string              `json:"executor"` // its host
+	// ExecutorID names the executor that owns the task (ExecutorOptions.ID,
+	// its result-signing key's id, which outlives a change of its device
+	// list): only that one applies a decision.
+	ExecutorID string `json:"executor_id,omitempty"`
 	// RecordHash is the published record's hash: the executor republishes
 	// a view only when its record changed.
 	RecordHash string `json:"record_hash"`

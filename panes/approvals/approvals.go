@@ -211,7 +211,11 @@ type Pane struct {
 	areaW, areaH int
 
 	pvCache previewCache
-	rowsAt  panes.LineMap // which task each drawn list line is, for clicks
+	// frame is the render Legible made, for the View the root asks for
+	// right after it in the same frame (a repaint would otherwise lay the
+	// pane out twice); it is used once, and any Update or restyle drops it.
+	frame  renderedFrame
+	rowsAt panes.LineMap // which task each drawn list line is, for clicks
 
 	watchers []*panes.Watcher
 	known    map[string]bool
@@ -234,10 +238,12 @@ func New(o Options, styles *themes.Styles) *Pane {
 	return p
 }
 
-func (p *Pane) ID() string                 { return "approvals" }
-func (p *Pane) Title() string              { return "Approvals" }
-func (p *Pane) SetStyles(s *themes.Styles) { p.styles, p.pvCache = s, previewCache{} }
-func (p *Pane) Capturing() bool            { return p.confirm != nil || p.deny != nil }
+func (p *Pane) ID() string    { return "approvals" }
+func (p *Pane) Title() string { return "Approvals" }
+func (p *Pane) SetStyles(s *themes.Styles) {
+	p.styles, p.pvCache, p.frame = s, previewCache{}, renderedFrame{}
+}
+func (p *Pane) Capturing() bool { return p.confirm != nil || p.deny != nil }
 
 // Badge is the number of pending tasks.
 func (p *Pane) Badge() string {
@@ -490,6 +496,7 @@ func (p *Pane) loadResult(id string) tea.Cmd {
 
 // Update handles the pane's messages and, when focused, its keys.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
+	p.frame = renderedFrame{}
 	switch msg := msg.(type) {
 	case listMsg:
 		p.loading = false
@@ -936,7 +943,8 @@ func (p *Pane) denyTask(id, reason string) tea.Cmd {
 // Becoming legible again counts as the prompt appearing: the grace re-arms.
 func (p *Pane) Legible(w, h int) bool {
 	p.areaW, p.areaH = w, h
-	_, ok := p.render(w, h)
+	lines, ok := p.render(w, h)
+	p.frame = renderedFrame{lines: lines, w: w, h: h, valid: true}
 	if ok && !p.legible {
 		p.grace.arm(p.o.Now())
 	}
@@ -1061,6 +1069,17 @@ func (p *Pane) FullHelp() [][]key.Binding {
 // View renders the queue above the selected task's preview, or the decided
 // tasks above the selected one's result.
 func (p *Pane) View(w, h int) string {
-	lines, _ := p.render(w, h)
+	lines := p.frame.lines
+	if !p.frame.valid || p.frame.w != w || p.frame.h != h {
+		lines, _ = p.render(w, h)
+	}
+	p.frame = renderedFrame{}
 	return panes.Block(lines, w, h)
+}
+
+// renderedFrame is one render of the pane at w×h.
+type renderedFrame struct {
+	lines []string
+	w, h  int
+	valid bool
 }

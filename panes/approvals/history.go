@@ -124,7 +124,7 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 			cursor = s.Cursor.Render("▸ ")
 		}
 		line := cursor + panes.Fit(p.safe(r.TaskID), idW) + " " + st.Render(panes.Fit(word, outW)) + " " +
-			countdown(now.Sub(when(r))) + " ago  " + p.safe(decider(r))
+			elapsed(now.Sub(when(r))) + " ago  " + p.safe(decider(r))
 		if i == p.hsel {
 			line = panes.SelectRow(line, w, s.Selected)
 			selAt = len(lines)

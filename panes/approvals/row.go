@@ -38,12 +38,42 @@ func deadlineText(r approval.Record, now time.Time, short bool) string {
 	return kind + " expires in " + countdown(left)
 }
 
+// countdown is a deadline's distance as the pane shows it: to the second
+// under an hour ("9:59"), where seconds can matter to a decision, and to
+// the minute above ("5h07m"), truncated, so a deadline never looks further
+// away than it is. Text that changes every second costs a whole repaint
+// every second: with only long durations on screen, a quiet queue's screen
+// changes once a minute.
 func countdown(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
-	d = d.Truncate(time.Second)
-	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+	if d < secondsShownUnder {
+		d = d.Truncate(time.Second)
+		return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return minutes(d)
+}
+
+// minutes is d to the minute, truncated: "42m", "5h07m" (an elapsed time
+// past a minute, a countdown past an hour).
+func minutes(d time.Duration) string {
+	if d < time.Hour {
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// secondsShownUnder is the longest duration countdown shows to the second.
+const secondsShownUnder = time.Hour
+
+// elapsed is how long ago something happened, as coarse as a glance needs:
+// "42s", "7m", "3h05m" (truncated).
+func elapsed(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(max(d, 0).Seconds()))
+	}
+	return minutes(d)
 }
 
 // rowCells are a queue row's columns, already safe to show (escaped, so
@@ -60,7 +90,7 @@ func cellsOf(r approval.Record, now time.Time) rowCells {
 	left, _ := deadline(r, now)
 	c := rowCells{raw: r,
 		id: safetext.Line(r.TaskID), cap: safetext.Line(r.CapabilityID), device: safetext.Line(r.Device),
-		agent: safetext.Line(r.Agent), age: "age " + countdown(now.Sub(r.SubmittedAt)),
+		agent: safetext.Line(r.Agent), age: "age " + elapsed(now.Sub(r.SubmittedAt)),
 		deadline: deadlineText(r, now, false), deadlineShort: deadlineText(r, now, true), left: left,
 	}
 	if r.State == approval.Damaged {

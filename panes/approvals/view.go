@@ -188,21 +188,22 @@ func (p *Pane) noticeLines(w int) []string {
 
 // previewCache keeps the laid-out preview between frames: the root asks
 // for a render on every key (Legible) and every frame, and the preview only
-// changes with the view, the width, the theme or the second.
+// changes with the view, the width, the theme or the deadline's text (the
+// only part the clock moves).
 type previewCache struct {
 	view  *approval.View
 	w     int
-	sec   int64
+	dl    string
 	lines []string
 	top   int // the warnings and the request line: lines[:top]
 }
 
 func (p *Pane) cachedPreview(w int) ([]string, int) {
-	sec := p.o.Now().Unix()
+	dl := deadlineText(p.view.Record, p.o.Now(), false)
 	c := &p.pvCache
-	if c.view != p.view || c.w != w || c.sec != sec || c.lines == nil {
+	if c.view != p.view || c.w != w || c.dl != dl || c.lines == nil {
 		lines, top := p.previewLines(*p.view, w)
-		*c = previewCache{view: p.view, w: w, sec: sec, lines: lines, top: top}
+		*c = previewCache{view: p.view, w: w, dl: dl, lines: lines, top: top}
 	}
 	return c.lines, c.top
 }

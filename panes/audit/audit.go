@@ -89,10 +89,12 @@ type Pane struct {
 	events    []string // event names in order of appearance
 	seenEvent map[string]bool
 
-	sel, top int
-	follow   bool
-	height   int
-	rowsAt   panes.LineMap // which view row each drawn table line is, for clicks
+	// list is the cursor over the view (positions, not lines: a filter
+	// changes which line each is); its Map is which row each drawn table
+	// line is, for clicks
+	list   panes.List
+	follow bool // the cursor rides the last line as lines are appended
+	height int  // the table's rows at the last frame
 
 	detail     *audit.Entry
 	detailLine int // line number of the entry shown
@@ -110,6 +112,7 @@ func New(path string, styles *themes.Styles) *Pane {
 	p := &Pane{path: path, styles: styles, follow: true, wantDetail: -1,
 		smallLog: smallLog, inMemory: inMemoryLog, good: &atomic.Int64{}, asked: map[int64]bool{}}
 	p.km = p.buildKeymaps()
+	p.list = panes.List{Len: p.viewLen}
 	return p
 }
 
@@ -201,14 +204,15 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		p.detail, p.detailErr = &msg.entry, msg.err
 		p.detailView.Top()
 	case tea.MouseClickMsg:
-		if i, ok := p.rowsAt.Clicked(msg); ok && !p.inDetail() {
-			p.sel, p.follow = i, i == p.viewLen()-1
+		if !p.inDetail() && p.list.Click(msg) {
+			p.follow = p.list.Cursor() == p.viewLen()-1
 		}
 	case tea.MouseWheelMsg:
 		if p.inDetail() {
 			p.detailView.Wheel(msg)
 		} else {
-			p.move(panes.Wheel(msg))
+			p.list.Wheel(msg)
+			p.follow = p.list.Cursor() == p.viewLen()-1
 		}
 	case tea.KeyPressMsg:
 		return p.handleKey(msg)
@@ -241,8 +245,8 @@ func (p *Pane) applyIndex(msg indexMsg) tea.Cmd {
 	}
 	// keep the selection on the same line when the numbering changes
 	selOff := int64(-1)
-	if !p.follow && p.sel < p.viewLen() {
-		selOff = p.offs[p.lineAt(p.sel)]
+	if sel := p.list.Cursor(); !p.follow && sel < p.viewLen() {
+		selOff = p.offs[p.lineAt(sel)]
 	}
 	p.offs, p.idxEnd, p.idxInfo, p.indexed, p.raw = msg.offs, msg.end, msg.info, true, msg.raw
 	p.rows.reset()
@@ -254,7 +258,7 @@ func (p *Pane) applyIndex(msg indexMsg) tea.Cmd {
 	p.noteDamaged()
 	cmd := p.refilter()
 	if selOff >= 0 {
-		p.sel = p.viewIndexOf(p.lineOf(selOff))
+		p.list.Select(p.viewIndexOf(p.lineOf(selOff)))
 	}
 	if p.wantDetail >= 0 {
 		p.detailLine = p.lineOf(p.wantDetail) // numbered anew

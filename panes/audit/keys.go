@@ -21,8 +21,11 @@ func (p *Pane) buildKeymaps() keymaps {
 	do := func(f func()) func(tea.KeyPressMsg) tea.Cmd {
 		return func(tea.KeyPressMsg) tea.Cmd { f(); return nil }
 	}
-	page := func() int { return max(p.height-1, 1) }
-	detailPage := func() int { return max(p.height-2, 1) }
+	// moved runs a cursor movement; the cursor follows appended lines
+	// again once it is on the last
+	moved := func(f func()) func(tea.KeyPressMsg) tea.Cmd {
+		return do(func() { f(); p.follow = p.list.Cursor() == p.viewLen()-1 })
+	}
 	noFilter := func() string {
 		if p.event == "" && p.outcome == 0 && p.filter.Value() == "" {
 			return "no filter set"
@@ -33,13 +36,13 @@ func (p *Pane) buildKeymaps() keymaps {
 		list: panes.Keymap{
 			{Binding: b("↑/k", "up", "up", "k"), Do: do(func() { p.move(-1) })},
 			{Binding: b("↓/j", "down", "down", "j"), Do: do(func() { p.move(1) })},
-			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.move(-page()) })},
-			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: do(func() { p.move(page()) })},
-			{Binding: b("g", "first", "home", "g"), Do: do(func() { p.sel, p.follow = 0, false })},
+			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: moved(p.list.PageUp)},
+			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: moved(p.list.PageDown)},
+			{Binding: b("g", "first", "home", "g"), Do: do(func() { p.list.First(); p.follow = false })},
 			{Binding: b("G", "last (follow)", "end", "G"), Everyday: true,
-				Do: do(func() { p.sel, p.follow = max(p.viewLen()-1, 0), true })},
+				Do: do(func() { p.list.Last(); p.follow = true })},
 			{Binding: b("enter", "details", "enter"), Footer: true, Everyday: true, Disabled: func() string {
-				if p.sel >= p.viewLen() {
+				if p.viewLen() == 0 {
 					return "no entry to open"
 				}
 				return ""
@@ -67,8 +70,8 @@ func (p *Pane) buildKeymaps() keymaps {
 			{Binding: b("esc", "back", "esc", "enter", "q", "backspace"), Footer: true, Everyday: true, Do: do(p.closeDetail)},
 			{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.detailView.Scroll(-1) })},
 			{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.detailView.Scroll(1) })},
-			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.detailView.Scroll(-detailPage()) })},
-			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.detailView.Scroll(detailPage()) })},
+			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.detailView.Page(-1) })},
+			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.detailView.Page(1) })},
 			{Binding: b("g", "top", "home", "g"), Do: do(p.detailView.Top)},
 			{Binding: b("G", "bottom", "end", "G"), Do: do(p.detailView.Bottom)},
 		},

@@ -108,16 +108,16 @@ func TestClickSelectsTheRowUnderIt(t *testing.T) {
 	p := loadedPane(t, path)
 	p.View(100, 20) // lays out: badge line, column header, then rows 0…9
 	p.Update(panetest.Click(5, 2+3))
-	if p.sel != 3 || p.follow {
-		t.Fatalf("a click on the fourth row: sel %d, follow %v", p.sel, p.follow)
+	if p.list.Cursor() != 3 || p.follow {
+		t.Fatalf("a click on the fourth row: sel %d, follow %v", p.list.Cursor(), p.follow)
 	}
 	p.Update(panetest.Click(5, 19)) // below the last row: nothing
-	if p.sel != 3 {
-		t.Fatalf("a click below the rows moved the selection to %d", p.sel)
+	if p.list.Cursor() != 3 {
+		t.Fatalf("a click below the rows moved the selection to %d", p.list.Cursor())
 	}
 	p.Update(panetest.WheelDown(5, 5))
-	if p.sel != 3+panes.WheelStep {
-		t.Fatalf("wheel down: sel %d, want %d", p.sel, 3+panes.WheelStep)
+	if p.list.Cursor() != 3+panes.WheelStep {
+		t.Fatalf("wheel down: sel %d, want %d", p.list.Cursor(), 3+panes.WheelStep)
 	}
 	cmd := p.Update(panetest.Key("enter"))
 	runSync(p, cmd)

@@ -82,7 +82,7 @@ func (p *Pane) fetchRows() tea.Cmd {
 		return nil
 	}
 	h := max(p.height, 60)
-	top := panes.Scroll(p.top, min(p.sel, n-1), h, n)
+	top := p.list.TopFor(h)
 	var offs, ends []int64
 	for i := max(top-rowMargin, 0); i < min(top+h+rowMargin, n); i++ {
 		line := p.lineAt(i)
@@ -269,8 +269,8 @@ func (p *Pane) extendView(from int) tea.Cmd {
 
 // settleSelection keeps the selection in the view, on the last line when following.
 func (p *Pane) settleSelection() {
-	if n := p.viewLen(); p.follow || p.sel >= n {
-		p.sel = max(n-1, 0)
+	if p.follow {
+		p.list.Last()
 	}
 }
 
@@ -294,10 +294,10 @@ func (p *Pane) closeDetail() { p.detail, p.detailErr, p.wantDetail = nil, nil, -
 
 // openSelected opens the detail view of the selected entry.
 func (p *Pane) openSelected() tea.Cmd {
-	if p.sel >= p.viewLen() {
+	if p.viewLen() == 0 {
 		return nil
 	}
-	p.detailLine = p.lineAt(p.sel)
+	p.detailLine = p.lineAt(p.list.Cursor())
 	return p.openDetail(p.offs[p.detailLine])
 }
 
@@ -318,9 +318,8 @@ func (p *Pane) openDetail(off int64) tea.Cmd {
 }
 
 func (p *Pane) move(d int) {
-	n := p.viewLen()
-	p.sel = min(max(p.sel+d, 0), max(n-1, 0))
-	p.follow = p.sel == n-1
+	p.list.Move(d)
+	p.follow = p.list.Cursor() == p.viewLen()-1
 }
 
 // Report is the chain's state for the badge.
@@ -397,7 +396,7 @@ func (p *Pane) View(w, h int) string {
 	}
 	cols := columns(w)
 	lines = append(lines, s.Label.Render(cols.format("TIME", "ACTOR", "EVENT", "TASK", "TARGET", "OUTCOME")))
-	p.rowsAt.Reset(len(lines), 0, w)
+	p.list.Map.Reset(len(lines), 0, w)
 	tableH := h - len(lines)
 	p.height = tableH
 	n := p.viewLen()
@@ -412,43 +411,47 @@ func (p *Pane) View(w, h int) string {
 		lines = append(lines, s.Muted.Render(msg))
 		return panes.Block(lines, w, h)
 	}
-	p.top = panes.Scroll(p.top, p.sel, tableH, n)
 	badLine := int64(-1)
 	if b := p.broken(); b != nil && p.indexed {
 		badLine = b.Index
 	}
 	query := p.filter.Value()
-	for i := p.top; i < n && i < p.top+tableH; i++ {
-		li := p.lineAt(i)
-		r, ok := p.rows.get(p.offs[li])
-		if !ok {
-			r = row{time: "…"} // being read
-		}
-		var line string
-		switch {
-		case int64(li) == badLine:
-			// the entry where the chain breaks: marked, whatever the filter
-			line = s.Err.Render(cols.format(r.time, r.actor, r.event, r.task, r.target, "✗ "+p.broken().Reason))
-		case !ok:
-			line = s.Muted.Render(cols.format(r.time, "", "", "", "", ""))
-		case query != "":
-			line = cols.format(r.time, r.actor, r.event, r.task, r.target, r.outcome)
-			if m := fuzzy.Find(query, []string{r.hay()}); len(m) == 1 {
-				line = highlight(r, cols, m[0].MatchedIndexes, s)
-			}
-		default:
-			line = cols.format(r.time, r.actor, r.event, r.task, r.target, r.outcome)
-			if r.outcome != "ok" {
-				line = s.Warning.Render(line)
-			}
-		}
-		if i == p.sel {
+	rows := p.list.Render(tableH, func(i int, selected bool) []string {
+		line := p.tableRow(p.lineAt(i), badLine, query, cols)
+		if selected {
 			line = panes.SelectRow(line, w, s.Selected)
 		}
-		p.rowsAt.Add(i, 1)
-		lines = append(lines, line)
+		return []string{line}
+	})
+	return panes.Block(append(lines, rows...), w, h)
+}
+
+// tableRow is line li of the log as a table row: read (or being read),
+// marked where the chain breaks, the filter's matches highlighted.
+func (p *Pane) tableRow(li int, badLine int64, query string, cols cols) string {
+	s := p.styles
+	r, ok := p.rows.get(p.offs[li])
+	if !ok {
+		r = row{time: "…"} // being read
 	}
-	return panes.Block(lines, w, h)
+	switch {
+	case int64(li) == badLine:
+		// the entry where the chain breaks: marked, whatever the filter
+		return s.Err.Render(cols.format(r.time, r.actor, r.event, r.task, r.target, "✗ "+p.broken().Reason))
+	case !ok:
+		return s.Muted.Render(cols.format(r.time, "", "", "", "", ""))
+	case query != "":
+		line := cols.format(r.time, r.actor, r.event, r.task, r.target, r.outcome)
+		if m := fuzzy.Find(query, []string{r.hay()}); len(m) == 1 {
+			line = highlight(r, cols, m[0].MatchedIndexes, s)
+		}
+		return line
+	}
+	line := cols.format(r.time, r.actor, r.event, r.task, r.target, r.outcome)
+	if r.outcome != "ok" {
+		line = s.Warning.Render(line)
+	}
+	return line
 }
 
 // filterLine is the / filter: the field with its cursor while typing, its

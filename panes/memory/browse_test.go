@@ -30,7 +30,7 @@ func TestBrowsesNewestWithoutAQuery(t *testing.T) {
 		t.Fatalf("browse view:\n%s", view)
 	}
 	p.Update(panetest.Key("j"))
-	if p.sel != 1 {
+	if p.list.Cursor() != 1 {
 		t.Fatal("the browsed list does not move")
 	}
 	p.Update(panetest.Key("e"))

@@ -57,7 +57,7 @@ func keys(script string) []tea.KeyPressMsg {
 	named := map[string]tea.KeyPressMsg{
 		"<enter>": {Code: tea.KeyEnter}, "<esc>": {Code: tea.KeyEscape}, "<tab>": {Code: tea.KeyTab},
 		"<s-tab>": {Code: tea.KeyTab, Mod: tea.ModShift}, "<down>": {Code: tea.KeyDown}, "<up>": {Code: tea.KeyUp},
-		"<bs>": {Code: tea.KeyBackspace}, "<pgdn>": {Code: tea.KeyPgDown},
+		"<bs>": {Code: tea.KeyBackspace}, "<pgdn>": {Code: tea.KeyPgDown}, "<pgup>": {Code: tea.KeyPgUp},
 	}
 	var out []tea.KeyPressMsg
 	for len(script) > 0 {

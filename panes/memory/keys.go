@@ -26,17 +26,17 @@ func (p *Pane) buildKeymaps() keymaps {
 		return ""
 	}
 	listed := func() bool { return len(p.shown) > 0 }
-	page := func() int { return max(p.listH/3, 1) } // a hit is about three lines
-	detailPage := func() int {
-		if p.detail == nil {
-			return 1
-		}
-		return max(p.detail.bodyH-1, 1)
-	}
 	scroll := func(d func() int) func(tea.KeyPressMsg) tea.Cmd {
 		return do(func() {
 			if p.detail != nil {
 				p.detail.view.Scroll(d())
+			}
+		})
+	}
+	page := func(n int) func(tea.KeyPressMsg) tea.Cmd {
+		return do(func() {
+			if p.detail != nil {
+				p.detail.view.Page(n)
 			}
 		})
 	}
@@ -51,10 +51,10 @@ func (p *Pane) buildKeymaps() keymaps {
 		list: panes.Keymap{
 			{Binding: b("↑/k", "up", "up", "k"), Do: do(func() { p.move(-1) })},
 			{Binding: b("↓/j", "down", "down", "j"), Do: do(func() { p.move(1) })},
-			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.move(-page()) })},
-			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.move(page()) })},
-			{Binding: b("g", "first", "home", "g"), Do: do(func() { p.move(-len(p.shown)) })},
-			{Binding: b("G", "last", "end", "G"), Do: do(func() { p.move(len(p.shown)) })},
+			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(p.list.PageUp)},
+			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(p.list.PageDown)},
+			{Binding: b("g", "first", "home", "g"), Do: do(p.list.First)},
+			{Binding: b("G", "last", "end", "G"), Do: do(p.list.Last)},
 			{Binding: b("enter", "open", "enter"), Footer: true, Everyday: true, When: listed,
 				Do: func(tea.KeyPressMsg) tea.Cmd { return p.openDetail() }},
 			{Binding: b("enter", "edit search", "enter"), When: func() bool { return !listed() },
@@ -82,8 +82,8 @@ func (p *Pane) buildKeymaps() keymaps {
 				Do: do(func() { p.detail = nil; p.detailGen++; p.mode = modeList })},
 			{Binding: b("↑/k", "scroll up", "up", "k"), Do: scroll(func() int { return -1 })},
 			{Binding: b("↓/j", "scroll down", "down", "j"), Footer: true, Do: scroll(func() int { return 1 })},
-			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: scroll(func() int { return -detailPage() })},
-			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Footer: true, Do: scroll(detailPage)},
+			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: page(-1)},
+			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Footer: true, Do: page(1)},
 			{Binding: b("g", "top", "home", "g"), Do: do(func() {
 				if p.detail != nil {
 					p.detail.view.Top()

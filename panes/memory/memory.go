@@ -102,21 +102,21 @@ type Pane struct {
 	filter   panes.TextField
 	shown    []int         // indexes into out.Hits, rank order
 	marks    map[int][]int // hit index → matched byte offsets in its preview
-	sel, top int           // indexes into shown
-	rowsAt   panes.LineMap // which shown hit each drawn list line is, for clicks
-	listH    int           // rows the list had at the last render
+	// list is the cursor over shown (a hit takes its header and its
+	// wrapped preview); its Map is which hit each drawn line is, for clicks
+	list  panes.List
+	listW int // the width the list was last laid out at: items' heights
 
 	detail    *detail
 	detailGen int
 }
 
 type detail struct {
-	rank  int
-	hit   memory.Hit
-	mem   memory.Memory
-	err   error
-	view  panes.Viewport // the full text's scroll
-	bodyH int
+	rank int
+	hit  memory.Hit
+	mem  memory.Memory
+	err  error
+	view panes.Viewport // the full text's scroll
 }
 
 // New builds the pane.
@@ -128,6 +128,8 @@ func New(o Options, styles *themes.Styles) *Pane {
 	// global keys work on first launch; e, i or enter start typing
 	p := &Pane{o: o, styles: styles, mode: modeList}
 	p.km = p.buildKeymaps()
+	p.list = panes.List{Len: func() int { return len(p.shown) },
+		Height: func(i int) int { return p.itemHeight(p.shown[i], p.listW) }}
 	return p
 }
 
@@ -217,15 +219,14 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			p.detail.mem = msg.mem
 		}
 	case tea.MouseClickMsg:
-		if i, ok := p.rowsAt.Clicked(msg); ok && p.mode != modeDetail {
-			p.mode, p.sel = modeList, i
+		if p.mode != modeDetail && p.list.Click(msg) {
+			p.mode = modeList
 		}
 	case tea.MouseWheelMsg:
-		step := panes.Wheel(msg)
 		if p.mode == modeDetail && p.detail != nil {
-			p.detail.view.Scroll(step)
+			p.detail.view.Wheel(msg)
 		} else if p.mode == modeList {
-			p.move(step)
+			p.list.Wheel(msg)
 		}
 	case tea.KeyPressMsg:
 		return p.handleKey(msg)
@@ -271,13 +272,7 @@ func dropRange(errs []memory.FieldError) []memory.FieldError {
 	return out
 }
 
-func (p *Pane) move(delta int) {
-	if len(p.shown) == 0 {
-		p.sel = 0
-		return
-	}
-	p.sel = min(max(p.sel+delta, 0), len(p.shown)-1)
-}
+func (p *Pane) move(delta int) { p.list.Move(delta) }
 
 // arguments builds the search_memory arguments object from the form, so the
 // engine validates exactly what an MCP client would send. A limit that is not
@@ -405,7 +400,8 @@ func (p *Pane) formEmpty() bool {
 // clearHits empties the list: nothing shown answers the form any more.
 func (p *Pane) clearHits() {
 	p.out, p.texts, p.previews = memory.Outcome{}, nil, nil
-	p.shown, p.marks, p.sel, p.top = nil, nil, 0, 0
+	p.shown, p.marks = nil, nil
+	p.list.Reset()
 	p.searched, p.browsing = false, false
 	p.filter.SetValue("")
 }
@@ -429,7 +425,7 @@ func (p *Pane) setHits(out memory.Outcome) {
 	}
 	// a filter typed for the old hits means nothing for the new ones
 	p.filter.SetValue("")
-	p.sel, p.top = 0, 0
+	p.list.Reset()
 	p.refilter()
 }
 
@@ -453,8 +449,8 @@ func oneLine(s string) safetext.Text {
 // keeping rank order and, when it survives, the selected hit.
 func (p *Pane) refilter() {
 	selHit := -1
-	if p.sel < len(p.shown) {
-		selHit = p.shown[p.sel]
+	if sel := p.list.Cursor(); sel < len(p.shown) {
+		selHit = p.shown[sel]
 	}
 	p.shown, p.marks = p.shown[:0], map[int][]int{}
 	pat := p.filter.Value()
@@ -467,10 +463,10 @@ func (p *Pane) refilter() {
 	} else {
 		p.filterHits(pat)
 	}
-	p.sel, p.top = 0, 0
+	p.list.Reset()
 	for i, h := range p.shown {
 		if h == selHit {
-			p.sel = i
+			p.list.Select(i)
 		}
 	}
 }
@@ -586,10 +582,11 @@ func termMarks(shown string, terms []string) []int {
 
 // Selected is the hit under the cursor, if any.
 func (p *Pane) Selected() (memory.Hit, bool) {
-	if p.sel < 0 || p.sel >= len(p.shown) {
+	sel := p.list.Cursor()
+	if sel >= len(p.shown) {
 		return memory.Hit{}, false
 	}
-	return p.out.Hits[p.shown[p.sel]], true
+	return p.out.Hits[p.shown[sel]], true
 }
 
 // openDetail shows the selected memory and reloads it from the store off the
@@ -600,7 +597,7 @@ func (p *Pane) openDetail() tea.Cmd {
 		return nil
 	}
 	p.detailGen++
-	p.detail = &detail{rank: p.shown[p.sel] + 1, hit: h, mem: h.Memory}
+	p.detail = &detail{rank: p.shown[p.list.Cursor()] + 1, hit: h, mem: h.Memory}
 	p.mode = modeDetail
 	if p.o.Store == nil {
 		return nil

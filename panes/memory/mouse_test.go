@@ -28,15 +28,15 @@ func TestClickAndWheelOnHits(t *testing.T) {
 		t.Fatalf("second hit not drawn:\n%s", strings.Join(view, "\n"))
 	}
 	p.Update(panetest.Click(40, y+1)) // its preview line
-	if p.sel != 1 || p.mode != modeList {
-		t.Fatalf("click on the second hit's preview: sel %d mode %d", p.sel, p.mode)
+	if p.list.Cursor() != 1 || p.mode != modeList {
+		t.Fatalf("click on the second hit's preview: sel %d mode %d", p.list.Cursor(), p.mode)
 	}
 	p.Update(panetest.Click(40, y-1)) // the first hit's last line
-	if p.sel != 0 {
-		t.Fatalf("click on the first hit: sel %d", p.sel)
+	if p.list.Cursor() != 0 {
+		t.Fatalf("click on the first hit: sel %d", p.list.Cursor())
 	}
 	p.Update(panetest.WheelDown(40, y))
-	if p.sel != min(3, len(p.shown)-1) {
-		t.Fatalf("wheel down: sel %d", p.sel)
+	if p.list.Cursor() != min(3, len(p.shown)-1) {
+		t.Fatalf("wheel down: sel %d", p.list.Cursor())
 	}
 }

@@ -327,7 +327,7 @@ func TestDetailScrollsLongText(t *testing.T) {
 	// each scroll position, then the rest of the last screen
 	body := func() []string {
 		lines := strings.Split(ansi.Strip(p.View(30, 12)), "\n")
-		return lines[len(lines)-p.detail.bodyH:]
+		return lines[len(lines)-p.detail.view.Height():]
 	}
 	var read []string
 	last := -1
@@ -390,16 +390,16 @@ func TestSelectionStaysVisible(t *testing.T) {
 	for i := 0; i < len(p.shown); i++ {
 		view := ansi.Strip(p.View(80, 12))
 		if !strings.Contains(view, "▸") {
-			t.Fatalf("selection %d off screen:\n%s", p.sel, view)
+			t.Fatalf("selection %d off screen:\n%s", p.list.Cursor(), view)
 		}
 		press(t, p, "j")
 	}
 	press(t, p, "g")
-	if p.sel != 0 {
+	if p.list.Cursor() != 0 {
 		t.Fatal("g did not go to the first hit")
 	}
 	press(t, p, "G")
-	if p.sel != len(p.shown)-1 {
+	if p.list.Cursor() != len(p.shown)-1 {
 		t.Fatal("G did not go to the last hit")
 	}
 }

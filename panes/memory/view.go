@@ -44,9 +44,8 @@ func (p *Pane) View(w, h int) string {
 	}
 	lines = append(lines, s.Subtle.Render(strings.Repeat("─", w)))
 	lines = append(lines, p.statusLines(w)...)
-	p.listH = max(h-len(lines), 0)
-	p.rowsAt.Reset(len(lines), 0, w)
-	lines = append(lines, p.listLines(w, p.listH)...)
+	p.list.Map.Reset(len(lines), 0, w)
+	lines = append(lines, p.listLines(w, max(h-len(lines), 0))...)
 	return panes.Block(lines, w, h)
 }
 
@@ -334,35 +333,14 @@ func (p *Pane) listLines(w, h int) []string {
 		}
 		return nil
 	}
-	p.sel = min(max(p.sel, 0), len(p.shown)-1)
-	p.top = min(max(p.top, 0), p.sel)
+	p.listW = w
 	room := h
-	if p.sel < len(p.shown)-1 {
-		room = h - 1
+	if p.list.Cursor() < len(p.shown)-1 {
+		room = h - 1 // a line for the "more" hint below
 	}
-	// measure only the items between top and the selection
-	span := 0
-	for i := p.top; i <= p.sel; i++ {
-		span += p.itemHeight(p.shown[i], w)
-	}
-	for p.top < p.sel && span > room {
-		span -= p.itemHeight(p.shown[p.top], w)
-		p.top++
-	}
-	var out []string
-	full := 0
-	for i := p.top; i < len(p.shown) && len(out) < h; i++ {
-		item := p.itemLines(p.shown[i], i == p.sel, w)
-		if len(out)+len(item) <= h {
-			full++
-		}
-		p.rowsAt.Add(i, min(len(item), h-len(out)))
-		out = append(out, item...)
-	}
-	if len(out) > h {
-		out = out[:h]
-	}
-	if below := len(p.shown) - p.top - full; below > 0 && len(out) == h {
+	top := p.list.Scroll(room)
+	out, whole := p.list.Draw(h, func(i int, selected bool) []string { return p.itemLines(p.shown[i], selected, w) })
+	if below := len(p.shown) - top - whole; below > 0 && len(out) == h {
 		out[h-1] = p.styles.Muted.Render(fmt.Sprintf("↓ %d more", below))
 	}
 	return out
@@ -403,8 +381,7 @@ func (p *Pane) detailLines(w, h int) []string {
 			body = append(body, p.render(l, s.Text))
 		}
 	}
-	d.bodyH = max(h-len(head), 0)
-	view := d.view.Window(body, d.bodyH)
+	view := d.view.Window(body, max(h-len(head), 0))
 	end := d.view.Offset() + len(view)
 	if end < len(body) && len(view) > 0 {
 		view = append([]string(nil), view...)

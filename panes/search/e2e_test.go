@@ -105,7 +105,7 @@ func TestSizeSweep(t *testing.T) {
 			p.focus, p.field = focusComposer, fPath
 		}
 		p.prevPath, p.prevLines = "dir/file00.go", []string{"one", "needle two", "three"}
-		p.sel = 1
+		p.list.Select(1)
 		for w := 1; w <= 130; w += 1 + w/10 {
 			for h := 1; h <= 32; h += 1 + h/12 {
 				out := p.View(w, h)
@@ -138,7 +138,7 @@ func benchPane(b *testing.B, n int) *Pane {
 	p.res.add(evs)
 	p.final = &search.Response{Count: n}
 	p.focus = focusResults
-	p.sel = n / 2
+	p.list.Select(n / 2)
 	p.View(120, 40)
 	runtime.GC() // setup's garbage is not the keystroke's cost
 	return p

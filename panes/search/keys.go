@@ -49,7 +49,6 @@ func (p *Pane) buildKeymaps() keymaps {
 		return ""
 	}
 	hasRows := func() bool { return p.rowCount() > 0 }
-	page := func() int { return max(p.listH-1, 1) }
 	focusPattern := func() { p.focus, p.field = focusComposer, fPattern }
 	km := keymaps{}
 	km.anywhere = panes.Keymap{
@@ -79,42 +78,44 @@ func (p *Pane) buildKeymaps() keymaps {
 	km.results = panes.Keymap{
 		{Binding: b("↑/k", "up", "up", "k"), Do: do(func() { p.move(-1) })},
 		{Binding: b("↓/j", "down", "down", "j"), Do: do(func() { p.move(1) })},
-		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.move(-page()) })},
-		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: do(func() { p.move(page()) })},
-		{Binding: b("g", "first", "home", "g"), Do: do(func() { p.sel = 0; p.move(1); p.move(-1) })},
-		{Binding: b("G", "last", "end", "G"), Do: do(func() { p.sel = p.rowCount(); p.move(-1) })},
+		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(p.list.PageUp)},
+		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: do(p.list.PageDown)},
+		{Binding: b("g", "first", "home", "g"), Do: do(p.list.First)},
+		{Binding: b("G", "last", "end", "G"), Do: do(p.list.Last)},
 		{Binding: b("enter/o", "open", "enter", "o"), Footer: true, Everyday: true, When: hasRows,
 			Do: func(tea.KeyPressMsg) tea.Cmd { return p.open() }},
 		{Binding: b("enter", "edit", "enter"), When: func() bool { return !hasRows() }, Do: do(focusPattern)},
 		{Binding: b("y", "copy", "y"), Footer: true, Everyday: true, Disabled: noSelection,
 			Do: func(tea.KeyPressMsg) tea.Cmd { return p.copySelection() }},
 		{Binding: b("p", "preview", "p"), Footer: true, Everyday: true,
-			Do: do(func() { p.preview = !p.preview; p.prevScroll = 0 })},
+			Do: do(func() { p.preview = !p.preview; p.prevFor = previewAt{} })},
 		{Binding: b("/", "edit", "/", "i"), Footer: true, Everyday: true, Do: do(focusPattern)},
-		{Binding: b("K", "preview up", "K", "shift+up"), Disabled: previewOff, Do: do(func() { p.prevScroll-- })},
-		{Binding: b("J", "preview down", "J", "shift+down"), Disabled: previewOff, Do: do(func() { p.prevScroll++ })},
+		{Binding: b("K", "preview up", "K", "shift+up"), Disabled: previewOff, Do: do(func() { p.prevView.Scroll(-1) })},
+		{Binding: b("J", "preview down", "J", "shift+down"), Disabled: previewOff, Do: do(func() { p.prevView.Scroll(1) })},
 		{Binding: b("e", "file errors", "e"), Disabled: func() string {
 			if len(p.fileErrs) == 0 {
 				return "no file errors"
 			}
 			return ""
-		}, Do: do(func() { p.showErrs, p.errScroll = true, 0 })},
+		}, Do: do(func() { p.showErrs = true; p.errView.Top() })},
 		{Binding: b("s", "next scope", "s"), Disabled: noScopes, Do: toggle(fScope)},
 		{Binding: b("esc", "close preview", "esc"), Do: do(func() { p.preview = false })},
 	}
 	km.errors = panes.Keymap{
 		{Binding: b("e/esc", "close", "e", "esc"), Footer: true, Do: do(func() { p.showErrs = false })},
-		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.errScroll = max(p.errScroll-1, 0) })},
-		{Binding: b("↓/j", "down", "down", "j"), Footer: true,
-			Do: do(func() { p.errScroll = min(p.errScroll+1, max(len(p.fileErrs)-1, 0)) })},
+		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.errView.Scroll(-1) })},
+		{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.errView.Scroll(1) })},
+		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.errView.Page(-1) })},
+		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.errView.Page(1) })},
 	}
 	km.document = panes.Keymap{
 		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(func() { p.doc, p.docErr = nil, nil })},
 		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.docView.Scroll(-1) })},
 		{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.docView.Scroll(1) })},
-		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.docView.Scroll(-10) })},
-		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: do(func() { p.docView.Scroll(10) })},
+		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.docView.Page(-1) })},
+		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.docView.Page(1) })},
 		{Binding: b("g", "top", "home", "g"), Do: do(p.docView.Top)},
+		{Binding: b("G", "bottom", "end", "G"), Do: do(p.docView.Bottom)},
 	}
 	return km
 }

@@ -120,18 +120,18 @@ func TestClickAndWheelOnResults(t *testing.T) {
 	if ev, ok := p.selected(); !ok || ev.Path != "c.go" || ev.LineNumber != 1 {
 		t.Fatalf("click on the c.go header selected %+v", ev)
 	}
-	before := p.sel
+	before := p.list.Cursor()
 	p.Update(panetest.WheelDown(10, y))
-	if p.sel != before+3 {
-		t.Fatalf("wheel down moved %d rows, want 3", p.sel-before)
+	if p.list.Cursor() != before+3 {
+		t.Fatalf("wheel down moved %d rows, want 3", p.list.Cursor()-before)
 	}
 	p.Update(panetest.WheelUp(10, y))
-	if p.sel != before {
-		t.Fatalf("wheel up did not come back: %d, want %d", p.sel, before)
+	if p.list.Cursor() != before {
+		t.Fatalf("wheel up did not come back: %d, want %d", p.list.Cursor(), before)
 	}
 	// a click outside the list (the composer line) selects nothing
 	p.Update(panetest.Click(3, 0))
-	if p.sel != before {
+	if p.list.Cursor() != before {
 		t.Fatal("a click on the composer moved the selection")
 	}
 	// the selected row is highlighted across the whole width: every reset

@@ -63,39 +63,35 @@ func (p *Pane) rowCount() int {
 	return len(p.res.rows)
 }
 
+// selectable reports whether the cursor may rest on row i: every scoped
+// hit, every line of a file's results but not the file's header.
+func (p *Pane) selectable(i int) bool {
+	if p.isScoped() {
+		return true
+	}
+	return i < len(p.res.rows) && p.res.rows[i].ev >= 0
+}
+
 // move changes the selection by d rows, skipping file headers in the
 // direction of travel.
-func (p *Pane) move(d int) {
-	n := p.rowCount()
-	if n == 0 {
-		p.sel = 0
-		return
+func (p *Pane) move(d int) { p.list.Move(d) }
+
+// selectedHit is the index of the scoped hit under the cursor, if any.
+func (p *Pane) selectedHit() (int, bool) {
+	i := p.list.Cursor()
+	if !p.isScoped() || p.scoped == nil || i >= len(p.scoped.Hits) {
+		return 0, false
 	}
-	p.sel = min(max(p.sel+d, 0), n-1)
-	if !p.isScoped() {
-		step := 1
-		if d < 0 {
-			step = -1
-		}
-		for p.sel >= 0 && p.sel < n && p.res.rows[p.sel].ev < 0 {
-			p.sel += step
-		}
-		if p.sel >= n { // a header at the very end cannot happen, but be safe
-			p.sel = n - 1
-		}
-		if p.sel < 0 {
-			p.sel = min(1, n-1)
-		}
-	}
-	p.prevScroll = 0
+	return i, true
 }
 
 // selected is the event under the cursor, if any.
 func (p *Pane) selected() (*search.Event, bool) {
-	if p.isScoped() || p.sel < 0 || p.sel >= len(p.res.rows) {
+	sel := p.list.Cursor()
+	if p.isScoped() || sel >= len(p.res.rows) {
 		return nil, false
 	}
-	r := p.res.rows[p.sel]
+	r := p.res.rows[sel]
 	if r.ev < 0 {
 		return nil, false
 	}
@@ -112,10 +108,11 @@ func (p *Pane) absPath(rel string) string {
 // selected hit in the pane's viewer (scopes).
 func (p *Pane) open() tea.Cmd {
 	if p.isScoped() {
-		if p.scoped == nil || p.sel >= len(p.scoped.Hits) {
+		i, ok := p.selectedHit()
+		if !ok {
 			return nil
 		}
-		sc, id := p.opts.Scopes[p.scopeIdx-1], p.scoped.Hits[p.sel].ID
+		sc, id := p.opts.Scopes[p.scopeIdx-1], p.scoped.Hits[i].ID
 		p.docLoading = true
 		open := p.opts.ScopeOpen
 		if open == nil {
@@ -158,10 +155,11 @@ func (p *Pane) editorCommand(path string, line uint64) (*exec.Cmd, error) {
 func (p *Pane) copySelection() tea.Cmd {
 	var s string
 	if p.isScoped() {
-		if p.scoped == nil || p.sel >= len(p.scoped.Hits) {
+		i, ok := p.selectedHit()
+		if !ok {
 			return nil
 		}
-		s = p.scoped.Hits[p.sel].ID
+		s = p.scoped.Hits[i].ID
 	} else if ev, ok := p.selected(); ok {
 		s = fmt.Sprintf("%s:%d", ev.Path, ev.LineNumber)
 	} else {
@@ -268,15 +266,15 @@ type scopedPreviewMsg struct {
 // syncScopedPreview opens the selected hit for the preview when the
 // selection changes, off the UI goroutine.
 func (p *Pane) syncScopedPreview() tea.Cmd {
-	if p.scoped == nil || p.sel >= len(p.scoped.Hits) {
+	i, ok := p.selectedHit()
+	if !ok {
 		return nil
 	}
-	id := p.scoped.Hits[p.sel].ID
+	id := p.scoped.Hits[i].ID
 	if id == p.scPrev.id {
 		return nil
 	}
 	p.scPrev = scopedPreview{id: id, loading: true}
-	p.prevScroll = 0
 	sc := p.opts.Scopes[p.scopeIdx-1]
 	open := p.opts.ScopeOpen
 	if open == nil {
@@ -287,3 +285,33 @@ func (p *Pane) syncScopedPreview() tea.Cmd {
 		return scopedPreviewMsg{id: id, doc: doc, err: err}
 	}
 }
+
+// previewAt is the selection a preview shows: the results' generation, the
+// mode and the row.
+type previewAt struct {
+	gen    uint64
+	scoped bool
+	row    int
+	set    bool
+}
+
+// followSelection re-aims the preview when the selection changes: the
+// content preview centres on the hit's line, a scope hit's opens at its top.
+// Scrolling (J/K, the wheel) then moves from there until the next change.
+func (p *Pane) followSelection() {
+	at := previewAt{gen: p.shownGen, scoped: p.isScoped(), row: p.list.Cursor(), set: true}
+	if at == p.prevFor {
+		return
+	}
+	p.prevFor = at
+	if ev, ok := p.selected(); ok {
+		p.prevView.CenterOn(int(ev.LineNumber) - 1)
+		return
+	}
+	p.prevView.Top()
+}
+
+// area is a rectangle of the pane, in its own cells.
+type area struct{ x, y, w, h int }
+
+func (a area) has(x, y int) bool { return x >= a.x && x < a.x+a.w && y >= a.y && y < a.y+a.h }

@@ -153,7 +153,8 @@ func (p *Pane) clearResults() {
 	p.fileErrs = nil
 	p.scanned = 0
 	p.runErr = ""
-	p.sel, p.top, p.showErrs = 0, 0, false
+	p.showErrs = false
+	p.list.Reset()
 	p.shownGen = p.gen
 	p.lastReq = search.Request{}
 	p.scopedText = ""
@@ -171,7 +172,9 @@ func (p *Pane) onBatch(m batchMsg) tea.Cmd {
 		// the screen never flashes empty while typing
 		p.res = results{}
 		p.fileErrs, p.final, p.runErr = nil, nil, ""
-		p.sel, p.top, p.showErrs, p.errScroll = 0, 0, false, 0
+		p.showErrs = false
+		p.errView.Top()
+		p.list.Reset()
 		p.shownGen = m.gen
 		p.clearError()
 	}
@@ -212,9 +215,9 @@ func (p *Pane) onBatch(m batchMsg) tea.Cmd {
 func (p *Pane) selectFirstMatch() {
 	for i, r := range p.res.rows {
 		if r.ev >= 0 && p.res.events[r.ev].Type == "match" {
-			p.sel = i
+			p.list.Select(i)
 			return
 		}
 	}
-	p.sel = 0
+	p.list.Select(0)
 }

@@ -142,22 +142,25 @@ type Pane struct {
 	scoped     *scope.Hits
 	scopedText string
 
-	sel, top int
-	listH    int
-	listTop  int           // pane line the results start at, as last drawn
-	rowsAt   panes.LineMap // which result row each drawn line shows, for clicks
+	// list is the results' cursor and top (content rows with their file
+	// headers, or scoped hits); its Map is which row each drawn line shows
+	list    panes.List
+	listTop int // pane line the results start at, as last drawn
 
 	compl     completion // the path field's completions, listed off the UI goroutine
 	complWant string     // the path value whose listing was last asked for
 	showErrs  bool
-	errScroll int
+	errView   panes.Viewport // the file errors' scroll
+	errBody   errLayout      // the file errors laid out
 
 	preview     bool
 	prevPath    string // file the preview holds or is loading
 	prevLines   []string
 	prevErr     error
 	prevLoading bool
-	prevScroll  int // lines scrolled relative to centring on the selection
+	prevView    panes.Viewport // the preview's scroll: centred on the hit, then J/K and the wheel
+	prevFor     previewAt      // the selection the preview was last centred on
+	prevArea    area           // where the preview was last drawn, for the wheel
 	doc         *scope.Document
 	docErr      error
 	docLoading  bool
@@ -192,6 +195,7 @@ func New(o Options, styles *themes.Styles) *Pane {
 	p := &Pane{opts: o, styles: styles, now: o.Now, getenv: o.Getenv,
 		debounce: o.Debounce, errField: -1, recurse: true, focus: focusResults}
 	p.km = p.buildKeymaps()
+	p.list = panes.List{Len: p.rowCount, Selectable: p.selectable}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -279,6 +283,7 @@ func (p *Pane) isScoped() bool { return p.scopeIdx > 0 && p.scopeIdx <= len(p.op
 // Update handles the pane's messages and, when focused, keys.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	cmd := p.update(msg)
+	p.followSelection()
 	if c := p.syncPreview(); c != nil {
 		cmd = tea.Batch(cmd, c)
 	}
@@ -306,7 +311,8 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		p.running = false
 		p.elapsed = p.now().Sub(p.started)
 		p.shownGen = msg.gen
-		p.sel, p.top, p.showErrs = 0, 0, false
+		p.showErrs = false
+		p.list.Reset()
 		if msg.err != nil {
 			p.scoped = nil
 			p.setError(msg.err)
@@ -359,16 +365,16 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		case p.doc != nil:
 			p.docView.Wheel(msg)
 		case p.showErrs:
-			p.errScroll = min(max(p.errScroll+panes.Wheel(msg), 0), max(len(p.fileErrs)-1, 0))
+			p.errView.Wheel(msg)
+		case p.preview && p.prevArea.has(msg.X, msg.Y):
+			p.prevView.Wheel(msg)
 		default:
-			p.move(panes.Wheel(msg))
+			p.list.Wheel(msg)
 		}
 	case tea.MouseClickMsg:
-		if i, ok := p.rowsAt.Clicked(msg); ok && p.doc == nil && !p.showErrs {
-			// a click on a row selects it (a file header: its first line)
+		// a click on a row selects it (a file header: its first line)
+		if p.doc == nil && !p.showErrs && p.list.Click(msg) {
 			p.focus = focusResults
-			p.sel = i
-			p.move(0) // a header moves on to its first line
 		}
 	case tea.KeyPressMsg:
 		p.keysSeen++

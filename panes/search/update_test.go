@@ -337,7 +337,8 @@ func TestEditorAndClipboard(t *testing.T) {
 		t.Fatalf("fallback editor args %q", got)
 	}
 	p.res.add([]search.Event{{Type: "match", Path: "src/a.go", LineNumber: 9, Line: "x", Column: 1, MatchText: "x"}})
-	p.sel, p.focus = 1, focusResults
+	p.list.Select(1)
+	p.focus = focusResults
 	if press(p, "y") == nil || p.notice != "copied src/a.go:9" {
 		t.Fatalf("copy: %q", p.notice)
 	}
@@ -346,7 +347,7 @@ func TestEditorAndClipboard(t *testing.T) {
 	}
 	// a name that would run commands when pasted never reaches the clipboard
 	p.res.add([]search.Event{{Type: "match", Path: "ev\x1b[201~;echo INJECTED\n.txt", LineNumber: 2, Line: "x", Column: 1, MatchText: "x"}})
-	p.sel = 3 // rows: a.go, its match, the hostile file, its match
+	p.list.Select(3) // rows: a.go, its match, the hostile file, its match
 	if cmd := press(p, "y"); cmd != nil || !strings.HasPrefix(p.notice, "not copied: the name holds 2 control or invisible characters") {
 		t.Fatalf("copy of a hostile name: cmd %v, notice %q", cmd, p.notice)
 	}

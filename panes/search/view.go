@@ -47,12 +47,13 @@ func (p *Pane) area(w, h int) string {
 		return panes.Block(p.errorLines(w, h), w, h)
 	}
 	if !p.preview {
-		return p.list(w, h)
+		return p.listBlock(w, h)
 	}
 	if w >= 100 {
 		lw := w * 55 / 100
 		pw := w - lw - 1
-		left := strings.Split(p.list(lw, h), "\n")
+		p.prevArea = area{x: lw + 1, y: p.listTop, w: pw, h: h}
+		left := strings.Split(p.listBlock(lw, h), "\n")
 		right := strings.Split(p.previewBlock(pw, h), "\n")
 		sep := p.styles.Subtle.Render("│")
 		out := make([]string, h)
@@ -64,9 +65,11 @@ func (p *Pane) area(w, h int) string {
 	lh := max(h/2, 1)
 	ph := h - lh
 	if ph <= 0 {
-		return p.list(w, h)
+		p.prevArea = area{}
+		return p.listBlock(w, h)
 	}
-	return p.list(w, lh) + "\n" + p.previewBlock(w, ph)
+	p.prevArea = area{x: 0, y: p.listTop + lh, w: w, h: ph}
+	return p.listBlock(w, lh) + "\n" + p.previewBlock(w, ph)
 }
 
 func (p *Pane) composerLines(w, h int) []string {
@@ -284,10 +287,9 @@ func (p *Pane) renderField(f, width int) string {
 	return p.styles.InputFocused.Render(before) + p.styles.Cursor.Reverse(true).Render(at) + p.styles.InputFocused.Render(after)
 }
 
-// list draws the visible window of the results (content or scoped).
-func (p *Pane) list(w, h int) string {
+// listBlock draws the visible window of the results (content or scoped).
+func (p *Pane) listBlock(w, h int) string {
 	s := p.styles
-	p.listH = h
 	n := p.rowCount()
 	if n == 0 {
 		var msg string
@@ -301,36 +303,28 @@ func (p *Pane) list(w, h int) string {
 		case p.final != nil || p.scoped != nil:
 			msg = "no matches"
 		}
-		p.rowsAt.Reset(p.listTop, 0, 0)
+		p.list.Map.Reset(p.listTop, 0, 0)
 		return panes.Block([]string{s.Muted.Render(msg)}, w, h)
 	}
-	p.sel = min(p.sel, n-1)
-	p.top = panes.Scroll(p.top, p.sel, h, n)
-	p.rowsAt.Reset(p.listTop, 0, w)
-	for i := p.top; i < n && i < p.top+h; i++ {
-		p.rowsAt.Add(i, 1)
-	}
-	// the header of the file the top row belongs to stays visible
-	lines := make([]string, 0, h)
+	p.list.Map.Reset(p.listTop, 0, w)
+	top := p.list.Scroll(h)
+	var lines []string
 	if p.isScoped() {
-		for i := p.top; i < n && len(lines) < h; i++ {
-			lines = append(lines, p.scopedRow(i, w))
-		}
+		lines, _ = p.list.Draw(h, func(i int, sel bool) []string { return []string{p.scopedRow(i, sel, w)} })
 		return panes.Block(lines, w, h)
 	}
+	// line numbers as wide as the widest on screen
 	nw := 1
-	for i := p.top; i < n && i < p.top+h; i++ {
+	for i := top; i < n && i < top+h; i++ {
 		if r := p.res.rows[i]; r.ev >= 0 {
 			nw = max(nw, len(strconv.FormatUint(p.res.events[r.ev].LineNumber, 10)))
 		}
 	}
-	for i := p.top; i < n && len(lines) < h; i++ {
-		lines = append(lines, p.contentRow(i, w, nw))
-	}
+	lines, _ = p.list.Draw(h, func(i int, sel bool) []string { return []string{p.contentRow(i, sel, w, nw)} })
 	return panes.Block(lines, w, h)
 }
 
-func (p *Pane) contentRow(i, w, nw int) string {
+func (p *Pane) contentRow(i int, selected bool, w, nw int) string {
 	s := p.styles
 	r := p.res.rows[i]
 	g := p.res.groups[r.group]
@@ -340,7 +334,7 @@ func (p *Pane) contentRow(i, w, nw int) string {
 	}
 	ev := &p.res.events[r.ev]
 	mark := " "
-	if i == p.sel {
+	if selected {
 		mark = s.Cursor.Render("›")
 	}
 	sepc := ":"
@@ -353,7 +347,7 @@ func (p *Pane) contentRow(i, w, nw int) string {
 	avail := w - 1 - len(num)
 	text := renderLine(ev.Line, eventSpans(ev), avail, p.lineOpts(ev, base))
 	line := mark + s.Muted.Render(num) + text
-	if i == p.sel {
+	if selected {
 		return panes.SelectRow(line, w, s.Selected)
 	}
 	return line
@@ -388,11 +382,11 @@ func eventSpans(ev *search.Event) []search.Span {
 	return nil
 }
 
-func (p *Pane) scopedRow(i, w int) string {
+func (p *Pane) scopedRow(i int, selected bool, w int) string {
 	s := p.styles
 	h := p.scoped.Hits[i]
 	mark := " "
-	if i == p.sel {
+	if selected {
 		mark = s.Cursor.Render("›")
 	}
 	var head string
@@ -409,7 +403,7 @@ func (p *Pane) scopedRow(i, w int) string {
 		if h.Field == "subject" || h.Field == "from" {
 			// the match is in the label already
 			line := head
-			if i == p.sel {
+			if selected {
 				return panes.SelectRow(line, w, s.Selected)
 			}
 			return line
@@ -426,7 +420,7 @@ func (p *Pane) scopedRow(i, w int) string {
 	// as spaces or as themselves.
 	line := head + renderLine(h.Snippet, []search.Span{{Start: h.MatchStart, End: h.MatchEnd}}, avail,
 		rowOpts{tabs: tabWidth, base: s.Text, hl: s.Match, warn: s.Warning})
-	if i == p.sel {
+	if selected {
 		return panes.SelectRow(line, w, s.Selected)
 	}
 	return line
@@ -448,10 +442,7 @@ func (p *Pane) scopedPreviewLines(w, h int) []string {
 		return nil
 	}
 	head := p.safeField(pv.doc.Title, w, s.Title)
-	body := p.layoutDoc(pv.doc, w)
-	top := min(max(p.prevScroll, 0), max(len(body)-(h-1), 0))
-	p.prevScroll = top
-	return append([]string{head}, body[top:min(len(body), top+max(h-1, 0))]...)
+	return append([]string{head}, p.prevView.Window(p.layoutDoc(pv.doc, w), h-1)...)
 }
 
 func (p *Pane) previewBlock(w, h int) string {
@@ -472,14 +463,12 @@ func (p *Pane) previewBlock(w, h int) string {
 	case p.prevErr != nil:
 		lines = append(lines, p.safeField(p.prevErr.Error(), w, s.Err))
 	default:
-		bodyH := h - 1
-		n := len(p.prevLines)
+		// the window around the hit: centred when the selection changed
+		// (followSelection), then where J/K and the wheel took it
 		sel := int(ev.LineNumber) - 1
-		first := sel - bodyH/2 + p.prevScroll
-		first = min(max(first, 0), max(n-bodyH, 0))
-		p.prevScroll = first - (sel - bodyH/2)
-		nw := len(strconv.Itoa(min(first+bodyH, n)))
-		for i := first; i < n && i < first+bodyH; i++ {
+		first, end := p.prevView.Range(len(p.prevLines), h-1)
+		nw := len(strconv.Itoa(end))
+		for i := first; i < end; i++ {
 			mark, sepc := " ", "│"
 			text := p.prevLines[i]
 			var spans []search.Span
@@ -501,16 +490,35 @@ func (p *Pane) previewBlock(w, h int) string {
 
 func (p *Pane) errorLines(w, h int) []string {
 	s := p.styles
-	lines := []string{s.Heading.Render(fmt.Sprintf("File errors (%d)", len(p.fileErrs))) + s.Muted.Render(" · e/esc close · ↑/↓ scroll")}
-	for _, e := range p.fileErrs[min(p.errScroll, len(p.fileErrs)):] {
+	head := s.Heading.Render(fmt.Sprintf("File errors (%d)", len(p.fileErrs))) + s.Muted.Render(" · e/esc close · ↑/↓ scroll")
+	return append([]string{head}, p.errView.Window(p.layoutErrors(w), h-1)...)
+}
+
+// errLayout is the file errors laid out for one width. A search's errors
+// grow by appends (the same backing array), so a frame wraps only those
+// added since the last; another list (a new search, the final sorted one)
+// is laid out anew.
+type errLayout struct {
+	width, n int
+	of       *search.FileError // the list's first element: which list it is
+	lines    []string
+}
+
+func (p *Pane) layoutErrors(w int) []string {
+	var of *search.FileError
+	if len(p.fileErrs) > 0 {
+		of = &p.fileErrs[0]
+	}
+	if p.errBody.width != w || p.errBody.of != of || p.errBody.n > len(p.fileErrs) {
+		p.errBody = errLayout{width: w, of: of}
+	}
+	for _, e := range p.fileErrs[p.errBody.n:] {
 		for _, l := range panes.Wrap(safetext.Line(e.Path)+": "+safetext.Line(e.Error), max(w-2, 1)) {
-			lines = append(lines, "  "+s.Err.Render(l))
-		}
-		if len(lines) >= h {
-			break
+			p.errBody.lines = append(p.errBody.lines, "  "+p.styles.Err.Render(l))
 		}
 	}
-	return lines
+	p.errBody.n = len(p.fileErrs)
+	return p.errBody.lines
 }
 
 func (p *Pane) statusLine(w int) string {
