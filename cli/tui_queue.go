@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/safetext"
@@ -104,7 +106,15 @@ func (q *tuiQueue) runMirror(ctx context.Context, app *App) {
 		q.mu.Lock()
 		q.stopRun = cancel
 		q.mu.Unlock()
-		err := q.mirror.Run(rctx)
+		subject, others, err := chooseAuditSubject(rctx, q.r.js, q.mirror.Path)
+		if err == nil {
+			if len(others) > 0 {
+				app.Log.Warn("queue: several executors publish their audit logs; the Audit pane follows one "+
+					"(`vigil queue audit-pull --executor ID` pulls another)", "followed", subject, "others", others)
+			}
+			q.mirror.Subject = subject
+			err = q.mirror.Run(rctx)
+		}
 		restarted := rctx.Err() != nil
 		cancel()
 		if ctx.Err() != nil {
@@ -123,6 +133,38 @@ func (q *tuiQueue) runMirror(ctx context.Context, app *App) {
 		case <-time.After(mirrorRetry):
 		}
 	}
+}
+
+// errNoExecutorLog is a queue whose executors have published no log yet.
+var errNoExecutorLog = errors.New("no executor has published its audit log to the shared queue yet")
+
+// chooseAuditSubject picks the executor whose log the copy at path
+// follows: the one it already holds while that executor is on the stream,
+// else the only one, else the first by id (the others are returned, to be
+// named in the log).
+func chooseAuditSubject(ctx context.Context, js jetstream.JetStream, path string) (string, []string, error) {
+	ids, err := natsqueue.AuditExecutors(ctx, js)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(ids) == 0 {
+		return "", nil, errNoExecutorLog
+	}
+	chosen := ids[0]
+	if prev := natsqueue.CopiedSubject(path); prev != "" {
+		for _, id := range ids {
+			if natsqueue.AuditSubjectFor(id) == prev {
+				chosen = id
+			}
+		}
+	}
+	var others []string
+	for _, id := range ids {
+		if id != chosen {
+			others = append(others, id)
+		}
+	}
+	return natsqueue.AuditSubjectFor(chosen), others, nil
 }
 
 // approvalsOptions points the Approvals pane at the shared queue: its

@@ -36,12 +36,24 @@ const mirrorBatch = 500
 type AuditMirror struct {
 	JS   jetstream.JetStream
 	Path string
+	// Subject is the one executor's log to copy: AuditSubjectFor(its ID),
+	// or AuditSubject for an earlier release's one log. A copy holds one
+	// executor's log and is never continued from another's.
+	Subject string
 }
 
 // mirrorPos is where the mirror got to.
 type mirrorPos struct {
+	Subject   string `json:"subject"`
 	StreamSeq uint64 `json:"stream_seq"`
 	Size      int64  `json:"size"`
+}
+
+// CopiedSubject is the subject the copy at path was made from, as its
+// position records it ("" when there is none yet).
+func CopiedSubject(path string) string {
+	p, _ := (&AuditMirror{Path: path}).readPos()
+	return p.Subject
 }
 
 // PosPath is where the mirror records its position.
@@ -50,6 +62,9 @@ func (m *AuditMirror) PosPath() string { return m.Path + ".mirror" }
 // Run mirrors the stream until ctx ends (nil then) or the stream and the
 // copy disagree (a gap, or another log than the one the copy was made from).
 func (m *AuditMirror) Run(ctx context.Context) error {
+	if m.Subject == "" {
+		return errors.New("audit mirror: no subject (which executor's log to copy)")
+	}
 	if err := os.MkdirAll(filepath.Dir(m.Path), 0o700); err != nil {
 		return err
 	}
@@ -61,8 +76,13 @@ func (m *AuditMirror) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("nats stream %s: %w", AuditStream, err)
 	}
-	cfg := jetstream.OrderedConsumerConfig{}
-	if pos, ok := m.readPos(); ok && pos.Size == next && pos.StreamSeq > 0 {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{m.Subject}}
+	pos, ok := m.readPos()
+	if ok && pos.Subject != "" && pos.Subject != m.Subject {
+		return fmt.Errorf("the audit copy %s is of another executor's log (%s, not %s); move it aside to copy this one",
+			m.Path, pos.Subject, m.Subject)
+	}
+	if ok && pos.Size == next && pos.StreamSeq > 0 {
 		if err := m.checkResume(ctx, s, pos); err != nil {
 			return err
 		}
@@ -151,7 +171,7 @@ func (m *AuditMirror) append(f *os.File, batch []jetstream.Msg, next int64) (int
 	if err := writeHead(m.Path, last, next); err != nil {
 		return next, err
 	}
-	b, _ := json.Marshal(mirrorPos{StreamSeq: seq, Size: next})
+	b, _ := json.Marshal(mirrorPos{Subject: m.Subject, StreamSeq: seq, Size: next})
 	return next, atomicfile.Write(m.PosPath(), b, 0o600)
 }
 
@@ -197,7 +217,7 @@ func (m *AuditMirror) checkResume(ctx context.Context, s jetstream.Stream, pos m
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(raw.Data, last) {
+	if raw.Subject != m.Subject || !bytes.Equal(raw.Data, last) {
 		return fmt.Errorf("nats stream %s: message %d is not the copy's last line: the stream holds another log than %s; "+
 			"move the copy aside to start a new one", AuditStream, pos.StreamSeq, m.Path)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,11 +13,27 @@ import (
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 )
 
-// runMirror runs a mirror of the rig's audit stream into path until the
-// returned stop is called; stop reports what Run returned.
+// auditSubject is the rig's executor's audit subject, once it published.
+func (r *rig) auditSubject() string {
+	r.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ids, err := natsqueue.AuditExecutors(context.Background(), r.js)
+		if err == nil && len(ids) == 1 {
+			return natsqueue.AuditSubjectFor(ids[0])
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("no executor's audit subject: %v %v", ids, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// runMirror runs a mirror of the rig's executor's audit log into path
+// until the returned stop is called; stop reports what Run returned.
 func (r *rig) runMirror(path string) (stop func() error) {
 	r.t.Helper()
-	m := &natsqueue.AuditMirror{JS: r.connect(), Path: path}
+	m := &natsqueue.AuditMirror{JS: r.connect(), Path: path, Subject: r.auditSubject()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
@@ -154,11 +171,33 @@ func TestAuditMirrorRefusesAnotherLog(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m := &natsqueue.AuditMirror{JS: r.connect(), Path: path}
+	m := &natsqueue.AuditMirror{JS: r.connect(), Path: path, Subject: r.auditSubject()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := m.Run(ctx)
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("another log")) {
 		t.Fatalf("Run over another log's copy: %v", err)
+	}
+}
+
+// TestAuditMirrorKeepsToOneExecutor: a copy of one executor's log is not
+// continued from another subject's messages.
+func TestAuditMirrorKeepsToOneExecutor(t *testing.T) {
+	r := newRig(t)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	r.submit("one-1")
+	stop := r.runMirror(path)
+	r.waitCopy(path)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := natsqueue.CopiedSubject(path), r.auditSubject(); got != want {
+		t.Fatalf("copied subject %q, want %q", got, want)
+	}
+	m := &natsqueue.AuditMirror{JS: r.connect(), Path: path, Subject: natsqueue.AuditSubjectFor("another-executor")}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.Run(ctx); err == nil || !strings.Contains(err.Error(), "another executor's log") {
+		t.Fatalf("Run on another executor's copy: %v", err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 // last entry). Reported as P50/P95 in ms.
 func BenchmarkOperatorScreenLatency(b *testing.B) {
 	r := newRig(b)
+	r.submit("scr-first") // the executor's log is on the stream: the mirror knows its subject
 	o := r.operator()
 	path := filepath.Join(b.TempDir(), "audit.log")
 	r.runMirror(path)
