@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -64,6 +65,12 @@ func startQueueExecutor(ctx context.Context, app *App, eng *Engine) (func(), err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	var running atomic.Pointer[natsqueue.Executor]
+	nc.SetReconnectHandler(func(*nats.Conn) {
+		if ex := running.Load(); ex != nil {
+			ex.Reconnected()
+		}
+	})
 	go func() {
 		defer close(done)
 		defer nc.Close()
@@ -75,6 +82,7 @@ func startQueueExecutor(ctx context.Context, app *App, eng *Engine) (func(), err
 				ex, err = newQueueExecutor(ctx, app, eng, js, host)
 			}
 			if err == nil {
+				running.Store(ex)
 				err = ex.Run(ctx)
 			}
 			if ctx.Err() != nil {
