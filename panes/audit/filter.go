@@ -41,12 +41,13 @@ func (sp filterSpec) keepsColumns(event, outcome []byte) bool {
 type lineFilter struct {
 	sp  filterSpec
 	pat pattern
+	pre prefilter
 	buf []byte // scratch: a row's filter text
 	out []byte // scratch: a row's outcome
 }
 
 func newLineFilter(sp filterSpec) *lineFilter {
-	return &lineFilter{sp: sp, pat: newPattern(sp.query)}
+	return &lineFilter{sp: sp, pat: newPattern(sp.query), pre: newPrefilter(sp.query)}
 }
 
 // maybe is the cheap test: whether the row of a line read by readHead (valid
@@ -76,6 +77,9 @@ var damagedEventB, damagedOutcomeB = []byte(damagedEvent), []byte(damagedOutcome
 // keeps says whether the row of line passes; verified says the chain has
 // verified the line, so it is valid (its row is the valid one).
 func (f *lineFilter) keeps(line []byte, verified bool) bool {
+	if f.pre.rejects(line, verified) {
+		return false // most lines of a large log, for a query
+	}
 	h, ok := readHead(line)
 	if !ok {
 		return f.sp.keeps(rowOf(line))

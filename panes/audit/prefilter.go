@@ -1,0 +1,144 @@
+package auditpane
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// The prefilter rejects most lines of a large log for a `/` query without
+// slicing their fields: it tests the folded query straight on the line's
+// head bytes, in place. It is a necessary condition of the full match, never
+// a sufficient one: a line it lets through is judged by lineFilter as before.
+//
+// Why it is sound. A row's filter text (row.hay) is its time, actor, event,
+// task, target and outcome joined by spaces. In a line in canonical shape
+// whose head (everything before "content_hash_before") is plain ASCII, the
+// first five are byte for byte the head's values, in that order, and the
+// outcome is either the error code (also in the head, after the target, equal
+// once folded) or "ok" or "fail". So the head followed by "okfail" holds the
+// filter text minus its spaces as a subsequence, and a query (minus its
+// spaces) that is not a folded subsequence of that cannot match the row.
+// A damaged row shows "(damaged)" for the event and "damaged" for the
+// outcome: for a line the chain has not verified, "(damaged)" is tested as if
+// written before the task and "damaged" after "okfail", so either row passes.
+// Which row an unverified line has is only known from its shape, so there
+// the prefilter also asks readHead and tailShaped before rejecting.
+// TestPrefilterNeverRejectsAKeptRow holds it to the full match.
+
+var (
+	kContentHashBefore = []byte(`","content_hash_before":"`)
+	kTaskKey           = []byte(`"task_id"`)
+	okFail             = []byte("okfail")
+	okFailDamaged      = []byte("okfail" + damagedOutcome)
+	damagedEventText   = []byte(damagedEvent)
+)
+
+// prefilter is a query folded for the in-place test.
+type prefilter struct {
+	want []byte // the folded query without its spaces
+	// none says no plain line can match (a character of the query folds to
+	// no ASCII character); use says the test can reject lines at all
+	none, use bool
+}
+
+func newPrefilter(query string) prefilter {
+	p := newPattern(query)
+	if !p.ascii {
+		return prefilter{none: true, use: true}
+	}
+	want := make([]byte, 0, len(p.folded))
+	for _, c := range p.folded {
+		if c != ' ' {
+			want = append(want, c)
+		}
+	}
+	return prefilter{want: want, use: len(want) > 0}
+}
+
+// rejects says the row of line cannot pass the query: true only when it
+// surely cannot; false leaves the line to the full judgement.
+func (p prefilter) rejects(line []byte, verified bool) bool {
+	if !p.use {
+		return false
+	}
+	end := bytes.Index(line, kContentHashBefore)
+	if end < 0 {
+		return false
+	}
+	head := line[:end+1] // through the error code's closing quote
+	if !plainHead(head) {
+		return false
+	}
+	if verified {
+		// a verified line is in canonical shape: a plain head is its row's
+		if p.none {
+			return true
+		}
+		k := subsequence(p.want, 0, head)
+		return subsequence(p.want, k, okFail) < len(p.want)
+	}
+	if !p.none {
+		task := bytes.Index(head, kTaskKey)
+		if task < 0 {
+			return false
+		}
+		k := subsequence(p.want, 0, head[:task])
+		k = subsequence(p.want, k, damagedEventText)
+		k = subsequence(p.want, k, head[task:])
+		if subsequence(p.want, k, okFailDamaged) == len(p.want) {
+			return false
+		}
+	}
+	// the line's row is the valid or the damaged one only in canonical shape
+	h, ok := readHead(line)
+	return ok && tailShaped(line, h)
+}
+
+// subsequence returns how many of want's bytes, from k on, are matched in
+// order in b (ASCII case folded: want is lower case), plus k: greedy
+// matching finds a subsequence whenever there is one.
+func subsequence(want []byte, k int, b []byte) int {
+	for i := 0; k < len(want); k++ {
+		c := want[k]
+		if 'a' <= c && c <= 'z' {
+			// c|0x20 is a lower-case letter only for that letter's two cases
+			for i < len(b) && b[i]|0x20 != c {
+				i++
+			}
+		} else {
+			j := bytes.IndexByte(b[i:], c)
+			if j < 0 {
+				return k
+			}
+			i += j
+		}
+		if i == len(b) {
+			return k
+		}
+		i++
+	}
+	return k
+}
+
+// plainHead says b holds only printable ASCII and no backslash: no escapes,
+// so its JSON string values are byte for byte their decoded, shown text.
+// Written by hand because the standard library has no such scan: a
+// backslash is found by bytes.IndexByte (SIMD), the rest is tested eight
+// bytes at a time.
+func plainHead(b []byte) bool {
+	if bytes.IndexByte(b, '\\') >= 0 {
+		return false
+	}
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// exact: a byte ≥ 0x80 sets its own high bit; with none, a byte
+		// < 0x20 is the lowest to borrow in x-0x20…, and 0x7f the only one
+		// to carry in x+1…
+		if (x|(x-0x20*ones)|(x+ones))&highs != 0 {
+			return false
+		}
+	}
+	return plain(b[i:])
+}
