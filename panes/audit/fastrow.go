@@ -39,6 +39,7 @@ var (
 	kAfter      = []byte(`","content_hash_after":"`)
 	kDetails    = []byte(`","details":`)
 	kPrev       = []byte(`,"prev":"`)
+	kNoDetails  = []byte(`{},"prev":"`)
 	kHash       = []byte(`","hash":"`)
 )
 
@@ -47,6 +48,9 @@ type cursor struct {
 	b  []byte
 	at int
 	ok bool
+	// plain says the bytes walked are known to be plain (see plainHead):
+	// values need no checking
+	plain bool
 }
 
 func (c *cursor) lit(k []byte) {
@@ -64,21 +68,14 @@ func (c *cursor) str() []byte {
 	if !c.ok {
 		return nil
 	}
-	// one loop finds the closing quote and checks the bytes (values are
-	// short: a byte loop beats a search and a second pass)
-	for i := c.at; i < len(c.b); i++ {
-		switch ch := c.b[i]; {
-		case ch == '"':
-			v := c.b[c.at:i]
-			c.at = i
-			return v
-		case ch < 0x20 || ch > 0x7e || ch == '\\':
-			c.ok = false
-			return nil
-		}
+	n := indexFolded(c.b[c.at:], '"') // values are short: inline beats a call
+	if n < 0 || !c.plain && !plainHead(c.b[c.at:c.at+n]) {
+		c.ok = false
+		return nil
 	}
-	c.ok = false
-	return nil
+	v := c.b[c.at : c.at+n]
+	c.at += n
+	return v
 }
 
 func (c *cursor) digits() {
@@ -111,7 +108,15 @@ func plain(b []byte) bool {
 // readHead slices the shown columns of a line in canonical shape (up to
 // error_code); ok is false for any other line.
 func readHead(line []byte) (h headFields, ok bool) {
-	c := cursor{b: line, ok: true}
+	return readHeadWith(cursor{b: line, ok: true})
+}
+
+// readPlainHead is readHead for a line whose head is known to be plain.
+func readPlainHead(line []byte) (h headFields, ok bool) {
+	return readHeadWith(cursor{b: line, ok: true, plain: true})
+}
+
+func readHeadWith(c cursor) (h headFields, ok bool) {
 	c.lit(kSeq)
 	c.digits()
 	c.lit(kTime)
@@ -158,6 +163,17 @@ func tailShaped(line []byte, h headFields) bool {
 	c.lit(kDetails)
 	if !c.ok {
 		return false
+	}
+	if bytes.HasPrefix(line[c.at:], kNoDetails) {
+		// most entries: read forward, no search from the end, no JSON scanner
+		// (a details longer than "{}" but starting so is not one JSON value)
+		c.at += len(kNoDetails)
+		c.str()
+		if c.ok && c.at < len(line)-2 {
+			c.lit(kHash)
+			c.str()
+		}
+		return c.ok && c.at == len(line)-2 && line[c.at+1] == '}'
 	}
 	rest := line[c.at:]
 	// from the end: `,"prev":"P"}` or `,"prev":"P","hash":"H"}`, values plain
