@@ -83,26 +83,32 @@ func (p prefilter) rejects(line []byte, verified bool) bool {
 	// every quote is JSON's own, so this is the key's only place in a line
 	// in canonical shape
 	head := line[:end+1]
-	if !plainHead(head) {
-		return false
-	}
-	if verified {
-		// a verified line is in canonical shape: a plain head is its row's
-		if p.none {
-			return true
+	if p.none {
+		// no plain row can match: is it the line's row?
+		if !plainHead(head) {
+			return false
 		}
-		k := subsequence(p.want, 0, head)
-		return subsequence(p.want, k, okFail) < len(p.want)
-	}
-	if !p.none {
+		if verified {
+			return true // a verified line is in canonical shape: a plain head is its row's
+		}
+	} else if verified {
+		k, plain := walk(p.want, 0, head)
+		if k == len(p.want) || !plain || walkConst(p.want, k, okFail) == len(p.want) {
+			return false
+		}
+		return true // as for p.none
+	} else {
 		task := bytes.Index(head, kTaskKey)
 		if task < 0 {
 			return false
 		}
-		k := subsequence(p.want, 0, head[:task])
-		k = subsequence(p.want, k, damagedEventText)
-		k = subsequence(p.want, k, head[task:])
-		if subsequence(p.want, k, okFailDamaged) == len(p.want) {
+		k, plain := walk(p.want, 0, head[:task])
+		if k == len(p.want) || !plain {
+			return false
+		}
+		k = walkConst(p.want, k, damagedEventText)
+		k, plain = walk(p.want, k, head[task:])
+		if k == len(p.want) || !plain || walkConst(p.want, k, okFailDamaged) == len(p.want) {
 			return false
 		}
 	}
@@ -113,10 +119,50 @@ func (p prefilter) rejects(line []byte, verified bool) bool {
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080
 
-// subsequence returns how many of want's bytes, from k on, are matched in
-// order in b (ASCII case folded: want is lower case), plus k: greedy
-// matching finds a subsequence whenever there is one.
-func subsequence(want []byte, k int, b []byte) int {
+// walk matches want's bytes, from k on, in order in b (ASCII case folded:
+// want is lower case; greedy matching finds a subsequence whenever there is
+// one) and returns how many are matched, plus k. When that is not all of
+// them, the searches have read all of b, and plain says whether b is plain
+// (see plainHead): the walk and that test are one pass.
+func walk(want []byte, k int, b []byte) (int, bool) {
+	if k == len(want) {
+		return k, true
+	}
+	fold, pat := folding(want[k])
+	var bad uint64
+	// one loop for all the searches, eight bytes at a time: slicing rest
+	// (rather than indexing b) lets the compiler drop the bounds checks
+	rest := b
+	for len(rest) >= 8 {
+		x := binary.LittleEndian.Uint64(rest)
+		bad |= notPlain(x)
+		m := zeroBytes((x | fold) ^ pat)
+		if m == 0 {
+			rest = rest[8:]
+			continue
+		}
+		if k++; k == len(want) {
+			return k, bad == 0
+		}
+		fold, pat = folding(want[k])
+		rest = rest[bits.TrailingZeros64(m)/8+1:] // the next search starts after the match
+	}
+	for _, ch := range rest {
+		if ch < 0x20 || ch > 0x7e || ch == '\\' {
+			bad = highs
+		}
+		if ch|byte(fold) == byte(pat) {
+			if k++; k == len(want) {
+				break
+			}
+			fold, pat = folding(want[k])
+		}
+	}
+	return k, bad == 0
+}
+
+// walkConst is walk over text known to be plain.
+func walkConst(want []byte, k int, b []byte) int {
 	for i := 0; k < len(want); k++ {
 		j := indexFolded(b[i:], want[k])
 		if j < 0 {
@@ -127,26 +173,44 @@ func subsequence(want []byte, k int, b []byte) int {
 	return k
 }
 
+// folding is what indexFolded ors into every byte (0x20 when c is a
+// lower-case letter: b|0x20 is that letter only for its two cases) and then
+// compares it with (c in every byte).
+func folding(c byte) (fold, pat uint64) {
+	if 'a' <= c && c <= 'z' {
+		fold = 0x20 * ones
+	}
+	return fold, uint64(c) * ones
+}
+
+// zeroBytes has the high bit set of the first zero byte of y (and maybe of
+// bytes above it, never below): its lowest set bit finds the first.
+func zeroBytes(y uint64) uint64 {
+	return (y - ones) &^ y & highs
+}
+
+// notPlain has the high bit of each byte of x that is not plain set, and
+// maybe others above the lowest such byte: exact for whether there is one.
+// A byte ≥ 0x80 sets its own high bit; with none, a byte < 0x20 is the
+// lowest to borrow in x-0x20…, 0x7f the only one to carry in x+1…, and a
+// backslash the lowest zero byte of x^0x5c….
+func notPlain(x uint64) uint64 {
+	y := x ^ '\\'*ones
+	return (x | (x - 0x20*ones) | (x + ones) | ((y - ones) &^ y)) & highs
+}
+
 // indexFolded is the index of the first byte of b equal to c, or to its
 // upper case when c is a lower-case letter; -1 if none. Written by hand for
 // the case folding bytes.IndexByte lacks, and faster than it over the few
 // bytes between two matches: eight bytes at a time.
 func indexFolded(b []byte, c byte) int {
-	var fold uint64 // set in every byte: c|0x20 is a lower-case letter only for that letter's two cases
-	if 'a' <= c && c <= 'z' {
-		fold = 0x20 * ones
-	}
-	pat := uint64(c) * ones
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		y := (binary.LittleEndian.Uint64(b[i:]) | fold) ^ pat
-		// the lowest byte flagged is the first zero byte of y (a false flag
-		// only ever sits above a true one)
-		if m := (y - ones) &^ y & highs; m != 0 {
-			return i + bits.TrailingZeros64(m)/8
+	fold, pat := folding(c)
+	for rest := b; len(rest) >= 8; rest = rest[8:] {
+		if m := zeroBytes((binary.LittleEndian.Uint64(rest) | fold) ^ pat); m != 0 {
+			return len(b) - len(rest) + bits.TrailingZeros64(m)/8
 		}
 	}
-	for ; i < len(b); i++ {
+	for i := len(b) &^ 7; i < len(b); i++ {
 		if b[i]|byte(fold) == c {
 			return i
 		}
@@ -159,17 +223,10 @@ func indexFolded(b []byte, c byte) int {
 // Written by hand because the standard library has no such scan: eight
 // bytes at a time.
 func plainHead(b []byte) bool {
-	const backslashes = '\\' * ones
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		y := x ^ backslashes
-		// exact: a byte ≥ 0x80 sets its own high bit; with none, a byte
-		// < 0x20 is the lowest to borrow in x-0x20…, 0x7f the only one to
-		// carry in x+1…, and a backslash the lowest zero byte of y
-		if (x|(x-0x20*ones)|(x+ones)|((y-ones)&^y))&highs != 0 {
-			return false
-		}
+	var bad uint64
+	rest := b
+	for ; len(rest) >= 8; rest = rest[8:] {
+		bad |= notPlain(binary.LittleEndian.Uint64(rest))
 	}
-	return plain(b[i:])
+	return bad == 0 && plain(rest)
 }
