@@ -48,9 +48,6 @@ type cursor struct {
 	b  []byte
 	at int
 	ok bool
-	// plain says the bytes walked are known to be plain (see plainHead):
-	// values need no checking
-	plain bool
 }
 
 func (c *cursor) lit(k []byte) {
@@ -68,8 +65,20 @@ func (c *cursor) str() []byte {
 	if !c.ok {
 		return nil
 	}
-	n := indexFolded(c.b[c.at:], '"') // values are short: inline beats a call
-	if n < 0 || !c.plain && !plainHead(c.b[c.at:c.at+n]) {
+	return c.strAt(indexFolded(c.b[c.at:], '"')) // values are short: inline beats a call
+}
+
+// hash is str for a value usually 64 bytes long (a SHA-256 in hex).
+func (c *cursor) hash() []byte {
+	if !c.ok {
+		return nil
+	}
+	return c.strAt(bytes.IndexByte(c.b[c.at:], '"'))
+}
+
+// strAt reads a string value whose closing quote is n bytes on.
+func (c *cursor) strAt(n int) []byte {
+	if n < 0 || !plainHead(c.b[c.at:c.at+n]) {
 		c.ok = false
 		return nil
 	}
@@ -108,15 +117,7 @@ func plain(b []byte) bool {
 // readHead slices the shown columns of a line in canonical shape (up to
 // error_code); ok is false for any other line.
 func readHead(line []byte) (h headFields, ok bool) {
-	return readHeadWith(cursor{b: line, ok: true})
-}
-
-// readPlainHead is readHead for a line whose head is known to be plain.
-func readPlainHead(line []byte) (h headFields, ok bool) {
-	return readHeadWith(cursor{b: line, ok: true, plain: true})
-}
-
-func readHeadWith(c cursor) (h headFields, ok bool) {
+	c := cursor{b: line, ok: true}
 	c.lit(kSeq)
 	c.digits()
 	c.lit(kTime)
@@ -157,9 +158,9 @@ func readHeadWith(c cursor) (h headFields, ok bool) {
 func tailShaped(line []byte, h headFields) bool {
 	c := cursor{b: line, at: h.rest, ok: true}
 	c.lit(kBefore)
-	c.str()
+	c.hash()
 	c.lit(kAfter)
-	c.str()
+	c.hash()
 	c.lit(kDetails)
 	if !c.ok {
 		return false
@@ -168,10 +169,10 @@ func tailShaped(line []byte, h headFields) bool {
 		// most entries: read forward, no search from the end, no JSON scanner
 		// (a details longer than "{}" but starting so is not one JSON value)
 		c.at += len(kNoDetails)
-		c.str()
+		c.hash()
 		if c.ok && c.at < len(line)-2 {
 			c.lit(kHash)
-			c.str()
+			c.hash()
 		}
 		return c.ok && c.at == len(line)-2 && line[c.at+1] == '}'
 	}

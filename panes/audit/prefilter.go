@@ -7,23 +7,26 @@ import (
 )
 
 // The prefilter rejects most lines of a large log for a `/` query without
-// slicing their fields: it tests the folded query straight on the line's
-// head bytes, in place. It is a necessary condition of the full match, never
-// a sufficient one: a line it lets through is judged by lineFilter as before.
+// building their rows: it tests the folded query on the line's bytes in
+// place. It is a necessary condition of the full match, never a sufficient
+// one: a line it lets through is judged by lineFilter as before.
 //
 // Why it is sound. A row's filter text (row.hay) is its time, actor, event,
-// task, target and outcome joined by spaces. In a line in canonical shape
-// whose head (everything before "content_hash_before") is plain ASCII, the
-// first five are byte for byte the head's values, in that order, and the
-// outcome is either the error code (also in the head, after the target, equal
-// once folded) or "ok" or "fail". So the head followed by "okfail" holds the
-// filter text minus its spaces as a subsequence, and a query (minus its
-// spaces) that is not a folded subsequence of that cannot match the row.
-// A damaged row shows "(damaged)" for the event and "damaged" for the
-// outcome: for a line the chain has not verified, "(damaged)" is tested as if
-// written before the task and "damaged" after "okfail", so either row passes.
-// Which row an unverified line has is only known from its shape, so there
-// the prefilter also asks readHead and tailShaped before rejecting.
+// task, target and outcome joined by spaces; a fuzzy match of the query is a
+// folded subsequence of it, so the query minus its spaces is a folded
+// subsequence of the fields run together (see pattern).
+//
+// A line the chain has verified is in canonical shape, and its row is the
+// valid one. Where its head (everything before "content_hash_before") is
+// plain ASCII, the first five fields are byte for byte the head's values, in
+// that order, and the outcome is the error code (in the head after the
+// target, equal once folded), "ok" or "fail". So the head followed by
+// "okfail" holds the fields run together as a subsequence: the query is
+// walked over those bytes without finding where any value starts.
+//
+// An unverified line's row is the valid or the damaged one ("(damaged)" for
+// the event, "damaged" for the outcome) only when readHead and tailShaped
+// find it in canonical shape; the query is walked over the fields of both.
 // TestPrefilterNeverRejectsAKeptRow holds it to the full match.
 
 var (
@@ -31,9 +34,8 @@ var (
 	// in a line than its quote, which makes bytes.Index several times faster
 	kHashBefore      = []byte(`_hash_before":"`)
 	kContent         = []byte(`","content`)
-	kTaskKey         = []byte(`"task_id"`)
 	okFail           = []byte("okfail")
-	okFailDamaged    = []byte("okfail" + damagedOutcome)
+	okText, failText = okFail[:2], okFail[2:]
 	damagedEventText = []byte(damagedEvent)
 )
 
@@ -71,6 +73,22 @@ func (p prefilter) rejects(line []byte, verified bool) bool {
 	if !p.use {
 		return false
 	}
+	if verified {
+		return p.rejectsHead(line)
+	}
+	// which row an unverified line has is known only from its shape: read
+	// it, then test the fields of both rows it can have
+	h, ok := readHead(line)
+	if !ok || !p.none && (p.matches(h, false) || p.matches(h, true)) {
+		return false
+	}
+	return tailShaped(line, h)
+}
+
+// rejectsHead is rejects for a verified line (in canonical shape): the
+// query is walked over the line's head, keys and all, with no need to know
+// where each value starts; the walk tests that the head is plain too.
+func (p prefilter) rejectsHead(line []byte) bool {
 	from := minHeadEnd + len(kContent)
 	if len(line) < from {
 		return false
@@ -84,37 +102,35 @@ func (p prefilter) rejects(line []byte, verified bool) bool {
 	// in canonical shape
 	head := line[:end+1]
 	if p.none {
-		// no plain row can match: is it the line's row?
-		if !plainHead(head) {
-			return false
-		}
-		if verified {
-			return true // a verified line is in canonical shape: a plain head is its row's
-		}
-	} else if verified {
-		k, plain := walk(p.want, 0, head)
-		if k == len(p.want) || !plain || walkConst(p.want, k, okFail) == len(p.want) {
-			return false
-		}
-		return true // as for p.none
-	} else {
-		task := bytes.Index(head, kTaskKey)
-		if task < 0 {
-			return false
-		}
-		k, plain := walk(p.want, 0, head[:task])
-		if k == len(p.want) || !plain {
-			return false
-		}
-		k = walkConst(p.want, k, damagedEventText)
-		k, plain = walk(p.want, k, head[task:])
-		if k == len(p.want) || !plain || walkConst(p.want, k, okFailDamaged) == len(p.want) {
-			return false
-		}
+		return plainHead(head) // no plain row can match
 	}
-	// the line's row is the valid or the damaged one only in canonical shape
-	h, ok := readPlainHead(line)
-	return ok && h.rest == end && tailShaped(line, h)
+	k, plain := walk(p.want, 0, head)
+	return k < len(p.want) && plain && walkConst(p.want, k, okFail) < len(p.want)
+}
+
+// matches says the query may match the valid (or damaged) row of a line
+// read by readHead (its fields are plain): the walk over its fields.
+func (p prefilter) matches(h headFields, damaged bool) bool {
+	k := walkConst(p.want, 0, h.time)
+	k = walkConst(p.want, k, h.actor)
+	if damaged {
+		k = walkConst(p.want, k, damagedEventText)
+	} else {
+		k = walkConst(p.want, k, h.event)
+	}
+	k = walkConst(p.want, k, h.task)
+	k = walkConst(p.want, k, h.target)
+	switch {
+	case damaged:
+		k = walkConst(p.want, k, damagedOutcomeB)
+	case h.success:
+		k = walkConst(p.want, k, okText)
+	case len(h.errorCode) > 0:
+		k = walkConst(p.want, k, h.errorCode) // folded as the outcome is
+	default:
+		k = walkConst(p.want, k, failText)
+	}
+	return k == len(p.want)
 }
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080

@@ -210,3 +210,39 @@ func TestPlainHeadAgreesWithPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefilterAtTheHeadsEnd: text that is not plain ASCII in the last
+// bytes of a head (which the eight-bytes-at-a-time scan reads one by one)
+// keeps the line from being rejected: the Kelvin sign and the long s match
+// k and s, and a control character shows as an escape.
+func TestPrefilterAtTheHeadsEnd(t *testing.T) {
+	tried := 0
+	for _, odd := range []string{"\u212a", "\u017f", "\x7f", "\x1b", "ü"} {
+		for pad := range 9 {
+			for field := range 2 {
+				e := audit.Entry{Time: "t", Actor: "a", Event: "e", TaskID: "x", Target: "g", Details: json.RawMessage("{}"), Prev: "p"}
+				text := strings.Repeat("-", pad) + odd + strings.Repeat("-", 8-pad)
+				if field == 0 {
+					e.ErrorCode = text
+				} else {
+					e.Target, e.ErrorCode = text, strings.Repeat("E", pad)
+				}
+				line, _ := e.Line()
+				for _, q := range []string{"k", "s", "x1b", "x7f", "\\", rowOf(line).hay()} {
+					want := filterSpec{query: q}.keeps(rowOf(line))
+					if !want {
+						continue
+					}
+					tried++
+					pre := newPrefilter(q)
+					if pre.rejects(line, true) || pre.rejects(line, false) {
+						t.Fatalf("query %q, line %q: rejected, but its row %q matches", q, line, rowOf(line).hay())
+					}
+				}
+			}
+		}
+	}
+	if tried < 100 {
+		t.Fatalf("only %d matching rows tried", tried)
+	}
+}
