@@ -79,7 +79,7 @@ func (p prefilter) rejects(line []byte, verified bool) bool {
 	// which row an unverified line has is known only from its shape: read
 	// it, then test the fields of both rows it can have
 	h, ok := readHead(line)
-	if !ok || !p.none && (p.matches(h, false) || p.matches(h, true)) {
+	if !ok || !p.none && p.matches(h) {
 		return false
 	}
 	return tailShaped(line, h)
@@ -108,29 +108,28 @@ func (p prefilter) rejectsHead(line []byte) bool {
 	return k < len(p.want) && plain && walkConst(p.want, k, okFail) < len(p.want)
 }
 
-// matches says the query may match the valid (or damaged) row of a line
-// read by readHead (its fields are plain): the walk over its fields.
-func (p prefilter) matches(h headFields, damaged bool) bool {
+// matches says the query may match the valid or the damaged row of a line
+// read by readHead (its fields are plain): a walk over each row's fields.
+func (p prefilter) matches(h headFields) bool {
 	k := walkConst(p.want, 0, h.time)
-	k = walkConst(p.want, k, h.actor)
-	if damaged {
-		k = walkConst(p.want, k, damagedEventText)
-	} else {
-		k = walkConst(p.want, k, h.event)
+	k = walkConst(p.want, k, h.actor) // the rows differ from here on
+	valid := walkConst(p.want, k, h.event)
+	damaged := walkConst(p.want, k, damagedEventText)
+	for _, field := range [][]byte{h.task, h.target} {
+		valid = walkConst(p.want, valid, field)
+		damaged = walkConst(p.want, damaged, field)
 	}
-	k = walkConst(p.want, k, h.task)
-	k = walkConst(p.want, k, h.target)
+	if walkConst(p.want, damaged, damagedOutcomeB) == len(p.want) {
+		return true
+	}
 	switch {
-	case damaged:
-		k = walkConst(p.want, k, damagedOutcomeB)
 	case h.success:
-		k = walkConst(p.want, k, okText)
+		return walkConst(p.want, valid, okText) == len(p.want)
 	case len(h.errorCode) > 0:
-		k = walkConst(p.want, k, h.errorCode) // folded as the outcome is
+		return walkConst(p.want, valid, h.errorCode) == len(p.want) // folded as the outcome is
 	default:
-		k = walkConst(p.want, k, failText)
+		return walkConst(p.want, valid, failText) == len(p.want)
 	}
-	return k == len(p.want)
 }
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080
@@ -177,14 +176,19 @@ func walk(want []byte, k int, b []byte) (int, bool) {
 	return k, bad == 0
 }
 
-// walkConst is walk over text known to be plain.
+// walkConst is walk over short text known to be plain: a byte at a time,
+// as pattern.within, is fastest over a row's short fields.
 func walkConst(want []byte, k int, b []byte) int {
-	for i := 0; k < len(want); k++ {
-		j := indexFolded(b[i:], want[k])
-		if j < 0 {
-			return k
+	for _, ch := range b {
+		if k == len(want) {
+			break
 		}
-		i += j + 1
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		if ch == want[k] {
+			k++
+		}
 	}
 	return k
 }
