@@ -145,22 +145,24 @@ func walk(want []byte, k int, b []byte) (int, bool) {
 	}
 	fold, pat := folding(want[k])
 	var bad uint64
-	// one loop for all the searches, eight bytes at a time: slicing rest
-	// (rather than indexing b) lets the compiler drop the bounds checks
+	// eight bytes at a time, each word read once: the searches for the next
+	// bytes of want go on in the word of the last match. Slicing rest
+	// (rather than indexing b) lets the compiler drop the bounds checks.
 	rest := b
-	for len(rest) >= 8 {
+	for ; len(rest) >= 8; rest = rest[8:] {
 		x := binary.LittleEndian.Uint64(rest)
 		bad |= notPlain(x)
-		m := zeroBytes((x | fold) ^ pat)
-		if m == 0 {
-			rest = rest[8:]
-			continue
+		for above := ^uint64(0); ; {
+			m := exactZeroBytes((x|fold)^pat) & above
+			if m == 0 {
+				break
+			}
+			if k++; k == len(want) {
+				return k, bad == 0
+			}
+			fold, pat = folding(want[k])
+			above = ^(m ^ (m - 1)) // the bytes after the match
 		}
-		if k++; k == len(want) {
-			return k, bad == 0
-		}
-		fold, pat = folding(want[k])
-		rest = rest[bits.TrailingZeros64(m)/8+1:] // the next search starts after the match
 	}
 	for _, ch := range rest {
 		if ch < 0x20 || ch > 0x7e || ch == '\\' {
@@ -174,6 +176,13 @@ func walk(want []byte, k int, b []byte) (int, bool) {
 		}
 	}
 	return k, bad == 0
+}
+
+// exactZeroBytes has the high bit set of every zero byte of y, and only
+// those (unlike zeroBytes, whose borrow can flag a byte above a zero one).
+func exactZeroBytes(y uint64) uint64 {
+	const lows = 0x7f7f7f7f7f7f7f7f
+	return ^((y&lows + lows) | y | lows)
 }
 
 // walkConst is walk over short text known to be plain: a byte at a time,
