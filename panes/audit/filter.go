@@ -122,7 +122,8 @@ type filterBatchMsg struct {
 	pass *filterPass
 }
 
-// passHook, when set by a test, runs after every chunk a pass judges.
+// passHook, when set by a test, runs after every chunk a pass judges, as the
+// pass hands the chunk's matches on (in line order).
 var passHook func(*filterPass)
 
 // passChunk is how many bytes a pass reads at once (and how often it checks
@@ -181,6 +182,7 @@ func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end in
 	if verified == nil {
 		verified = &atomic.Int64{}
 	}
+	ctx, stop := context.WithCancel(ctx)
 	lines := passLines{offs: offs, end: end}
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	ahead := 2 * workers // chunks in flight: each worker has one more waiting
@@ -200,8 +202,11 @@ func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end in
 			}
 		}()
 	}
-	defer wg.Wait() // the workers are done before the pass is (and before f closes)
-	defer close(jobs)
+	defer func() {
+		stop() // on an error too: the workers' chunks are not wanted
+		close(jobs)
+		wg.Wait() // the workers are done before the pass is (and before f closes)
+	}()
 
 	var queue []chunkJob // in line order
 	next := from
@@ -286,7 +291,12 @@ func (l passLines) judge(ctx context.Context, f *os.File, buf []byte, lf *lineFi
 		buf = make([]byte, size)
 	}
 	chunk := buf[:size]
-	if _, err := f.ReadAt(chunk, start); err != nil && err != io.EOF {
+	if n, err := f.ReadAt(chunk, start); n < len(chunk) {
+		// the log shrank under the index (the live reload redoes it): judge
+		// no stale bytes of buf
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
 		return chunkResult{err: err}
 	}
 	var matches []int
