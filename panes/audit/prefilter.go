@@ -187,21 +187,34 @@ func exactZeroBytes(y uint64) uint64 {
 }
 
 // walkConst is walk over short text known to be plain: a byte at a time,
-// as pattern.within, is fastest over a row's short fields.
+// faster than eight at a time over a row's short fields.
 func walkConst(want []byte, k int, b []byte) int {
+	if k == len(want) {
+		return k
+	}
+	w := want[k]
 	for _, ch := range b {
-		if k == len(want) {
-			break
-		}
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		if ch == want[k] {
-			k++
+		if lowerASCII[ch] == w {
+			if k++; k == len(want) {
+				return k
+			}
+			w = want[k]
 		}
 	}
 	return k
 }
+
+// lowerASCII folds ASCII upper case to lower case, byte for byte: a table
+// is a load where the comparisons are two branches.
+var lowerASCII = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			t[i] += 'a' - 'A'
+		}
+	}
+	return t
+}()
 
 // folding is what indexFolded ors into every byte (0x20 when c is a
 // lower-case letter: b|0x20 is that letter only for its two cases) and then
