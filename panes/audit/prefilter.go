@@ -216,7 +216,7 @@ var lowerASCII = func() (t [256]byte) {
 	return t
 }()
 
-// folding is what indexFolded ors into every byte (0x20 when c is a
+// folding is what walk and indexFolded or into every byte (0x20 when c is a
 // lower-case letter: b|0x20 is that letter only for its two cases) and then
 // compares it with (c in every byte).
 func folding(c byte) (fold, pat uint64) {
