@@ -2,6 +2,7 @@ package auditpane
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -278,4 +279,27 @@ func BenchmarkLoadMillionEntries(b *testing.B) {
 	b.ReportMetric(heapInuseMB(), "heapMB") // the pane is still live here
 	b.ReportMetric(peakRSSMB(), "peakRSSMB")
 	p.Close()
+}
+
+// BenchmarkFilterLine is the cost of judging one line of an ordinary log
+// for a query that rejects nearly all of them (the filter pass's inner loop).
+func BenchmarkFilterLine(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "audit.log")
+	writeValidLog(b, path, 10000)
+	raw, _ := os.ReadFile(path)
+	lines := bytes.Split(bytes.TrimSuffix(raw, []byte("\n")), []byte("\n"))
+	for _, verified := range []bool{true, false} {
+		b.Run(map[bool]string{true: "verified", false: "unverified"}[verified], func(b *testing.B) {
+			lf := newLineFilter(filterSpec{query: "task-0000123"})
+			kept := 0
+			for i := 0; b.Loop(); i++ {
+				if lf.keeps(lines[i%len(lines)], verified) {
+					kept++
+				}
+			}
+			if kept == 0 && b.N > len(lines) {
+				b.Fatal("nothing kept")
+			}
+		})
+	}
 }

@@ -39,6 +39,7 @@ var (
 	kAfter      = []byte(`","content_hash_after":"`)
 	kDetails    = []byte(`","details":`)
 	kPrev       = []byte(`,"prev":"`)
+	kNoDetails  = []byte(`{},"prev":"`)
 	kHash       = []byte(`","hash":"`)
 )
 
@@ -64,21 +65,26 @@ func (c *cursor) str() []byte {
 	if !c.ok {
 		return nil
 	}
-	// one loop finds the closing quote and checks the bytes (values are
-	// short: a byte loop beats a search and a second pass)
-	for i := c.at; i < len(c.b); i++ {
-		switch ch := c.b[i]; {
-		case ch == '"':
-			v := c.b[c.at:i]
-			c.at = i
-			return v
-		case ch < 0x20 || ch > 0x7e || ch == '\\':
-			c.ok = false
-			return nil
-		}
+	return c.strAt(indexFolded(c.b[c.at:], '"')) // values are short: inline beats a call
+}
+
+// hash is str for a value usually 64 bytes long (a SHA-256 in hex).
+func (c *cursor) hash() []byte {
+	if !c.ok {
+		return nil
 	}
-	c.ok = false
-	return nil
+	return c.strAt(bytes.IndexByte(c.b[c.at:], '"'))
+}
+
+// strAt reads a string value whose closing quote is n bytes on.
+func (c *cursor) strAt(n int) []byte {
+	if n < 0 || !plainHead(c.b[c.at:c.at+n]) {
+		c.ok = false
+		return nil
+	}
+	v := c.b[c.at : c.at+n]
+	c.at += n
+	return v
 }
 
 func (c *cursor) digits() {
@@ -152,12 +158,23 @@ func readHead(line []byte) (h headFields, ok bool) {
 func tailShaped(line []byte, h headFields) bool {
 	c := cursor{b: line, at: h.rest, ok: true}
 	c.lit(kBefore)
-	c.str()
+	c.hash()
 	c.lit(kAfter)
-	c.str()
+	c.hash()
 	c.lit(kDetails)
 	if !c.ok {
 		return false
+	}
+	if bytes.HasPrefix(line[c.at:], kNoDetails) {
+		// most entries: read forward, no search from the end, no JSON scanner
+		// (a details longer than "{}" but starting so is not one JSON value)
+		c.at += len(kNoDetails)
+		c.hash()
+		if c.ok && c.at < len(line)-2 {
+			c.lit(kHash)
+			c.hash()
+		}
+		return c.ok && c.at == len(line)-2 && line[c.at+1] == '}'
 	}
 	rest := line[c.at:]
 	// from the end: `,"prev":"P"}` or `,"prev":"P","hash":"H"}`, values plain

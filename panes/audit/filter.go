@@ -41,12 +41,13 @@ func (sp filterSpec) keepsColumns(event, outcome []byte) bool {
 type lineFilter struct {
 	sp  filterSpec
 	pat pattern
+	pre prefilter
 	buf []byte // scratch: a row's filter text
 	out []byte // scratch: a row's outcome
 }
 
 func newLineFilter(sp filterSpec) *lineFilter {
-	return &lineFilter{sp: sp, pat: newPattern(sp.query)}
+	return &lineFilter{sp: sp, pat: newPattern(sp.query), pre: newPrefilter(sp.query)}
 }
 
 // maybe is the cheap test: whether the row of a line read by readHead (valid
@@ -76,6 +77,9 @@ var damagedEventB, damagedOutcomeB = []byte(damagedEvent), []byte(damagedOutcome
 // keeps says whether the row of line passes; verified says the chain has
 // verified the line, so it is valid (its row is the valid one).
 func (f *lineFilter) keeps(line []byte, verified bool) bool {
+	if f.pre.rejects(line, verified) {
+		return false // most lines of a large log, for a query
+	}
 	h, ok := readHead(line)
 	if !ok {
 		return f.sp.keeps(rowOf(line))
@@ -118,7 +122,8 @@ type filterBatchMsg struct {
 	pass *filterPass
 }
 
-// passHook, when set by a test, runs after every chunk a pass judges.
+// passHook, when set by a test, runs after every chunk a pass judges, as the
+// pass hands the chunk's matches on (in line order).
 var passHook func(*filterPass)
 
 // passChunk is how many bytes a pass reads at once (and how often it checks
@@ -162,6 +167,9 @@ func (fp *filterPass) wait() tea.Cmd {
 	}
 }
 
+// run judges the pass's lines chunk by chunk: workers (one per core) each
+// read a chunk of their own and judge it, a few chunks ahead, so reading
+// the file overlaps judging; this goroutine hands the results on in order.
 func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end int64, from, to int, sp filterSpec, verified *atomic.Int64) error {
 	if from >= to {
 		return nil
@@ -171,83 +179,135 @@ func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end in
 		return err
 	}
 	defer f.Close()
-	// the lines of a chunk are judged by one filter per core, in order
-	filters := make([]*lineFilter, min(runtime.GOMAXPROCS(0), 4))
-	for w := range filters {
-		filters[w] = newLineFilter(sp)
-	}
-	lineEnd := func(i int) int64 {
-		if i+1 < len(offs) {
-			return offs[i+1]
-		}
-		return end
-	}
-	buf := make([]byte, passChunk)
 	if verified == nil {
 		verified = &atomic.Int64{}
 	}
-	for i := from; i < to; {
+	ctx, stop := context.WithCancel(ctx)
+	lines := passLines{offs: offs, end: end}
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	ahead := 2 * workers // chunks in flight: each worker has one more waiting
+	jobs := make(chan chunkJob, ahead)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lf, buf := newLineFilter(sp), make([]byte, passChunk)
+			for job := range jobs {
+				if ctx.Err() != nil {
+					job.res <- chunkResult{} // nobody reads it: the pass is cancelled
+					continue
+				}
+				job.res <- lines.judge(ctx, f, buf, lf, job.i, job.j, int(verified.Load()))
+			}
+		}()
+	}
+	defer func() {
+		stop() // on an error too: the workers' chunks are not wanted
+		close(jobs)
+		wg.Wait() // the workers are done before the pass is (and before f closes)
+	}()
+
+	var queue []chunkJob // in line order
+	next := from
+	for {
+		for next < to && len(queue) < ahead { // never blocks: jobs holds ahead
+			job := chunkJob{i: next, j: lines.chunkEnd(next, to), res: make(chan chunkResult, 1)}
+			jobs <- job
+			queue = append(queue, job)
+			next = job.j
+		}
+		if len(queue) == 0 {
+			return nil
+		}
+		var r chunkResult
+		select {
+		case r = <-queue[0].res:
+		case <-ctx.Done():
+			return nil
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		// read whole lines, at least one (a line longer than the buffer is read alone)
-		start := offs[i]
-		j := i + 1
-		for j < to && lineEnd(j)-start <= passChunk {
-			j++
+		if r.err != nil {
+			return r.err
 		}
-		size := lineEnd(j-1) - start
-		chunk := buf
-		if size > int64(len(buf)) {
-			chunk = make([]byte, size)
-		}
-		chunk = chunk[:size]
-		if _, err := f.ReadAt(chunk, start); err != nil && err != io.EOF {
-			return err
-		}
-		known := int(verified.Load())
-		matches := judge(filters, i, j, func(k int) ([]byte, bool) {
-			return chunk[offs[k]-start : lineEnd(k)-start-1], k < known // without its newline
-		})
-		fp.scanned.Add(int64(j - i))
-		i = j
+		job := queue[0]
+		queue = queue[1:]
+		fp.scanned.Add(int64(job.j - job.i))
 		if passHook != nil {
 			passHook(fp)
 		}
 		select {
-		case fp.out <- filterBatch{gen: fp.gen, matches: matches, next: i}:
+		case fp.out <- filterBatch{gen: fp.gen, matches: r.matches, next: job.j}:
 		case <-ctx.Done():
 			return nil
 		}
 	}
-	return nil
 }
 
-// judge returns the lines in [i, j) the filters keep, ascending, splitting
-// the range between them (each filter has scratch space of its own).
-func judge(filters []*lineFilter, i, j int, line func(k int) ([]byte, bool)) []int {
-	parts := make([][]int, len(filters))
-	per := (j - i + len(filters) - 1) / len(filters)
-	var wg sync.WaitGroup
-	for w, lf := range filters {
-		lo, hi := i+w*per, min(i+(w+1)*per, j)
-		if lo >= hi {
-			break
+// chunkJob is lines [i, j) of a pass, to be judged into res.
+type chunkJob struct {
+	i, j int
+	res  chan chunkResult // buffered: a worker never waits on it
+}
+
+type chunkResult struct {
+	matches []int
+	err     error
+}
+
+// passLines are the lines of the index a pass reads.
+type passLines struct {
+	offs []int64
+	end  int64 // where the last line ends
+}
+
+func (l passLines) lineEnd(i int) int64 {
+	if i+1 < len(l.offs) {
+		return l.offs[i+1]
+	}
+	return l.end
+}
+
+// chunkEnd is where the chunk starting at line i ends: whole lines up to
+// passChunk bytes, at least one (a longer line is read alone), before to.
+func (l passLines) chunkEnd(i, to int) int {
+	start := l.offs[i]
+	j := i + 1
+	for j < to && l.lineEnd(j)-start <= passChunk {
+		j++
+	}
+	return j
+}
+
+// judge reads lines [i, j) into buf (or a buffer of their size, when
+// larger) and returns those lf keeps, ascending; the lines before known
+// are verified.
+func (l passLines) judge(ctx context.Context, f *os.File, buf []byte, lf *lineFilter, i, j, known int) chunkResult {
+	start := l.offs[i]
+	size := l.lineEnd(j-1) - start
+	if size > int64(len(buf)) {
+		buf = make([]byte, size)
+	}
+	chunk := buf[:size]
+	if n, err := f.ReadAt(chunk, start); n < len(chunk) {
+		// the log shrank under the index (the live reload redoes it): judge
+		// no stale bytes of buf
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := lo; k < hi; k++ {
-				if b, verified := line(k); lf.keeps(b, verified) {
-					parts[w] = append(parts[w], k)
-				}
-			}
-		}()
+		return chunkResult{err: err}
 	}
-	wg.Wait()
-	var out []int
-	for _, p := range parts {
-		out = append(out, p...)
+	var matches []int
+	for k := i; k < j; k++ {
+		if k&1023 == 0 && ctx.Err() != nil {
+			return chunkResult{} // cancelled: nobody reads it
+		}
+		line := chunk[l.offs[k]-start : l.lineEnd(k)-start-1] // without its newline
+		if lf.keeps(line, k < known) {
+			matches = append(matches, k)
+		}
 	}
-	return out
+	return chunkResult{matches: matches}
 }

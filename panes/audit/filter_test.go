@@ -2,6 +2,8 @@ package auditpane
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -325,5 +327,30 @@ func TestFilteredViewOfAHostileLog(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFilterPassOnAShrunkLog: a log cut short under the index ends the pass
+// with an error shown in the pane, with the matches before the cut; no line
+// is judged from bytes the file no longer has.
+func TestFilterPassOnAShrunkLog(t *testing.T) {
+	path := bigEnough(t, 40000)
+	p := New(path, benchStyles())
+	defer p.Close()
+	p.LoadSync()
+	st, _ := os.Stat(path)
+	if err := os.Truncate(path, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	p.filter.SetValue("task-0000123")
+	runSync(p, p.refilter())
+	if !errors.Is(p.filterErr, io.ErrUnexpectedEOF) {
+		t.Fatalf("filter error %v, want the short read", p.filterErr)
+	}
+	if len(p.view) != 4 || p.view[0] != 492 {
+		t.Fatalf("view %v, want the 4 lines of task-0000123 before the cut", p.view)
+	}
+	if !strings.Contains(p.View(120, 20), "filter: unexpected EOF") {
+		t.Fatal("the pane does not show the error")
 	}
 }
