@@ -304,6 +304,7 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 		checkpoints []string
 		keyFile     string
 		local       bool
+		logFile     string
 	)
 	cmd := &cobra.Command{
 		Use:   "verify",
@@ -313,6 +314,8 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 			"entry and REASON one of edited, deleted, duplicated, reordered, truncated, garbage, replaced,\n" +
 			"bad-signature. Breaks recorded by `vigil audit seal` verify, and are listed on lines of their own\n" +
 			"(\"sealed gap at #I: …\").\n" +
+			"--log FILE verifies another copy of a log instead of the home's: one `vigil queue audit-pull` wrote,\n" +
+			"or the copy of the executor's log the TUI keeps on a shared queue (queue-audit/audit.log).\n" +
 			"--checkpoint FILE (repeatable) also checks that the log extends each signed checkpoint in FILE\n" +
 			"(one printed by `vigil audit checkpoint`, or a copy of audit.checkpoints): a log cut below it\n" +
 			"(truncated), replaced by another chain (replaced) or rewritten before it (edited), or a checkpoint\n" +
@@ -328,6 +331,15 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var o audit.VerifyOptions
+			logPath := app.Paths.Audit
+			if logFile != "" {
+				// a copy named on purpose must exist (the home's own log may
+				// not yet: it then verifies as empty)
+				if _, err := os.Stat(logFile); err != nil {
+					return Fail(ExitBadInput, fmt.Errorf("--log: %w", err))
+				}
+				logPath = logFile
+			}
 			pub, err := operatorPublicKey(app, keyFile)
 			if err != nil {
 				return err
@@ -353,16 +365,16 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 				o.Checkpoints = append(o.Checkpoints, cps...)
 			}
 			if local {
-				if err := addLocalCheckpoints(app, asJSON, &o, checkpoints); err != nil {
+				if err := addLocalCheckpoints(app, logPath, asJSON, &o, checkpoints); err != nil {
 					return err
 				}
 			}
 			var done func()
 			o.Progress, done = terminalProgress(app, "verifying")
-			rep, err := audit.VerifyWith(app.Paths.Audit, o)
+			rep, err := audit.VerifyWith(logPath, o)
 			done()
 			if err != nil {
-				return Fail(ExitExecution, fmt.Errorf("audit log %s: %w", app.Paths.Audit, err))
+				return Fail(ExitExecution, fmt.Errorf("audit log %s: %w", logPath, err))
 			}
 			return printVerify(app, asJSON, rep)
 		},
@@ -372,16 +384,17 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 	fl.StringArrayVar(&checkpoints, "checkpoint", nil, "also check that the log extends the signed checkpoint(s) in `FILE` (repeatable)")
 	fl.StringVar(&keyFile, "key", "", "the operator's public key `FILE` (PEM) to check checkpoints and seals with (default keys/operator.pub.pem)")
 	fl.BoolVar(&local, "local-checkpoints", true, "also check the checkpoints Vigil wrote beside the log (audit.checkpoints), when there are any")
+	fl.StringVar(&logFile, "log", "", "verify the audit log `FILE` (a copy) instead of the home's")
 	return cmd
 }
 
-// addLocalCheckpoints adds audit.checkpoints to o, unless it is one of the
+// addLocalCheckpoints adds the audit.checkpoints beside logPath to o, unless it is one of the
 // files --checkpoint names (then it is held strictly, as those are). A log
 // must extend them too, except where a seal recorded the break (see
 // audit.VerifyOptions.Local). They are checked with the home's operator
 // public key, which signed them.
-func addLocalCheckpoints(app *App, asJSON bool, o *audit.VerifyOptions, named []string) error {
-	path := audit.CheckpointsPath(app.Paths.Audit)
+func addLocalCheckpoints(app *App, logPath string, asJSON bool, o *audit.VerifyOptions, named []string) error {
+	path := audit.CheckpointsPath(logPath)
 	if _, err := os.Stat(path); err != nil {
 		return nil // none written yet
 	}
@@ -401,7 +414,7 @@ func addLocalCheckpoints(app *App, asJSON bool, o *audit.VerifyOptions, named []
 			path, filepath.Join(app.Paths.Keys, "operator.pub.pem"))
 		return nil
 	}
-	cps, torn, err := audit.LocalCheckpoints(app.Paths.Audit, pub)
+	cps, torn, err := audit.LocalCheckpoints(logPath, pub)
 	var ce *audit.CheckpointError
 	switch {
 	case errors.As(err, &ce):

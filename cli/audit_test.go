@@ -287,3 +287,36 @@ func TestAuditTailHalfLine(t *testing.T) {
 		t.Fatalf("tail output %q stderr %q", got, errb.String())
 	}
 }
+
+// TestAuditVerifyLogFlag: --log verifies a copy of a log (one audit-pull
+// wrote, or the TUI's copy of an executor's log) instead of the home's.
+func TestAuditVerifyLogFlag(t *testing.T) {
+	home, _ := auditHome(t, 9)
+	copyDir := t.TempDir()
+	for _, name := range []string{"audit.log", filepath.Base(audit.HeadPath(filepath.Join(home, "audit.log")))} {
+		b, err := os.ReadFile(filepath.Join(home, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(copyDir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyLog := filepath.Join(copyDir, "audit.log")
+	// the home's own log broken: the copy is what is read
+	os.WriteFile(filepath.Join(home, "audit.log"), []byte("garbage\n"), 0o600)
+	out, errs, code := run(t, home, "audit", "verify", "--log", copyLog)
+	if code != 0 || out != "chain verified · 9 entries\n" {
+		t.Fatalf("the copy: exit %d %q %s", code, out, errs)
+	}
+	raw, _ := os.ReadFile(copyLog)
+	os.WriteFile(copyLog, bytes.Replace(raw, []byte(`"target":"tv"`), []byte(`"target":"TV"`), 1), 0o600)
+	out, _, code = run(t, home, "audit", "verify", "--log", copyLog)
+	if code != ExitCheck || out != "BROKEN at #0: edited (hash mismatch)\n" {
+		t.Fatalf("the edited copy: exit %d %q", code, out)
+	}
+	_, errs, code = run(t, home, "audit", "verify", "--log", filepath.Join(copyDir, "missing.log"))
+	if code != ExitBadInput || !strings.Contains(errs, "--log:") || !strings.Contains(errs, "missing.log") {
+		t.Fatalf("a missing copy: exit %d %q", code, errs)
+	}
+}
