@@ -10,7 +10,8 @@
 # With IDLE=N (e.g. IDLE=1000) it then measures the TUI's idle CPU on the
 # Approvals pane with N pending tasks: a real `vigil` in tmux, its CPU time
 # read from /proc over IDLE_SECS seconds after it settled (goal <= 1%).
-# IDLE_TIMEOUT (default 6h, so nothing expires while it is measured) is the
+# Then it submits VISIBLE_RUNS (9) more and times each one's arrival on the
+# screen. IDLE_TIMEOUT (default 6h, so nothing expires while it is measured) is the
 # approval timeout: under an hour the countdowns show seconds and the screen
 # changes every second (e.g. IDLE_TIMEOUT=50m).
 # Usage: [IDLE=1000] bench/queue.sh [VIGIL_BIN] [RUNS] [FINISHED]
@@ -115,9 +116,36 @@ idle() {
   c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
   t1=$EPOCHREALTIME
   tmux -L vigil-bench-$$ capture-pane -p | grep -m1 'Pending approvals' || echo "idle: not on the Approvals tab" >&2
+  visible "$h" "$n"
   tmux -L vigil-bench-$$ kill-server
   printf 'idle TUI, Approvals pane, %d pending, timeout %s: %.2f%% of one core over %ds (goal <= 1%%)\n' "$n" "${IDLE_TIMEOUT:-6h}" \
     "$(awk -v c="$((c1 - c0))" -v hz="$hz" -v a="$t0" -v b="$t1" 'BEGIN {print 100 * c / hz / (b - a)}')" "$secs"
+}
+
+# visible HOME N: how long after `vigil submit` returns the running TUI
+# (showing N pending) counts the new task on screen, over VISIBLE_RUNS
+# submissions; tmux's screen is read every few milliseconds, so the figures
+# include up to one read's delay (goal <= 100 ms).
+visible() {
+  local h=$1 n=$2 i t0 t1 want
+  "$tmp/queuegen" manifests "$h" vis "${VISIBLE_RUNS:-9}" "$tmp/vis"
+  : >"$tmp/vis.t"
+  i=0
+  for f in "$tmp"/vis/*.json; do
+    i=$((i + 1))
+    want="Pending approvals ($((n + i)))"
+    "$VIGIL" --home "$h" submit "$f" >/dev/null
+    t0=$EPOCHREALTIME
+    for _ in $(seq 2000); do
+      tmux -L vigil-bench-$$ capture-pane -p | grep -qF "$want" && break
+      sleep 0.002
+    done
+    t1=$EPOCHREALTIME
+    tmux -L vigil-bench-$$ capture-pane -p | grep -qF "$want" || { echo "visible: $want never shown" >&2; return 1; }
+    awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f\n", 1000 * (b - a)}' >>"$tmp/vis.t"
+  done
+  printf 'a new task on the idle TUI with %d pending, after submit returned: median %s ms, max %s ms over %d (goal <= 100 ms)\n' \
+    "$n" "$(median <"$tmp/vis.t")" "$(sort -n "$tmp/vis.t" | tail -1)" "$i"
 }
 
 if [ -n "${IDLE:-}" ]; then idle "$IDLE"; fi
