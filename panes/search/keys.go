@@ -109,7 +109,7 @@ func (p *Pane) buildKeymaps() keymaps {
 		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.errView.Page(1) })},
 	}
 	km.document = panes.Keymap{
-		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(func() { p.doc, p.docErr = nil, nil })},
+		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(p.closeDocument)},
 		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.docView.Scroll(-1) })},
 		{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.docView.Scroll(1) })},
 		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.docView.Page(-1) })},
@@ -118,6 +118,13 @@ func (p *Pane) buildKeymaps() keymaps {
 		{Binding: b("G", "bottom", "end", "G"), Do: do(p.docView.Bottom)},
 	}
 	return km
+}
+
+// closeDocument goes back from the viewer to the list, also while the
+// document is still opening (its answer is then dropped).
+func (p *Pane) closeDocument() {
+	p.doc, p.docErr, p.docLoading = nil, nil, false
+	p.docGen++
 }
 
 // leaveComposer is esc in a field: back to the results; a pattern whose
@@ -188,7 +195,7 @@ func (p *Pane) edit(msg tea.KeyPressMsg) tea.Cmd {
 // keymap is the rows that act now, the mode's own first.
 func (p *Pane) keymap() panes.Keymap {
 	switch {
-	case p.doc != nil || p.docErr != nil:
+	case p.viewing():
 		return p.km.document
 	case p.focus == focusComposer:
 		return append(append(panes.Keymap{}, p.km.composer...), p.km.anywhere...)

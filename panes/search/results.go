@@ -114,13 +114,15 @@ func (p *Pane) open() tea.Cmd {
 		}
 		sc, id := p.opts.Scopes[p.scopeIdx-1], p.scoped.Hits[i].ID
 		p.docLoading = true
+		p.docGen++
+		gen := p.docGen
 		open := p.opts.ScopeOpen
 		if open == nil {
 			open = scope.Open
 		}
 		return func() tea.Msg {
 			doc, err := open(sc, id)
-			return docMsg{doc: doc, err: err}
+			return docMsg{gen: gen, doc: doc, err: err}
 		}
 	}
 	ev, ok := p.selected()

@@ -75,6 +75,7 @@ type (
 		err   error
 	}
 	docMsg struct {
+		gen uint64 // which open it answers (docGen)
 		doc scope.Document
 		err error
 	}
@@ -164,6 +165,7 @@ type Pane struct {
 	doc         *scope.Document
 	docErr      error
 	docLoading  bool
+	docGen      uint64 // the open a docMsg must answer: back (esc) while opening drops the late document
 	docView     panes.Viewport
 	docBody     docCache // the document's lines laid out, for the width they were laid out at
 	scPrev      scopedPreview
@@ -226,7 +228,7 @@ func (p *Pane) Badge() string              { return "" }
 
 // Capturing is true while the composer has the keyboard or a document is
 // open, so typed letters never trigger global shortcuts.
-func (p *Pane) Capturing() bool { return p.focus == focusComposer && p.doc == nil && p.docErr == nil }
+func (p *Pane) Capturing() bool { return p.focus == focusComposer && !p.viewing() }
 
 // Snapshot returns the pane's progress (see Snapshot).
 func (p *Pane) Snapshot() Snapshot {
@@ -278,6 +280,11 @@ func (p *Pane) Close() {
 	p.cur.stop()
 }
 
+// viewing reports whether the viewer fills the pane (a document, the
+// error opening it, or "opening…"): the list is hidden, so its keys, the
+// wheel and clicks do not reach it.
+func (p *Pane) viewing() bool { return p.doc != nil || p.docErr != nil || p.docLoading }
+
 func (p *Pane) isScoped() bool { return p.scopeIdx > 0 && p.scopeIdx <= len(p.opts.Scopes) }
 
 // Update handles the pane's messages and, when focused, keys.
@@ -327,6 +334,9 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 			p.prevLines, p.prevErr, p.prevLoading = msg.lines, msg.err, false
 		}
 	case docMsg:
+		if msg.gen != p.docGen || !p.docLoading {
+			return nil // the person went back before it opened
+		}
 		p.docLoading = false
 		if msg.err != nil {
 			p.docErr = msg.err
@@ -362,7 +372,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 	case tea.MouseWheelMsg:
 		switch {
-		case p.doc != nil:
+		case p.viewing():
 			p.docView.Wheel(msg)
 		case p.showErrs:
 			p.errView.Wheel(msg)
@@ -373,7 +383,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 	case tea.MouseClickMsg:
 		// a click on a row selects it (a file header: its first line)
-		if p.doc == nil && !p.showErrs && p.list.Click(msg) {
+		if !p.viewing() && !p.showErrs && p.list.Click(msg) {
 			p.focus = focusResults
 		}
 	case tea.KeyPressMsg:
@@ -388,7 +398,7 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := p.keymap().Dispatch(msg); ok {
 		return cmd
 	}
-	if p.focus == focusComposer && p.doc == nil && p.docErr == nil {
+	if p.focus == focusComposer && !p.viewing() {
 		return p.edit(msg) // typing
 	}
 	return nil

@@ -21,7 +21,7 @@ func (p *Pane) View(w, h int) string {
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	if p.doc != nil || p.docErr != nil || p.docLoading {
+	if p.viewing() {
 		return panes.Block(p.docLines(w, h), w, h)
 	}
 	top := p.composerLines(w, h)
@@ -756,7 +756,7 @@ func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
 // FullHelp is the ? overlay's keys for the current mode, from its rows.
 func (p *Pane) FullHelp() [][]key.Binding {
 	switch {
-	case p.doc != nil || p.docErr != nil:
+	case p.viewing():
 		return [][]key.Binding{p.km.document.Help()}
 	case p.focus == focusComposer:
 		return [][]key.Binding{p.km.composer.Help(), p.km.anywhere.Help()}
