@@ -334,13 +334,16 @@ func (p *Pane) listLines(w, h int) []string {
 		return nil
 	}
 	p.listW = w
-	room := h
-	if p.list.Cursor() < len(p.shown)-1 {
-		room = h - 1 // a line for the "more" hint below
+	// a line for the "more" hint below, when one is left beside the
+	// selected hit: in a one-line list the hit itself takes the line (enter
+	// opens what the person sees)
+	room, hint := h, h > 1
+	if p.list.Cursor() < len(p.shown)-1 && hint {
+		room = h - 1
 	}
 	top := p.list.Scroll(room)
 	out, whole := p.list.Draw(h, func(i int, selected bool) []string { return p.itemLines(p.shown[i], selected, w) })
-	if below := len(p.shown) - top - whole; below > 0 && len(out) == h {
+	if below := len(p.shown) - top - whole; below > 0 && len(out) == h && hint {
 		out[h-1] = p.styles.Muted.Render(fmt.Sprintf("↓ %d more", below))
 	}
 	return out
