@@ -1,0 +1,73 @@
+package searchpane
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/panes/panetest"
+	"github.com/vigil-dev/vigil/ui"
+)
+
+// clickEveryRow clicks, through the root model at w×h, on every screen
+// line of the results, and checks that the line clicked is the one then
+// drawn selected (a header: the line under it), with the text unchanged.
+func clickEveryRow(t *testing.T, m *ui.Model, p *Pane, w, h, x int) {
+	t.Helper()
+	screen := func() []string { return strings.Split(ansi.Strip(m.Render()), "\n") }
+	clicked := 0
+	for y := 1; y < h-1; y++ {
+		before := screen()
+		if !rowLine(before[y], x) {
+			continue
+		}
+		m.Update(panetest.Click(x, y))
+		after := screen()
+		want := y
+		if isHeader(before[y]) {
+			want = y + 1
+		}
+		if !strings.Contains(after[want][:min(len(after[want]), 8)], "›") {
+			t.Fatalf("%d×%d: clicked line %d %q; selected now:\n%s", w, h, y, before[y], strings.Join(after, "\n"))
+		}
+		clicked++
+	}
+	if clicked < 5 {
+		t.Fatalf("%d×%d: only %d rows clicked", w, h, clicked)
+	}
+}
+
+// rowLine reports a results line (a hit or a file header) at column x.
+func rowLine(l string, x int) bool {
+	s := strings.TrimSpace(l)
+	return len(l) > x && (isHeader(l) || strings.Contains(s, "needle")) && !strings.HasPrefix(s, "❯")
+}
+
+func isHeader(l string) bool {
+	s := strings.TrimSpace(l)
+	return strings.HasSuffix(strings.Fields(s+" x")[0], ".go")
+}
+
+// A click lands on the row drawn under the pointer at 80×24 (preview
+// below) and 120×36 (preview beside), through the root's offsets.
+func TestClickSelectsTheRowUnderThePointer(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 36}} {
+		for _, preview := range []bool{false, true} {
+			p := New(fakeOptions(t), styles())
+			t.Cleanup(p.Close)
+			m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark", JobControl: func() bool { return true }})
+			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			runTyped(t, p, "needle")
+			if preview {
+				drain(t, p, p.Update(panetest.Key("p")))
+			}
+			clickEveryRow(t, m, p, size[0], size[1], 4)
+			// scrolled: the last rows, then every row again
+			drain(t, p, p.Update(panetest.Key("G")))
+			clickEveryRow(t, m, p, size[0], size[1], 4)
+		}
+	}
+}
