@@ -48,7 +48,7 @@ func rowLine(l string, x int) bool {
 
 func isHeader(l string) bool {
 	s := strings.TrimSpace(l)
-	return strings.HasSuffix(strings.Fields(s+" x")[0], ".go")
+	return strings.HasSuffix(strings.Fields(s + " x")[0], ".go")
 }
 
 // A click lands on the row drawn under the pointer at 80×24 (preview
