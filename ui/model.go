@@ -298,8 +298,19 @@ func (m *Model) legible() bool {
 }
 
 func (m *Model) focus(i int) {
-	if i >= 0 && i < len(m.panes) {
+	if i >= 0 && i < len(m.panes) && i != m.active {
+		m.hide()
 		m.active = i
+	}
+}
+
+// hide tells the focused pane that the screen stops showing it (another
+// pane or the help overlay takes its place): asked about an area of 0×0,
+// a Legibler takes its next frame as appearing anew, so a prompt shown
+// again after a pane switch has its grace period like a new one.
+func (m *Model) hide() {
+	if lg, ok := m.Active().(panes.Legibler); ok {
+		lg.Legible(0, 0)
 	}
 }
 
