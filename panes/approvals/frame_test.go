@@ -3,8 +3,10 @@ package approvals
 import (
 	"context"
 	"fmt"
+	"image/color"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -139,5 +141,58 @@ func TestQueueAfterSuspendHasItsGrace(t *testing.T) {
 	press(m, "a")
 	if p.confirm == nil {
 		t.Fatalf("a after the grace: %q", p.notice)
+	}
+}
+
+// alt+m inside the deny dialog switches the mouse and nothing else: the
+// dialog stays open on its task, the reason keeps what was typed around it.
+func TestMouseSwitchLeavesTheDialogsAlone(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("kept", "/media/a.mkv"))
+	p := loadedPane(t, env)
+	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark", JobControl: func() bool { return true }})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	m.Render()
+	env.Clock.Advance(GraceMax)
+	press(m, "d")
+	if p.deny == nil {
+		t.Fatalf("d: %q", p.notice)
+	}
+	env.Clock.Advance(GraceMax)
+	press(m, "a", "b")
+	m.Update(panetest.Key("alt+m"))
+	press(m, "c")
+	if m.Mouse() || p.deny == nil || p.deny.input.Value() != "abc" || p.busy {
+		t.Fatalf("after alt+m: mouse %v, dialog %v, busy %v", m.Mouse(), p.deny != nil, p.busy)
+	}
+	m.Update(panetest.Key("alt+m"))
+	if !m.Mouse() || p.deny == nil || p.deny.input.Value() != "abc" {
+		t.Fatal("the second alt+m changed the dialog")
+	}
+}
+
+// The frame Legible lays out serves only the View of the same Render: a
+// later screen shows the clock and the theme of its own moment, even with
+// no message to the pane in between (the root asks Legible anew).
+func TestEveryScreenIsLaidOutForItsMoment(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("timed", "/media/a.mkv"))
+	p := loadedPane(t, env)
+	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "auto", JobControl: func() bool { return true }})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	first := m.Render()
+	env.Clock.Advance(7 * time.Second)
+	later := m.Render()
+	if ansi.Strip(first) == ansi.Strip(later) {
+		t.Fatalf("seven seconds later the screen is the same:\n%s", ansi.Strip(later))
+	}
+	if !strings.Contains(ansi.Strip(later), "expires in 9:53") {
+		t.Fatalf("the countdown is not the clock's:\n%s", ansi.Strip(later))
+	}
+	m.Update(tea.BackgroundColorMsg{Color: color.White})
+	light := m.Render()
+	body := func(s string) string { return strings.Join(strings.Split(s, "\n")[1:4], "\n") }
+	if body(light) == body(later) || ansi.Strip(light) != ansi.Strip(later) {
+		t.Fatal("the theme switch did not repaint the pane in the new colours")
 	}
 }
