@@ -72,6 +72,7 @@ type (
 	previewMsg struct {
 		path  string
 		lines []string
+		cut   bool // the file goes on past the lines read
 		err   error
 	}
 	docMsg struct {
@@ -157,6 +158,7 @@ type Pane struct {
 	preview     bool
 	prevPath    string // file the preview holds or is loading
 	prevLines   []string
+	prevCut     bool // prevLines are the first scope.OpenMaxBytes of a longer file
 	prevErr     error
 	prevLoading bool
 	prevView    panes.Viewport // the preview's scroll: centred on the hit, then J/K and the wheel
@@ -331,7 +333,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		return p.recordRun(msg.gen)
 	case previewMsg:
 		if msg.path == p.prevPath {
-			p.prevLines, p.prevErr, p.prevLoading = msg.lines, msg.err, false
+			p.prevLines, p.prevCut, p.prevErr, p.prevLoading = msg.lines, msg.cut, msg.err, false
 		}
 	case docMsg:
 		if msg.gen != p.docGen || !p.docLoading {

@@ -462,6 +462,8 @@ func (p *Pane) previewBlock(w, h int) string {
 		lines = append(lines, s.Muted.Render("loading…"))
 	case p.prevErr != nil:
 		lines = append(lines, p.safeField(p.prevErr.Error(), w, s.Err))
+	case int(ev.LineNumber) > len(p.prevLines):
+		lines = append(lines, p.hitBeyondPreview(ev, w)...)
 	default:
 		// the window around the hit: centred when the selection changed
 		// (followSelection), then where J/K and the wheel took it
@@ -486,6 +488,22 @@ func (p *Pane) previewBlock(w, h int) string {
 		}
 	}
 	return panes.Block(lines, w, h)
+}
+
+// hitBeyondPreview is the preview of a hit whose line is not among the
+// lines read (past the first scope.OpenMaxBytes, or in a file that has
+// since become shorter): the hit's own line as the engine found it, and
+// why nothing around it is shown. Other lines shown in its place would
+// read as its neighbours.
+func (p *Pane) hitBeyondPreview(ev *search.Event, w int) []string {
+	s := p.styles
+	num := fmt.Sprintf("%d│", ev.LineNumber)
+	hit := s.Cursor.Render("›") + s.Muted.Render(num) + renderLine(ev.Line, eventSpans(ev), w-1-len([]rune(num)), p.lineOpts(ev, s.Text))
+	why := fmt.Sprintf("line %d is past the first %d MiB, all the preview reads of a file", ev.LineNumber, scope.OpenMaxBytes>>20)
+	if !p.prevCut {
+		why = fmt.Sprintf("the file has %d line%s now: it changed since the search", len(p.prevLines), plural(len(p.prevLines), "", "s"))
+	}
+	return append([]string{hit, ""}, panes.Wrap(s.Muted.Render(why), w)...)
 }
 
 func (p *Pane) errorLines(w, h int) []string {
