@@ -144,6 +144,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		if p := m.Active(); p != nil && m.legible() {
+			msg.Y-- // the pane's own rows, as for a click: it scrolls what is under the pointer
 			return m, p.Update(msg)
 		}
 		return m, nil

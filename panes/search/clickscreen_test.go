@@ -71,3 +71,56 @@ func TestClickSelectsTheRowUnderThePointer(t *testing.T) {
 		}
 	}
 }
+
+// The wheel scrolls what is under the pointer, through the root's
+// offsets: over the list's last line the list, over the preview's first
+// and last lines the preview (at 80×24 the preview is below the list, at
+// 120×36 beside it).
+func TestWheelScrollsWhatIsUnderThePointer(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 36}} {
+		w, h := size[0], size[1]
+		files := map[string]string{"long.go": strings.Repeat("needle\n", 200)}
+		o := fakeOptions(t)
+		write(t, o.Search.Root, "long.go", files["long.go"])
+		o.Engine = fakeEngine(files)
+		p := New(o, styles())
+		t.Cleanup(p.Close)
+		m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark", JobControl: func() bool { return true }})
+		m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+		runTyped(t, p, "needle")
+		drain(t, p, p.Update(panetest.Key("p")))
+		drain(t, p, p.Update(panetest.Key("G")))
+		m.Render()
+		a := p.prevArea
+		if a.h == 0 {
+			t.Fatalf("%d×%d: no preview drawn", w, h)
+		}
+		// screen rows are pane rows + 1 (the tab bar)
+		prevFirst, prevLast, x := a.y+1, a.y+a.h, a.x+2
+		listLast := a.y // below the list: its last line is the one above the preview
+		if a.x > 0 {
+			listLast = a.y + a.h // beside: the same rows, left of it
+		}
+		for _, tc := range []struct {
+			name    string
+			x, y    int
+			preview bool
+		}{
+			{"the preview's first line", x, prevFirst, true},
+			{"the preview's last line", x, prevLast, true},
+			{"the list's last line", 3, listLast, false},
+		} {
+			p.prevView.CenterOn(100)
+			m.Render()
+			before, cur := p.prevView.Offset(), p.list.Cursor()
+			m.Update(panetest.WheelUp(tc.x, tc.y))
+			m.Render()
+			// (a moved cursor re-centres the preview: only the list is asked about then)
+			moved := p.prevView.Offset() != before
+			if tc.preview && !moved || (p.list.Cursor() != cur) == tc.preview {
+				t.Fatalf("%d×%d: the wheel over %s (row %d) scrolled the preview %v, moved the list %v",
+					w, h, tc.name, tc.y, moved, p.list.Cursor() != cur)
+			}
+		}
+	}
+}
