@@ -49,8 +49,10 @@ type Model struct {
 	theme    string
 	styles   *themes.Styles
 	showHelp bool
-	// helpView scrolls the overlay when it is taller than the screen
+	// helpView scrolls the overlay when it is taller than the screen;
+	// helpLen is its length as last drawn, to clamp each scroll at once
 	helpView panes.Viewport
+	helpLen  int
 	// notice is why the last key did nothing (a disabled row), or what a
 	// switch did, shown in the footer until the next key (or noticeFor)
 	notice     string
@@ -141,6 +143,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseWheelMsg:
 		if m.showHelp && !m.tooSmall() {
 			m.helpView.Wheel(msg) // the overlay scrolls; the pane under it does not
+			m.clampHelp()
 			return m, nil
 		}
 		if p := m.Active(); p != nil && m.legible() {
@@ -258,7 +261,16 @@ func (m *Model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
 	default:
 		m.showHelp = false
 	}
+	m.clampHelp()
 	return nil
+}
+
+// clampHelp keeps the overlay's offset within its text at once, not only
+// when next drawn: scrolling an overlay that fits (or past its end) is not
+// remembered, so a resize that makes it taller than the screen opens it
+// at its title rather than wherever those scrolls added up to.
+func (m *Model) clampHelp() {
+	m.helpView.Range(m.helpLen, max(m.height-3, 0)) // the body less the hint line
 }
 
 // quit quits, but asks twice while an approved action runs: it would be cut
@@ -432,6 +444,7 @@ func (m *Model) renderHelp(w, h int) string {
 	lines = append(lines, m.helpBands(groups, w-4)...)
 	lines = append(lines, "")
 	hint := "press any key to close"
+	m.helpLen = len(lines)
 	if len(lines)+1 > h {
 		// the hint stays on the last line; the rest scrolls
 		hint = "↑/↓ scroll · any other key closes"
