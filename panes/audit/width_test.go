@@ -12,7 +12,7 @@ import (
 	"github.com/vigil-dev/vigil/panes/panetest"
 )
 
-// Every line of the pane is its width, whatever the log's fields hold
+// Every line of the pane is its width (down to 1×1), whatever the log's fields hold
 // (wide, zero-width and combining characters, escapes, very long values),
 // with the whole-row selection on each row in turn, filtered or not, and
 // in the detail view.
@@ -53,7 +53,7 @@ func TestEveryLineIsThePaneWidth(t *testing.T) {
 	if v := ansi.Strip(p.View(120, 34)); !strings.Contains(v, "日本語") || !strings.Contains(v, `\x1b`) {
 		t.Fatalf("the hostile rows are not drawn:\n%s", v)
 	}
-	sizes := [][2]int{{120, 34}, {80, 22}, {60, 10}, {40, 8}}
+	sizes := [][2]int{{120, 34}, {80, 22}, {60, 10}, {40, 8}, {12, 6}, {5, 3}, {2, 2}, {1, 1}}
 	for _, filter := range []string{"", "界"} {
 		if filter != "" {
 			press(p, "/")

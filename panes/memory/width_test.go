@@ -11,7 +11,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/memory"
 )
 
-// Every line of the pane is its width, whatever the memories hold (wide,
+// Every line of the pane is its width (down to 1×1), whatever the memories hold (wide,
 // zero-width and combining characters, escapes, a word longer than any
 // screen, many tags), with the selection on each hit, filtered or not, and
 // in the detail view.
@@ -48,7 +48,7 @@ func TestEveryLineIsThePaneWidth(t *testing.T) {
 			}
 		}
 	}
-	sizes := [][2]int{{120, 34}, {80, 22}, {60, 10}, {40, 8}}
+	sizes := [][2]int{{120, 34}, {80, 22}, {60, 10}, {40, 8}, {12, 6}, {5, 3}, {2, 2}, {1, 1}}
 	for _, filter := range []string{"", "日"} {
 		if filter != "" {
 			press(t, p, "/"+filter+"<enter>")
