@@ -348,6 +348,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 		p.docView.Top()
 	case editorMsg:
+		p.prevPath = "" // the editor may have changed the file: the preview reads it again
 		if msg.err != nil {
 			p.notice = "editor: " + msg.err.Error()
 		}
