@@ -31,6 +31,7 @@ const (
 
 // View renders the form, the status line and the visible hits, or the detail.
 func (p *Pane) View(w, h int) string {
+	p.list.Map.Reset(0, 0, 0) // a frame without the list (the detail) maps no rows for clicks
 	if w <= 0 || h <= 0 {
 		return panes.Block(nil, w, h)
 	}

@@ -124,3 +124,33 @@ func TestWheelScrollsWhatIsUnderThePointer(t *testing.T) {
 		}
 	}
 }
+
+// A frame with no room for the list (a tiny pane, or the composer's
+// lines filling it) takes the list's rows off the click map: a click
+// where a row used to be, now the status line, selects nothing hidden.
+func TestClickWhereTheListNoLongerIs(t *testing.T) {
+	p := New(fakeOptions(t), styles())
+	t.Cleanup(p.Close)
+	runTyped(t, p, "needle")
+	for range 5 {
+		p.Update(panetest.Key("j"))
+	}
+	p.View(80, 12)
+	sel := p.list.Cursor()
+	p.View(80, 3) // the pattern, the chips, the status line: no list
+	for y := range 3 {
+		p.Update(panetest.Click(5, y))
+		if p.list.Cursor() != sel {
+			t.Fatalf("a click on line %d of a frame without the list moved the cursor from %d to %d", y, sel, p.list.Cursor())
+		}
+	}
+	// nor where the document viewer is drawn
+	p.View(80, 12)
+	p.docLoading = true
+	p.View(80, 12)
+	p.docLoading = false
+	p.Update(panetest.Click(5, 4))
+	if p.list.Cursor() != sel {
+		t.Fatal("a click on the viewer's frame selected a row of the list under it")
+	}
+}

@@ -18,6 +18,10 @@ import (
 // View draws the composer, the results (with the preview beside or below
 // them) and the status line in exactly w×h.
 func (p *Pane) View(w, h int) string {
+	// what a click or the wheel lands on is only what this frame draws: a
+	// frame without the list (the viewer, no room left) maps no rows
+	p.list.Map.Reset(0, 0, 0)
+	p.prevArea = area{}
 	if w <= 0 || h <= 0 {
 		return ""
 	}
