@@ -14,6 +14,7 @@ type keymaps struct {
 	results  panes.Keymap
 	errors   panes.Keymap // the file-errors list
 	document panes.Keymap // a scope hit opened in the viewer
+	opening  panes.Keymap // the viewer while the hit opens: only back
 }
 
 func (p *Pane) buildKeymaps() keymaps {
@@ -108,6 +109,11 @@ func (p *Pane) buildKeymaps() keymaps {
 		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.errView.Page(-1) })},
 		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.errView.Page(1) })},
 	}
+	// while the hit opens, enter and o (which close an open document) are
+	// not "back": a double-tapped enter still opens it
+	km.opening = panes.Keymap{
+		{Binding: b("esc", "back", "esc", "q"), Footer: true, Do: do(p.closeDocument)},
+	}
 	km.document = panes.Keymap{
 		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(p.closeDocument)},
 		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.docView.Scroll(-1) })},
@@ -195,6 +201,8 @@ func (p *Pane) edit(msg tea.KeyPressMsg) tea.Cmd {
 // keymap is the rows that act now, the mode's own first.
 func (p *Pane) keymap() panes.Keymap {
 	switch {
+	case p.docLoading:
+		return p.km.opening
 	case p.viewing():
 		return p.km.document
 	case p.focus == focusComposer:
