@@ -545,7 +545,7 @@ func (m *Model) setNotice(s string) tea.Cmd {
 func (m *Model) toggleMouse() tea.Cmd {
 	m.mouse = !m.mouse
 	if m.mouse {
-		return m.setNotice("mouse on: clicks and the wheel act (shift+drag selects text); alt+m turns them off")
+		return m.setNotice("mouse on: clicks and the wheel act (shift+drag selects text) · alt+m: off")
 	}
 	return m.setNotice("mouse off: the terminal selects text; alt+m turns clicks back on")
 }
