@@ -407,22 +407,31 @@ func (m *Model) renderStatus(w int) string {
 		// a key that did nothing says why
 		return m.styles.Warning.Render(panes.Fit(m.notice, w))
 	}
-	var bindings []key.Binding
+	var own, tail []key.Binding
 	p := m.Active()
 	if p != nil {
-		bindings = append(bindings, p.ShortHelp()...)
+		own = p.ShortHelp()
 	}
 	if !m.mouse {
-		bindings = append(bindings, mouseOnHint)
+		tail = append(tail, mouseOnHint)
 	}
 	if p != nil && p.Capturing() {
 		// the pane has the keyboard: tab and q are typed, only ctrl+c quits
-		bindings = append(bindings, forceQuit.Binding)
+		tail = append(tail, forceQuit.Binding)
 	} else {
-		bindings = append(bindings, m.keys.rows.Footer()...)
+		tail = append(tail, m.keys.rows.Footer()...)
+	}
+	// Too many keys for the width: the pane's last ones go (the overlay
+	// lists them all), not the global ones at the end — help's own
+	// truncation would cut "? help" and "q quit" off behind a "…".
+	m.help.SetWidth(0)
+	line := m.help.ShortHelpView(append(append([]key.Binding{}, own...), tail...))
+	for len(own) > 0 && lipgloss.Width(line) > w {
+		own = own[:len(own)-1]
+		line = m.help.ShortHelpView(append(append([]key.Binding{}, own...), tail...))
 	}
 	m.help.SetWidth(w)
-	return panes.Fit(m.help.ShortHelpView(bindings), w)
+	return panes.Fit(line, w)
 }
 
 // renderHelp is the ? overlay: the global keys first (so a small screen
