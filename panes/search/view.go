@@ -778,6 +778,8 @@ func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
 // FullHelp is the ? overlay's keys for the current mode, from its rows.
 func (p *Pane) FullHelp() [][]key.Binding {
 	switch {
+	case p.docLoading:
+		return [][]key.Binding{p.km.opening.Help()}
 	case p.viewing():
 		return [][]key.Binding{p.km.document.Help()}
 	case p.focus == focusComposer:
