@@ -59,8 +59,8 @@ func (m *Model) newGlobalKeys() globalKeys {
 			{Binding: panes.Bind("shift+tab", "previous pane", "shift+tab"), Everyday: true,
 				Do: func(tea.KeyPressMsg) tea.Cmd { m.focus((m.active - 1 + pn) % pn); return nil }},
 			{Binding: panes.Bind("?", "help", "?"), Footer: true, Everyday: true,
-				Do: func(tea.KeyPressMsg) tea.Cmd { m.showHelp = true; m.helpView.Top(); return nil }},
-			{Binding: panes.Bind("ctrl+z", "suspend", "ctrl+z"), Do: func(tea.KeyPressMsg) tea.Cmd { return tea.Suspend },
+				Do: func(tea.KeyPressMsg) tea.Cmd { m.hide(); m.showHelp = true; m.helpView.Top(); return nil }},
+			{Binding: panes.Bind("ctrl+z", "suspend", "ctrl+z"), Do: func(tea.KeyPressMsg) tea.Cmd { m.hide(); return tea.Suspend },
 				Disabled: func() string {
 					if !m.jobControl() {
 						// stopped under a parent that cannot resume it, the

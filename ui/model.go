@@ -49,8 +49,10 @@ type Model struct {
 	theme    string
 	styles   *themes.Styles
 	showHelp bool
-	// helpView scrolls the overlay when it is taller than the screen
+	// helpView scrolls the overlay when it is taller than the screen;
+	// helpLen is its length as last drawn, to clamp each scroll at once
 	helpView panes.Viewport
+	helpLen  int
 	// notice is why the last key did nothing (a disabled row), or what a
 	// switch did, shown in the footer until the next key (or noticeFor)
 	notice     string
@@ -141,9 +143,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseWheelMsg:
 		if m.showHelp && !m.tooSmall() {
 			m.helpView.Wheel(msg) // the overlay scrolls; the pane under it does not
+			m.clampHelp()
 			return m, nil
 		}
 		if p := m.Active(); p != nil && m.legible() {
+			msg.Y-- // the pane's own rows, as for a click: it scrolls what is under the pointer
 			return m, p.Update(msg)
 		}
 		return m, nil
@@ -257,7 +261,16 @@ func (m *Model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
 	default:
 		m.showHelp = false
 	}
+	m.clampHelp()
 	return nil
+}
+
+// clampHelp keeps the overlay's offset within its text at once, not only
+// when next drawn: scrolling an overlay that fits (or past its end) is not
+// remembered, so a resize that makes it taller than the screen opens it
+// at its title rather than wherever those scrolls added up to.
+func (m *Model) clampHelp() {
+	m.helpView.Range(m.helpLen, max(m.height-3, 0)) // the body less the hint line
 }
 
 // quit quits, but asks twice while an approved action runs: it would be cut
@@ -298,8 +311,19 @@ func (m *Model) legible() bool {
 }
 
 func (m *Model) focus(i int) {
-	if i >= 0 && i < len(m.panes) {
+	if i >= 0 && i < len(m.panes) && i != m.active {
+		m.hide()
 		m.active = i
+	}
+}
+
+// hide tells the focused pane that the screen stops showing it (another
+// pane or the help overlay takes its place): asked about an area of 0×0,
+// a Legibler takes its next frame as appearing anew, so a prompt shown
+// again after a pane switch has its grace period like a new one.
+func (m *Model) hide() {
+	if lg, ok := m.Active().(panes.Legibler); ok {
+		lg.Legible(0, 0)
 	}
 }
 
@@ -383,22 +407,31 @@ func (m *Model) renderStatus(w int) string {
 		// a key that did nothing says why
 		return m.styles.Warning.Render(panes.Fit(m.notice, w))
 	}
-	var bindings []key.Binding
+	var own, tail []key.Binding
 	p := m.Active()
 	if p != nil {
-		bindings = append(bindings, p.ShortHelp()...)
+		own = p.ShortHelp()
 	}
 	if !m.mouse {
-		bindings = append(bindings, mouseOnHint)
+		tail = append(tail, mouseOnHint)
 	}
 	if p != nil && p.Capturing() {
 		// the pane has the keyboard: tab and q are typed, only ctrl+c quits
-		bindings = append(bindings, forceQuit.Binding)
+		tail = append(tail, forceQuit.Binding)
 	} else {
-		bindings = append(bindings, m.keys.rows.Footer()...)
+		tail = append(tail, m.keys.rows.Footer()...)
+	}
+	// Too many keys for the width: the pane's last ones go (the overlay
+	// lists them all), not the global ones at the end — help's own
+	// truncation would cut "? help" and "q quit" off behind a "…".
+	m.help.SetWidth(0)
+	line := m.help.ShortHelpView(append(append([]key.Binding{}, own...), tail...))
+	for len(own) > 0 && lipgloss.Width(line) > w {
+		own = own[:len(own)-1]
+		line = m.help.ShortHelpView(append(append([]key.Binding{}, own...), tail...))
 	}
 	m.help.SetWidth(w)
-	return panes.Fit(m.help.ShortHelpView(bindings), w)
+	return panes.Fit(line, w)
 }
 
 // renderHelp is the ? overlay: the global keys first (so a small screen
@@ -420,6 +453,7 @@ func (m *Model) renderHelp(w, h int) string {
 	lines = append(lines, m.helpBands(groups, w-4)...)
 	lines = append(lines, "")
 	hint := "press any key to close"
+	m.helpLen = len(lines)
 	if len(lines)+1 > h {
 		// the hint stays on the last line; the rest scrolls
 		hint = "↑/↓ scroll · any other key closes"
@@ -520,7 +554,7 @@ func (m *Model) setNotice(s string) tea.Cmd {
 func (m *Model) toggleMouse() tea.Cmd {
 	m.mouse = !m.mouse
 	if m.mouse {
-		return m.setNotice("mouse on: clicks and the wheel act (shift+drag selects text); alt+m turns them off")
+		return m.setNotice("mouse on: clicks and the wheel act (shift+drag selects text) · alt+m: off")
 	}
 	return m.setNotice("mouse off: the terminal selects text; alt+m turns clicks back on")
 }

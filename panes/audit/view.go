@@ -354,6 +354,7 @@ func percent(done, total int64) int64 {
 // View renders the table or the detail view.
 func (p *Pane) View(w, h int) string {
 	s := p.styles
+	p.list.Map.Reset(0, 0, 0) // a frame without the table (the detail) maps no rows for clicks
 	if w <= 0 || h <= 0 {
 		return panes.Block(nil, w, h)
 	}

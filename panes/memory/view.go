@@ -31,6 +31,7 @@ const (
 
 // View renders the form, the status line and the visible hits, or the detail.
 func (p *Pane) View(w, h int) string {
+	p.list.Map.Reset(0, 0, 0) // a frame without the list (the detail) maps no rows for clicks
 	if w <= 0 || h <= 0 {
 		return panes.Block(nil, w, h)
 	}
@@ -334,13 +335,16 @@ func (p *Pane) listLines(w, h int) []string {
 		return nil
 	}
 	p.listW = w
-	room := h
-	if p.list.Cursor() < len(p.shown)-1 {
-		room = h - 1 // a line for the "more" hint below
+	// a line for the "more" hint below, when one is left beside the
+	// selected hit: in a one-line list the hit itself takes the line (enter
+	// opens what the person sees)
+	room, hint := h, h > 1
+	if p.list.Cursor() < len(p.shown)-1 && hint {
+		room = h - 1
 	}
 	top := p.list.Scroll(room)
 	out, whole := p.list.Draw(h, func(i int, selected bool) []string { return p.itemLines(p.shown[i], selected, w) })
-	if below := len(p.shown) - top - whole; below > 0 && len(out) == h {
+	if below := len(p.shown) - top - whole; below > 0 && len(out) == h && hint {
 		out[h-1] = p.styles.Muted.Render(fmt.Sprintf("↓ %d more", below))
 	}
 	return out

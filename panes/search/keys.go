@@ -14,6 +14,7 @@ type keymaps struct {
 	results  panes.Keymap
 	errors   panes.Keymap // the file-errors list
 	document panes.Keymap // a scope hit opened in the viewer
+	opening  panes.Keymap // the viewer while the hit opens: only back
 }
 
 func (p *Pane) buildKeymaps() keymaps {
@@ -108,8 +109,13 @@ func (p *Pane) buildKeymaps() keymaps {
 		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.errView.Page(-1) })},
 		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.errView.Page(1) })},
 	}
+	// while the hit opens, enter and o (which close an open document) are
+	// not "back": a double-tapped enter still opens it
+	km.opening = panes.Keymap{
+		{Binding: b("esc", "back", "esc", "q"), Footer: true, Do: do(p.closeDocument)},
+	}
 	km.document = panes.Keymap{
-		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(func() { p.doc, p.docErr = nil, nil })},
+		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(p.closeDocument)},
 		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.docView.Scroll(-1) })},
 		{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.docView.Scroll(1) })},
 		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.docView.Page(-1) })},
@@ -118,6 +124,13 @@ func (p *Pane) buildKeymaps() keymaps {
 		{Binding: b("G", "bottom", "end", "G"), Do: do(p.docView.Bottom)},
 	}
 	return km
+}
+
+// closeDocument goes back from the viewer to the list, also while the
+// document is still opening (its answer is then dropped).
+func (p *Pane) closeDocument() {
+	p.doc, p.docErr, p.docLoading = nil, nil, false
+	p.docGen++
 }
 
 // leaveComposer is esc in a field: back to the results; a pattern whose
@@ -188,7 +201,9 @@ func (p *Pane) edit(msg tea.KeyPressMsg) tea.Cmd {
 // keymap is the rows that act now, the mode's own first.
 func (p *Pane) keymap() panes.Keymap {
 	switch {
-	case p.doc != nil || p.docErr != nil:
+	case p.docLoading:
+		return p.km.opening
+	case p.viewing():
 		return p.km.document
 	case p.focus == focusComposer:
 		return append(append(panes.Keymap{}, p.km.composer...), p.km.anywhere...)

@@ -93,6 +93,7 @@ func TestDocumentPagesByItsHeight(t *testing.T) {
 	for i := range 100 {
 		body = append(body, "body line "+strconv.Itoa(i))
 	}
+	p.docLoading = true // as enter on a hit does: the answer is awaited
 	p.Update(docMsg{doc: scope.Document{Scope: "notes", Kind: "files", ID: "a.txt", Title: "a.txt", Text: strings.Join(body, "\n")}})
 	first := func() string {
 		return strings.TrimSpace(strings.Split(ansi.Strip(p.View(80, 21)), "\n")[1])

@@ -1,7 +1,9 @@
 package searchpane
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,13 +116,15 @@ func (p *Pane) open() tea.Cmd {
 		}
 		sc, id := p.opts.Scopes[p.scopeIdx-1], p.scoped.Hits[i].ID
 		p.docLoading = true
+		p.docGen++
+		gen := p.docGen
 		open := p.opts.ScopeOpen
 		if open == nil {
 			open = scope.Open
 		}
 		return func() tea.Msg {
 			doc, err := open(sc, id)
-			return docMsg{doc: doc, err: err}
+			return docMsg{gen: gen, doc: doc, err: err}
 		}
 	}
 	ev, ok := p.selected()
@@ -193,32 +197,40 @@ func (p *Pane) syncPreview() tea.Cmd {
 	p.prevPath, p.prevLines, p.prevErr, p.prevLoading = ev.Path, nil, nil, true
 	path, abs := ev.Path, p.absPath(ev.Path)
 	return func() tea.Msg {
-		lines, err := readLines(abs, scope.OpenMaxBytes)
-		return previewMsg{path: path, lines: lines, err: err}
+		lines, cut, err := readLines(abs, scope.OpenMaxBytes)
+		return previewMsg{path: path, lines: lines, cut: cut, err: err}
 	}
 }
 
-func readLines(path string, limit int64) ([]string, error) {
+// readLines reads a file's lines up to limit bytes; cut reports a file
+// longer than that, whose last, partial line is then dropped (the preview
+// says where its reading stopped instead of showing half a line).
+func readLines(path string, limit int64) (lines []string, cut bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
-	buf := make([]byte, limit)
-	n, _ := f.Read(buf)
-	for n < len(buf) {
-		m, err := f.Read(buf[n:])
-		n += m
-		if err != nil || m == 0 {
-			break
+	buf, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(len(buf)) > limit {
+		cut = true
+		buf = buf[:limit]
+		if nl := bytes.LastIndexByte(buf, '\n'); nl >= 0 {
+			buf = buf[:nl+1]
 		}
 	}
-	text := strings.TrimSuffix(string(buf[:n]), "\n")
-	lines := strings.Split(text, "\n")
+	if len(buf) == 0 {
+		return nil, cut, nil
+	}
+	text := strings.TrimSuffix(string(buf), "\n")
+	lines = strings.Split(text, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(l, "\r") // a CRLF line end, as the engine's lines.text has none
 	}
-	return lines, nil
+	return lines, cut, nil
 }
 
 // complete extends the path field like a shell: a single candidate

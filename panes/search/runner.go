@@ -176,6 +176,7 @@ func (p *Pane) onBatch(m batchMsg) tea.Cmd {
 		p.errView.Top()
 		p.list.Reset()
 		p.shownGen = m.gen
+		p.prevPath = "" // the file may have changed since the preview read it: read it again
 		p.clearError()
 	}
 	fresh := len(p.res.rows) == 0

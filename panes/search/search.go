@@ -72,9 +72,11 @@ type (
 	previewMsg struct {
 		path  string
 		lines []string
+		cut   bool // the file goes on past the lines read
 		err   error
 	}
 	docMsg struct {
+		gen uint64 // which open it answers (docGen)
 		doc scope.Document
 		err error
 	}
@@ -156,6 +158,7 @@ type Pane struct {
 	preview     bool
 	prevPath    string // file the preview holds or is loading
 	prevLines   []string
+	prevCut     bool // prevLines are the first scope.OpenMaxBytes of a longer file
 	prevErr     error
 	prevLoading bool
 	prevView    panes.Viewport // the preview's scroll: centred on the hit, then J/K and the wheel
@@ -164,6 +167,7 @@ type Pane struct {
 	doc         *scope.Document
 	docErr      error
 	docLoading  bool
+	docGen      uint64 // the open a docMsg must answer: back (esc) while opening drops the late document
 	docView     panes.Viewport
 	docBody     docCache // the document's lines laid out, for the width they were laid out at
 	scPrev      scopedPreview
@@ -226,7 +230,7 @@ func (p *Pane) Badge() string              { return "" }
 
 // Capturing is true while the composer has the keyboard or a document is
 // open, so typed letters never trigger global shortcuts.
-func (p *Pane) Capturing() bool { return p.focus == focusComposer && p.doc == nil && p.docErr == nil }
+func (p *Pane) Capturing() bool { return p.focus == focusComposer && !p.viewing() }
 
 // Snapshot returns the pane's progress (see Snapshot).
 func (p *Pane) Snapshot() Snapshot {
@@ -278,6 +282,11 @@ func (p *Pane) Close() {
 	p.cur.stop()
 }
 
+// viewing reports whether the viewer fills the pane (a document, the
+// error opening it, or "opening…"): the list is hidden, so its keys, the
+// wheel and clicks do not reach it.
+func (p *Pane) viewing() bool { return p.doc != nil || p.docErr != nil || p.docLoading }
+
 func (p *Pane) isScoped() bool { return p.scopeIdx > 0 && p.scopeIdx <= len(p.opts.Scopes) }
 
 // Update handles the pane's messages and, when focused, keys.
@@ -324,9 +333,12 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		return p.recordRun(msg.gen)
 	case previewMsg:
 		if msg.path == p.prevPath {
-			p.prevLines, p.prevErr, p.prevLoading = msg.lines, msg.err, false
+			p.prevLines, p.prevCut, p.prevErr, p.prevLoading = msg.lines, msg.cut, msg.err, false
 		}
 	case docMsg:
+		if msg.gen != p.docGen || !p.docLoading {
+			return nil // the person went back before it opened
+		}
 		p.docLoading = false
 		if msg.err != nil {
 			p.docErr = msg.err
@@ -336,6 +348,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 		p.docView.Top()
 	case editorMsg:
+		p.prevPath = "" // the editor may have changed the file: the preview reads it again
 		if msg.err != nil {
 			p.notice = "editor: " + msg.err.Error()
 		}
@@ -362,7 +375,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 	case tea.MouseWheelMsg:
 		switch {
-		case p.doc != nil:
+		case p.viewing():
 			p.docView.Wheel(msg)
 		case p.showErrs:
 			p.errView.Wheel(msg)
@@ -373,7 +386,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 	case tea.MouseClickMsg:
 		// a click on a row selects it (a file header: its first line)
-		if p.doc == nil && !p.showErrs && p.list.Click(msg) {
+		if !p.viewing() && !p.showErrs && p.list.Click(msg) {
 			p.focus = focusResults
 		}
 	case tea.KeyPressMsg:
@@ -388,7 +401,7 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := p.keymap().Dispatch(msg); ok {
 		return cmd
 	}
-	if p.focus == focusComposer && p.doc == nil && p.docErr == nil {
+	if p.focus == focusComposer && !p.viewing() {
 		return p.edit(msg) // typing
 	}
 	return nil

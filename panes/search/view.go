@@ -18,10 +18,14 @@ import (
 // View draws the composer, the results (with the preview beside or below
 // them) and the status line in exactly w×h.
 func (p *Pane) View(w, h int) string {
+	// what a click or the wheel lands on is only what this frame draws: a
+	// frame without the list (the viewer, no room left) maps no rows
+	p.list.Map.Reset(0, 0, 0)
+	p.prevArea = area{}
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	if p.doc != nil || p.docErr != nil || p.docLoading {
+	if p.viewing() {
 		return panes.Block(p.docLines(w, h), w, h)
 	}
 	top := p.composerLines(w, h)
@@ -462,6 +466,8 @@ func (p *Pane) previewBlock(w, h int) string {
 		lines = append(lines, s.Muted.Render("loading…"))
 	case p.prevErr != nil:
 		lines = append(lines, p.safeField(p.prevErr.Error(), w, s.Err))
+	case int(ev.LineNumber) > len(p.prevLines):
+		lines = append(lines, p.hitBeyondPreview(ev, w)...)
 	default:
 		// the window around the hit: centred when the selection changed
 		// (followSelection), then where J/K and the wheel took it
@@ -486,6 +492,22 @@ func (p *Pane) previewBlock(w, h int) string {
 		}
 	}
 	return panes.Block(lines, w, h)
+}
+
+// hitBeyondPreview is the preview of a hit whose line is not among the
+// lines read (past the first scope.OpenMaxBytes, or in a file that has
+// since become shorter): the hit's own line as the engine found it, and
+// why nothing around it is shown. Other lines shown in its place would
+// read as its neighbours.
+func (p *Pane) hitBeyondPreview(ev *search.Event, w int) []string {
+	s := p.styles
+	num := fmt.Sprintf("%d│", ev.LineNumber)
+	hit := s.Cursor.Render("›") + s.Muted.Render(num) + renderLine(ev.Line, eventSpans(ev), w-1-len([]rune(num)), p.lineOpts(ev, s.Text))
+	why := fmt.Sprintf("line %d is past the first %d MiB, all the preview reads of a file", ev.LineNumber, scope.OpenMaxBytes>>20)
+	if !p.prevCut {
+		why = fmt.Sprintf("the file has %d line%s now: it changed since the search", len(p.prevLines), plural(len(p.prevLines), "", "s"))
+	}
+	return append([]string{hit, ""}, panes.Wrap(s.Muted.Render(why), w)...)
 }
 
 func (p *Pane) errorLines(w, h int) []string {
@@ -756,7 +778,9 @@ func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
 // FullHelp is the ? overlay's keys for the current mode, from its rows.
 func (p *Pane) FullHelp() [][]key.Binding {
 	switch {
-	case p.doc != nil || p.docErr != nil:
+	case p.docLoading:
+		return [][]key.Binding{p.km.opening.Help()}
+	case p.viewing():
 		return [][]key.Binding{p.km.document.Help()}
 	case p.focus == focusComposer:
 		return [][]key.Binding{p.km.composer.Help(), p.km.anywhere.Help()}
