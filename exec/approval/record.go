@@ -96,6 +96,18 @@ func (r Record) Deadline() (at time.Time, kind string) {
 	return r.ExpiresAt, DeadlineApproval
 }
 
+// LastChange is when the task last moved: finished, else decided, else
+// submitted (what a list of decided tasks is ordered by, newest first).
+func (r Record) LastChange() time.Time {
+	switch {
+	case r.FinishedAt != nil:
+		return *r.FinishedAt
+	case r.DecidedAt != nil:
+		return *r.DecidedAt
+	}
+	return r.SubmittedAt
+}
+
 // ErrNotFound means no task with that id was submitted.
 var ErrNotFound = errors.New("no such task")
 

@@ -340,17 +340,8 @@ func (o *OperatorTasks) Decided(limit int) ([]approval.Record, error) {
 }
 
 func sortNewestFirst(recs []approval.Record) {
-	when := func(r approval.Record) time.Time {
-		switch {
-		case r.FinishedAt != nil:
-			return *r.FinishedAt
-		case r.DecidedAt != nil:
-			return *r.DecidedAt
-		}
-		return r.SubmittedAt
-	}
 	sort.SliceStable(recs, func(i, j int) bool {
-		if a, b := when(recs[i]), when(recs[j]); !a.Equal(b) {
+		if a, b := recs[i].LastChange(), recs[j].LastChange(); !a.Equal(b) {
 			return a.After(b)
 		}
 		return recs[i].TaskID < recs[j].TaskID
