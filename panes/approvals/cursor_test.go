@@ -377,3 +377,21 @@ func TestDecidedListPagesAndFollowsItsTask(t *testing.T) {
 		t.Fatalf("click above the selected decided row: selected %q, result %q", p.hselID, p.resultID)
 	}
 }
+
+// Through the real program: ctrl+d pages the queue and the terminal shows
+// the task it lands on as the selected row.
+func TestPagingThroughTheProgram(t *testing.T) {
+	env := approvaltest.New(t)
+	ids := numbered("prog", 30)
+	submitAll(env, ids...)
+	s := start(t, env, 100, 30, "effect")
+	s.tm.Send(panetest.Key("ctrl+d"))
+	// the pane has the 28 lines between the tab bar and the status line,
+	// its list a third of them less one (8): a page is 7 rows
+	want := ids[7]
+	s.wait("▸ " + want)
+	out := s.final()
+	if !strings.Contains(out, "▸ "+want) || strings.Contains(out, "▸ "+ids[0]) {
+		t.Fatalf("after ctrl+d the screen does not show %s selected:\n%s", want, out)
+	}
+}
