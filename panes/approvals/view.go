@@ -118,14 +118,17 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	}
 	now := p.o.Now()
 	listH := max(h/3-1, 1)
-	top, sel := p.scrollQueue(listH, w, now), p.queue.Cursor()
-	cells, layout := queueWindow(p.list, top, sel, listH, w, now)
+	sel := p.queue.Cursor()
+	top, cells, layout, selRow := p.layoutQueue(listH, w, now)
 	used, selEnd := 0, -1
 	p.queue.Map.Reset(len(lines), 0, w)
 	// the selected row is drawn whole even where it overruns the list's
 	// lines: what a key would decide on is never cut
 	for i := top; i < top+len(cells) && (used < listH || i == sel); i++ {
-		row := p.queueRow(cells[i-top], layout, i == sel, w)
+		row := selRow
+		if i != sel {
+			row = p.queueRow(cells[i-top], layout, false, w)
+		}
 		p.queue.Map.Add(i, len(row))
 		lines = append(lines, row...)
 		used += len(row)
@@ -173,7 +176,7 @@ type tallRow struct {
 }
 
 // queueHeight is how many lines row i takes: one, but the selected row
-// wraps where a column would cut it (measured by scrollQueue).
+// wraps where a column would cut it (measured by layoutQueue).
 func (p *Pane) queueHeight(i int) int {
 	if p.tall.lines > 1 && i >= 0 && i < len(p.list) && p.list[i].TaskID == p.tall.id {
 		return p.tall.lines
@@ -181,19 +184,28 @@ func (p *Pane) queueHeight(i int) int {
 	return 1
 }
 
-// scrollQueue fixes the queue's top for a list of listH lines, kept from
-// the last frame as far as the selected row stays in view. The selected
-// row's height depends on the widths of the rows around it, so it is
-// measured among the rows the top would show with every row one line.
-func (p *Pane) scrollQueue(listH, w int, now time.Time) int {
+// layoutQueue fixes the queue's top for a list of listH lines, kept from
+// the last frame as far as the selected row stays in view, and lays out
+// the rows from there, the selected one apart. The selected row's height
+// depends on the widths of the rows shown with it: the height it had last
+// frame is assumed, and when the row comes out otherwise the top is fixed
+// again with its real height (once more at most: the selected row is drawn
+// whole whatever the rest does).
+func (p *Pane) layoutQueue(listH, w int, now time.Time) (top int, cells []rowCells, layout rowLayout, selRow []string) {
 	sel := p.queue.Cursor()
-	p.tall = tallRow{}
-	top := p.queue.TopFor(listH)
-	cells, layout := queueWindow(p.list, top, sel, listH, w, now)
-	if n := len(p.queueRow(cells[sel-top], layout, true, w)); n > 1 {
-		p.tall = tallRow{id: p.list[sel].TaskID, lines: n}
+	for range 2 {
+		top = p.queue.Scroll(listH)
+		cells, layout = queueWindow(p.list, top, sel, listH, w, now)
+		selRow = p.queueRow(cells[sel-top], layout, true, w)
+		if len(selRow) == p.queueHeight(sel) {
+			break
+		}
+		p.tall = tallRow{}
+		if len(selRow) > 1 {
+			p.tall = tallRow{id: p.list[sel].TaskID, lines: len(selRow)}
+		}
 	}
-	return p.queue.Scroll(listH)
+	return top, cells, layout, selRow
 }
 
 // queueWindow lays out the rows from top that can be on screen, through
