@@ -395,3 +395,35 @@ func TestPagingThroughTheProgram(t *testing.T) {
 		t.Fatalf("after ctrl+d the screen does not show %s selected:\n%s", want, out)
 	}
 }
+
+// A selected row that wraps (a long id shown whole) counts its real height
+// when the list scrolls: the list keeps to its lines, so the preview starts
+// where it always does, and the row is still drawn whole.
+func TestWrappedSelectedRowKeepsTheListToItsLines(t *testing.T) {
+	env := approvaltest.New(t)
+	long := "t-10-a-task-id-much-longer-than-the-forty-cells-a-column-gets"
+	submitAll(env, append(numbered("t", 10), long, "t-11")...)
+	p := loadedPane(t, env)
+	const w, h = 60, 30
+	listH := h/3 - 1
+	for range 10 {
+		actShown(p, "j", w, h)
+	}
+	if p.selID != long {
+		t.Fatalf("selected %q", p.selID)
+	}
+	lines := strings.Split(ansi.Strip(p.View(w, h)), "\n")
+	rule := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "───") {
+			rule = i
+			break
+		}
+	}
+	if rule != 1+listH {
+		t.Fatalf("the list took %d lines, want %d:\n%s", rule-1, listH, strings.Join(lines, "\n"))
+	}
+	if flat := strings.Join(strings.Fields(strings.Join(lines[:rule], " ")), ""); !strings.Contains(flat, long) {
+		t.Fatalf("the selected id is cut:\n%s", strings.Join(lines, "\n"))
+	}
+}
