@@ -57,28 +57,6 @@ func Wrap(s string, width int) []string {
 	return out
 }
 
-// Scroll keeps a selected index visible in a window of height rows and
-// returns the new top. Only the Approvals pane still keeps its own cursor
-// with it; every other list is a List.
-func Scroll(top, selected, height, total int) int {
-	if height <= 0 || total <= 0 {
-		return 0
-	}
-	if selected < top {
-		top = selected
-	}
-	if selected >= top+height {
-		top = selected - height + 1
-	}
-	if top > total-height {
-		top = total - height
-	}
-	if top < 0 {
-		top = 0
-	}
-	return top
-}
-
 // Pad adds spaces to s up to width cells; a wider s is left whole.
 func Pad(s string, width int) string {
 	return s + strings.Repeat(" ", max(width-lipgloss.Width(s), 0))

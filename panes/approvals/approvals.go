@@ -162,8 +162,14 @@ type Pane struct {
 	list    []approval.Record
 	listErr error
 	gen     int
-	sel     int
-	selID   string
+	// queue is the pending list's cursor and top; selID is the task under
+	// it, the identity the gate follows: after a reload the cursor is put
+	// back on it, and a different task under the cursor re-arms the grace.
+	queue panes.List
+	selID string
+	// tall is the selected row's height when it wraps (a long id shown
+	// whole), for the queue's scrolling; zero: one line.
+	tall tallRow
 
 	view    *approval.View
 	viewErr error
@@ -172,8 +178,8 @@ type Pane struct {
 	// the decided tasks ("v"), newest first, and the selected one's result
 	history    bool
 	decided    []approval.Record
-	hsel       int
-	hselID     string
+	done       panes.List // the decided list's cursor and top
+	hselID     string     // the task under it
 	result     *task.Result
 	resultID   string
 	resultErr  error
@@ -214,8 +220,7 @@ type Pane struct {
 	// frame is the render Legible made, for the View the root asks for
 	// right after it in the same frame (a repaint would otherwise lay the
 	// pane out twice); it is used once, and any Update or restyle drops it.
-	frame  renderedFrame
-	rowsAt panes.LineMap // which task each drawn list line is, for clicks
+	frame renderedFrame
 
 	watchers []*panes.Watcher
 	known    map[string]bool
@@ -234,6 +239,8 @@ func New(o Options, styles *themes.Styles) *Pane {
 		o.Source = o.Queue
 	}
 	p := &Pane{o: o, styles: styles, legible: true}
+	p.queue = panes.List{Len: func() int { return len(p.list) }, Height: p.queueHeight}
+	p.done = panes.List{Len: func() int { return len(p.decided) }}
 	p.km = p.buildKeymaps()
 	return p
 }
@@ -558,24 +565,19 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	case tea.MouseWheelMsg:
 		if p.confirm != nil || p.deny != nil {
 			// an open prompt sits under the top of the preview: the wheel
-			// does not scroll the request out from above it
+			// neither scrolls the request out from above it nor moves the
+			// task it names
 			return nil
 		}
-		if p.history {
-			p.resultView.Wheel(msg)
-		} else {
-			p.preview.Wheel(msg)
-		}
+		return p.wheel(msg)
 	case tea.MouseClickMsg:
 		if p.confirm != nil || p.deny != nil {
 			return nil // the prompt is answered with keys, not by clicking away from it
 		}
-		if i, ok := p.rowsAt.Clicked(msg); ok {
-			if p.history {
-				return p.selectDecided(i)
-			}
-			return p.select_(i)
+		if p.history {
+			return p.movedDecided(func() { p.done.Click(msg) })
 		}
+		return p.movedQueue(func() { p.queue.Click(msg) })
 	case tea.PasteMsg:
 		if p.deny != nil {
 			// pasted into the reason as it would show: controls and invisible
@@ -763,16 +765,14 @@ func (p *Pane) applyList(msg listMsg) tea.Cmd {
 		}
 	}
 	p.list = msg.list
-	// keep the selection on the same task when it is still there
-	p.sel = min(p.sel, max(len(p.list)-1, 0))
-	for i, r := range p.list {
-		if r.TaskID == old {
-			p.sel = i
-		}
+	// the cursor follows its task wherever tasks arrived or left around it;
+	// when its task left it stays where it was, on a neighbour
+	if i := indexOf(p.list, old); i >= 0 {
+		p.queue.Follow(i)
 	}
 	p.selID = ""
 	if len(p.list) > 0 {
-		p.selID = p.list[p.sel].TaskID
+		p.selID = p.list[p.queue.Cursor()].TaskID
 	}
 	var cmds []tea.Cmd
 	if p.selID != old {
@@ -997,8 +997,12 @@ func (p *Pane) openDecision(msg tea.KeyPressMsg, approve bool) {
 	if approve {
 		verb = "approve"
 	}
-	r := p.list[p.sel]
+	r, ok := p.selected()
 	switch {
+	case !ok:
+		// the cursor and its task disagree: never decide on either
+		p.notice = "not yet: the task under the cursor just changed"
+		return
 	case r.State == approval.Damaged:
 		p.notice = safetext.Line(r.TaskID) + " is damaged and cannot be decided: " + safetext.Line(r.Damage)
 		return
@@ -1034,14 +1038,64 @@ func (p *Pane) openDecision(msg tea.KeyPressMsg, approve bool) {
 	}
 }
 
-func (p *Pane) select_(i int) tea.Cmd {
-	if i < 0 || i >= len(p.list) || i == p.sel {
+// selected is the task under the pending cursor; ok only when it is the
+// task the pane follows (selID).
+func (p *Pane) selected() (approval.Record, bool) {
+	if len(p.list) == 0 {
+		return approval.Record{}, false
+	}
+	r := p.list[p.queue.Cursor()]
+	return r, r.TaskID == p.selID && r.TaskID != ""
+}
+
+// movedQueue runs a move of the pending cursor and, when another task is
+// now under it, does what selecting a task does: the preview goes back to
+// its top and is read for the new task (a and d wait for it). The person
+// moved it, so the grace does not re-arm; a reload moving a task under the
+// cursor does (applyList).
+func (p *Pane) movedQueue(move func()) tea.Cmd {
+	move()
+	if len(p.list) == 0 {
 		return nil
 	}
-	p.sel, p.selID = i, p.list[i].TaskID
+	id := p.list[p.queue.Cursor()].TaskID
+	if id == p.selID {
+		return nil
+	}
+	p.selID = id
 	p.preview.Top()
 	p.view, p.viewErr = nil, nil
-	return p.loadView(p.selID)
+	return p.loadView(id)
+}
+
+// wheel moves the list under the pointer by a notch, or scrolls the
+// preview (the result in the decided list) anywhere else.
+func (p *Pane) wheel(msg tea.MouseWheelMsg) tea.Cmd {
+	list, view := &p.queue, &p.preview
+	if p.history {
+		list, view = &p.done, &p.resultView
+	}
+	if _, over := list.Map.At(msg.X, msg.Y); !over {
+		view.Wheel(msg)
+		return nil
+	}
+	if p.history {
+		return p.movedDecided(func() { p.done.Wheel(msg) })
+	}
+	return p.movedQueue(func() { p.queue.Wheel(msg) })
+}
+
+// indexOf is where task id is in list, or -1.
+func indexOf(list []approval.Record, id string) int {
+	if id == "" {
+		return -1
+	}
+	for i, r := range list {
+		if r.TaskID == id {
+			return i
+		}
+	}
+	return -1
 }
 
 // Busy reports a decision being carried out (quitting would interrupt it).

@@ -173,8 +173,8 @@ func TestNoKeyActsOnWhatIsNotShown(t *testing.T) {
 				t.Fatalf("%d×%d: approved a task the screen did not show:\n%s", w, h, screen)
 			}
 			if w < ui.MinWidth || h < ui.MinHeight {
-				if p.busy || p.confirm != nil || p.sel != 0 {
-					t.Fatalf("%d×%d (too small): keys acted (busy %v, dialog %v, sel %d)", w, h, p.busy, p.confirm != nil, p.sel)
+				if p.busy || p.confirm != nil || p.queue.Cursor() != 0 {
+					t.Fatalf("%d×%d (too small): keys acted (busy %v, dialog %v, sel %d)", w, h, p.busy, p.confirm != nil, p.queue.Cursor())
 				}
 			}
 

@@ -22,16 +22,13 @@ import (
 // on screen yet.
 func (p *Pane) applyDecided(list []approval.Record) tea.Cmd {
 	p.decided = list
-	p.hsel = min(p.hsel, max(len(list)-1, 0))
-	for i, r := range list {
-		if r.TaskID == p.hselID {
-			p.hsel = i
-		}
-	}
 	old := p.hselID
+	if i := indexOf(list, old); i >= 0 {
+		p.done.Follow(i) // newly decided tasks arrive at the head, above it
+	}
 	p.hselID = ""
 	if len(list) > 0 {
-		p.hselID = list[p.hsel].TaskID
+		p.hselID = list[p.done.Cursor()].TaskID
 	}
 	if p.hselID != old {
 		p.resultView.Top()
@@ -49,12 +46,18 @@ func (p *Pane) wantResult() tea.Cmd {
 	return p.loadResult(p.hselID)
 }
 
-// selectDecided moves the decided list's selection to i and reads its result.
-func (p *Pane) selectDecided(i int) tea.Cmd {
-	if i < 0 || i >= len(p.decided) || i == p.hsel {
+// movedDecided runs a move of the decided list's cursor and, when another
+// task is now under it, reads that task's result.
+func (p *Pane) movedDecided(move func()) tea.Cmd {
+	move()
+	if len(p.decided) == 0 {
 		return nil
 	}
-	p.hsel, p.hselID = i, p.decided[i].TaskID
+	id := p.decided[p.done.Cursor()].TaskID
+	if id == p.hselID {
+		return nil
+	}
+	p.hselID = id
 	p.resultView.Top()
 	p.result, p.resultErr, p.resultBad = nil, nil, nil
 	return p.loadResult(p.hselID)
@@ -94,7 +97,7 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 		lines = append(lines, panes.Wrap(s.Err.Render("queue error: ")+p.safe(p.listErr.Error()), w)...)
 	}
 	if len(p.decided) == 0 {
-		p.rowsAt.Reset(0, 0, 0)
+		p.done.Map.Reset(0, 0, 0)
 		lines = append(lines, s.Muted.Render("no decided tasks yet"))
 		return lines, true
 	}
@@ -106,10 +109,10 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 	}
 	idW = min(idW, 40)
 	listH := max(h/3-1, 1)
-	top := panes.Scroll(0, p.hsel, listH, len(p.decided))
+	sel := p.done.Cursor()
 	selAt := -1
-	p.rowsAt.Reset(len(lines), 0, w)
-	for i := top; i < top+listH && i < len(p.decided); i++ {
+	p.done.Map.Reset(len(lines), 0, w)
+	rows := p.done.Render(listH, func(i int, selected bool) []string {
 		r := p.decided[i]
 		word := outcomeWord(r.State)
 		st := s.Success
@@ -120,20 +123,22 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 			st = s.Warning
 		}
 		cursor := "  "
-		if i == p.hsel {
+		if selected {
 			cursor = s.Cursor.Render("▸ ")
 		}
 		line := cursor + panes.Fit(p.safe(r.TaskID), idW) + " " + st.Render(panes.Fit(word, outW)) + " " +
 			elapsed(now.Sub(when(r))) + " ago  " + p.safe(decider(r))
-		if i == p.hsel {
-			line = panes.SelectRow(line, w, s.Selected)
-			selAt = len(lines)
+		if selected {
+			return []string{panes.SelectRow(line, w, s.Selected)}
 		}
-		p.rowsAt.Add(i, 1)
-		lines = append(lines, line)
+		return []string{line}
+	})
+	if at := sel - p.done.Top(); at >= 0 && at < len(rows) {
+		selAt = len(lines) + at // one line a row
 	}
+	lines = append(lines, rows...)
 	lines = append(lines, s.Subtle.Render(strings.Repeat("─", max(w, 0))))
-	detail := p.decidedLines(p.decided[p.hsel], w)
+	detail := p.decidedLines(p.decided[sel], w)
 	detailH := max(h-len(lines), 0)
 	lines = append(lines, p.resultView.Window(detail, detailH)...)
 	return lines, selAt >= 0 && selAt < h

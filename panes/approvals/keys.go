@@ -10,7 +10,7 @@ import (
 // Each list's rows are its two decisions (first: the footer leads with
 // them), then navFrom..navTo moving the selection or the preview — the ?
 // overlay shows those apart from the actions — then the rest.
-const navFrom, navTo = 2, 8
+const navFrom, navTo = 2, 10
 
 // previewStep is how many lines pgup/pgdn move the preview: a few, not a
 // page, so the request's top is not skipped past by one key.
@@ -31,6 +31,14 @@ func (p *Pane) buildKeymaps() keymaps {
 	do := func(f func()) func(tea.KeyPressMsg) tea.Cmd {
 		return func(tea.KeyPressMsg) tea.Cmd { f(); return nil }
 	}
+	// every move of a cursor goes through movedQueue / movedDecided: a
+	// different task under it reloads its preview or result
+	queue := func(move func()) func(tea.KeyPressMsg) tea.Cmd {
+		return func(tea.KeyPressMsg) tea.Cmd { return p.movedQueue(move) }
+	}
+	decided := func(move func()) func(tea.KeyPressMsg) tea.Cmd {
+		return func(tea.KeyPressMsg) tea.Cmd { return p.movedDecided(move) }
+	}
 	final := func() string { return "decided tasks are final: press v for the pending ones" }
 	history := panes.KeyRow{Binding: b("v", "decided ⇄ pending", "v"), Footer: true, Everyday: true,
 		Do: do(func() { p.history = !p.history })}
@@ -43,11 +51,12 @@ func (p *Pane) buildKeymaps() keymaps {
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, true); return nil }},
 			{Binding: b("d", "deny…", "d"), Footer: true, Everyday: true, Disabled: p.decisionOff,
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, false); return nil }},
-			{Binding: b("↑/k", "previous task", "up", "k"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(p.sel - 1) }},
-			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.emptyQueue,
-				Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(p.sel + 1) }},
-			{Binding: b("g", "first task", "home", "g"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(0) }},
-			{Binding: b("G", "last task", "end", "G"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.select_(len(p.list) - 1) }},
+			{Binding: b("↑/k", "previous task", "up", "k"), Do: queue(func() { p.queue.Move(-1) })},
+			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.emptyQueue, Do: queue(func() { p.queue.Move(1) })},
+			{Binding: b("g", "first task", "home", "g"), Do: queue(p.queue.First)},
+			{Binding: b("G", "last task", "end", "G"), Do: queue(p.queue.Last)},
+			{Binding: b("ctrl+u", "page up the tasks", "ctrl+u"), Do: queue(p.queue.PageUp)},
+			{Binding: b("ctrl+d", "page down the tasks", "ctrl+d"), Do: queue(p.queue.PageDown)},
 			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Do: do(func() { p.preview.Scroll(-previewStep) })},
 			{Binding: b("pgdn/J", "scroll preview down", "pgdown", "J", "space"), Do: do(func() { p.preview.Scroll(previewStep) })},
 			history,
@@ -56,11 +65,12 @@ func (p *Pane) buildKeymaps() keymaps {
 		decided: panes.Keymap{
 			{Binding: b("a", "approve…", "a"), Disabled: final, Do: do(func() {})},
 			{Binding: b("d", "deny…", "d"), Disabled: final, Do: do(func() {})},
-			{Binding: b("↑/k", "previous task", "up", "k"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(p.hsel - 1) }},
-			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.noDecided,
-				Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(p.hsel + 1) }},
-			{Binding: b("g", "newest", "home", "g"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(0) }},
-			{Binding: b("G", "oldest", "end", "G"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.selectDecided(len(p.decided) - 1) }},
+			{Binding: b("↑/k", "previous task", "up", "k"), Do: decided(func() { p.done.Move(-1) })},
+			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.noDecided, Do: decided(func() { p.done.Move(1) })},
+			{Binding: b("g", "newest", "home", "g"), Do: decided(p.done.First)},
+			{Binding: b("G", "oldest", "end", "G"), Do: decided(p.done.Last)},
+			{Binding: b("ctrl+u", "page up the tasks", "ctrl+u"), Do: decided(p.done.PageUp)},
+			{Binding: b("ctrl+d", "page down the tasks", "ctrl+d"), Do: decided(p.done.PageDown)},
 			{Binding: b("pgup/K", "scroll result up", "pgup", "K"), Do: do(func() { p.resultView.Scroll(-previewStep) })},
 			{Binding: b("pgdn/J", "scroll result down", "pgdown", "J", "space"), Footer: true, Do: do(func() { p.resultView.Scroll(previewStep) })},
 			decidedHistory,

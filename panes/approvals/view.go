@@ -112,30 +112,27 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 		lines = append(lines, panes.Wrap(s.Err.Render("queue error: ")+p.safe(p.listErr.Error()), w)...)
 	}
 	if len(p.list) == 0 {
-		p.rowsAt.Reset(0, 0, 0)
+		p.queue.Map.Reset(0, 0, 0)
 		lines = append(lines, s.Muted.Render("nothing waiting: agents' mutating actions appear here for you to approve or deny"))
 		return lines, true
 	}
 	now := p.o.Now()
 	listH := max(h/3-1, 1)
-	top := panes.Scroll(0, p.sel, listH, len(p.list))
-	// only the rows that can be on screen are laid out: a frame costs what
-	// it shows, not the length of the queue (1,000 pending tasks, repainted
-	// every second)
-	end := min(max(top+listH, p.sel+1), len(p.list))
-	cells := make([]rowCells, end-top)
-	for i := top; i < end; i++ {
-		cells[i-top] = cellsOf(p.list[i], now)
-	}
-	layout := layoutRows(cells, w)
+	sel := p.queue.Cursor()
+	top, cells, layout, selRow := p.layoutQueue(listH, w, now)
 	used, selEnd := 0, -1
-	p.rowsAt.Reset(len(lines), 0, w)
-	for i := top; i < end && (used < listH || i == p.sel); i++ {
-		row := p.queueRow(cells[i-top], layout, i == p.sel, w)
-		p.rowsAt.Add(i, len(row))
+	p.queue.Map.Reset(len(lines), 0, w)
+	// the selected row is drawn whole even where it overruns the list's
+	// lines: what a key would decide on is never cut
+	for i := top; i < top+len(cells) && (used < listH || i == sel); i++ {
+		row := selRow
+		if i != sel {
+			row = p.queueRow(cells[i-top], layout, false, w)
+		}
+		p.queue.Map.Add(i, len(row))
 		lines = append(lines, row...)
 		used += len(row)
-		if i == p.sel {
+		if i == sel {
 			selEnd = len(lines)
 		}
 	}
@@ -170,6 +167,57 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	}
 	lines = append(lines, detail...)
 	return lines, legible
+}
+
+// tallRow is the selected queue row's height when it wraps.
+type tallRow struct {
+	id    string
+	lines int
+}
+
+// queueHeight is how many lines row i takes: one, but the selected row
+// wraps where a column would cut it (measured by layoutQueue).
+func (p *Pane) queueHeight(i int) int {
+	if p.tall.lines > 1 && i >= 0 && i < len(p.list) && p.list[i].TaskID == p.tall.id {
+		return p.tall.lines
+	}
+	return 1
+}
+
+// layoutQueue fixes the queue's top for a list of listH lines, kept from
+// the last frame as far as the selected row stays in view, and lays out
+// the rows from there, the selected one apart. The selected row's height
+// depends on the widths of the rows shown with it: the height it had last
+// frame is assumed, and when the row comes out otherwise the top is fixed
+// again with its real height (once more at most: the selected row is drawn
+// whole whatever the rest does).
+func (p *Pane) layoutQueue(listH, w int, now time.Time) (top int, cells []rowCells, layout rowLayout, selRow []string) {
+	sel := p.queue.Cursor()
+	for range 2 {
+		top = p.queue.Scroll(listH)
+		cells, layout = queueWindow(p.list, top, sel, listH, w, now)
+		selRow = p.queueRow(cells[sel-top], layout, true, w)
+		if len(selRow) == p.queueHeight(sel) {
+			break
+		}
+		p.tall = tallRow{}
+		if len(selRow) > 1 {
+			p.tall = tallRow{id: p.list[sel].TaskID, lines: len(selRow)}
+		}
+	}
+	return top, cells, layout, selRow
+}
+
+// queueWindow lays out the rows from top that can be on screen, through
+// the selected one: a frame costs what it shows, not the length of the
+// queue (1,000 pending tasks, repainted every second).
+func queueWindow(list []approval.Record, top, sel, listH, w int, now time.Time) ([]rowCells, rowLayout) {
+	end := min(max(top+listH, sel+1), len(list))
+	cells := make([]rowCells, end-top)
+	for i := top; i < end; i++ {
+		cells[i-top] = cellsOf(list[i], now)
+	}
+	return cells, layoutRows(cells, w)
 }
 
 // noticeLines are the last notice, wrapped (a failure's reason is never cut
