@@ -703,16 +703,7 @@ func (p *Pane) withDecided(finished []approval.Record) []approval.Record {
 	if len(finished) == 0 {
 		return p.decided
 	}
-	when := func(r approval.Record) time.Time {
-		switch {
-		case r.FinishedAt != nil:
-			return *r.FinishedAt
-		case r.DecidedAt != nil:
-			return *r.DecidedAt
-		}
-		return r.SubmittedAt
-	}
-	sort.SliceStable(finished, func(i, j int) bool { return when(finished[i]).After(when(finished[j])) })
+	sort.SliceStable(finished, func(i, j int) bool { return finished[i].LastChange().After(finished[j].LastChange()) })
 	fresh := map[string]bool{}
 	for _, r := range finished {
 		fresh[r.TaskID] = true

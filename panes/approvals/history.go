@@ -63,16 +63,6 @@ func (p *Pane) movedDecided(move func()) tea.Cmd {
 	return p.loadResult(p.hselID)
 }
 
-func when(r approval.Record) time.Time {
-	switch {
-	case r.FinishedAt != nil:
-		return *r.FinishedAt
-	case r.DecidedAt != nil:
-		return *r.DecidedAt
-	}
-	return r.SubmittedAt
-}
-
 // decider is who decided and through which surface, as stored: callers show
 // it through safetext.
 func decider(r approval.Record) string {
@@ -127,7 +117,7 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 			cursor = s.Cursor.Render("▸ ")
 		}
 		line := cursor + panes.Fit(p.safe(r.TaskID), idW) + " " + st.Render(panes.Fit(word, outW)) + " " +
-			elapsed(now.Sub(when(r))) + " ago  " + p.safe(decider(r))
+			elapsed(now.Sub(r.LastChange())) + " ago  " + p.safe(decider(r))
 		if selected {
 			return []string{panes.SelectRow(line, w, s.Selected)}
 		}
