@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/internal/crashpoint"
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // crashHome is a home with keys, a sim device and the vigil binary built
@@ -47,18 +48,6 @@ driver = "sim"
 	h := &crashHome{t: t, home: home, bin: bin}
 	h.must(0, "keys", "init")
 	return h
-}
-
-// buildVigil builds the vigil binary (without -race: the children are the
-// system under test, the parent checks them) into dir.
-func buildVigil(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "vigil")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/vigil-dev/vigil")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 func (h *crashHome) must(want int, args ...string) string {
@@ -275,7 +264,7 @@ func TestApprovalsCrashAtEveryDurableWrite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds vigil and kills it a few hundred times")
 	}
-	bin := buildVigil(t, t.TempDir())
+	bin := testbin.Vigil(t)
 
 	t.Run("points", func(t *testing.T) {
 		h := newCrashHome(t, bin)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // runAll starts n vigil processes at once (each with args(i)) and returns
@@ -45,7 +46,7 @@ func TestApprovalsRaceBetweenProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds vigil and runs it 40 times at once")
 	}
-	h := newCrashHome(t, buildVigil(t, t.TempDir()))
+	h := newCrashHome(t, testbin.Vigil(t))
 	same := h.manifest("race", "1h")
 	b, _ := os.ReadFile(same)
 	other := filepath.Join(h.home, "race-other.json")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // TestAuditVerifyProgressOnATerminal: on a real terminal (tmux) `audit
@@ -15,10 +17,10 @@ import (
 // progress shows) draws a progress line on stderr and erases it before the
 // verdict; piped, it prints the verdict alone.
 func TestAuditVerifyProgressOnATerminal(t *testing.T) {
-	tmux := needTmux(t)
-	bin := auditBuildVigil(t)
+	tmux := testbin.Tool(t, "tmux")
+	bin := testbin.Vigil(t)
 	home := t.TempDir()
-	gen := exec.Command(goTool(t), "run", "./bench/genaudit",
+	gen := exec.Command(testbin.Tool(t, "go"), "run", "./bench/genaudit",
 		"-n", "200000", "-o", filepath.Join(home, "audit.log"))
 	gen.Dir = ".."
 	if out, err := gen.CombinedOutput(); err != nil {

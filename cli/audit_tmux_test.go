@@ -8,42 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
-
-// needTmux: under CI a missing tmux is a failure, not a skip (CI installs it).
-func needTmux(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("tmux missing under CI: %v", err)
-		}
-		t.Skip("tmux not installed")
-	}
-	return p
-}
-
-// goTool is the go command the tests run under (it is on PATH for `go test`).
-func goTool(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build the binary: %v", err)
-	}
-	return p
-}
-
-// auditBuildVigil builds the real binary into a temp dir.
-func auditBuildVigil(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vigil")
-	cmd := exec.Command(goTool(t), "build", "-o", bin, "github.com/vigil-dev/vigil")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // TestAuditBadgeTmuxSedInPlace: the issue's report, end to end. The real
 // binary runs in a detached tmux session on a demo home with the Audit tab
@@ -51,11 +18,11 @@ func auditBuildVigil(t *testing.T) string {
 // over audit.log); the screen shows the BROKEN badge within a couple of
 // seconds, as `vigil audit verify` does.
 func TestAuditBadgeTmuxSedInPlace(t *testing.T) {
-	tmux := needTmux(t)
+	tmux := testbin.Tool(t, "tmux")
 	if _, err := exec.LookPath("sed"); err != nil {
 		t.Fatal("sed is required: it makes the in-place edit")
 	}
-	bin := auditBuildVigil(t)
+	bin := testbin.Vigil(t)
 	home := t.TempDir()
 	if out, err := exec.Command(bin, "demo", "--dir", home, "--no-open").CombinedOutput(); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)

@@ -17,13 +17,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // mcpHome is a home with keys, the sim device, the home as search sandbox
 // and a built vigil binary.
 func mcpHome(t *testing.T) *crashHome {
 	t.Helper()
-	h := newCrashHome(t, buildVigil(t, t.TempDir()))
+	h := newCrashHome(t, testbin.Vigil(t))
 	// Search's sandbox is the home, wherever the server process starts.
 	f := filepath.Join(h.home, "config.toml")
 	cfg, _ := os.ReadFile(f)

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 const testMemoryEmbedKey = "sk-cli-SECRET-9876543210"
@@ -233,8 +235,8 @@ func TestMemoryProgressLine(t *testing.T) {
 // On a real terminal (tmux) `vigil memory reindex` draws one bar, redrawn in
 // place, that ends at 100%.
 func TestMemoryReindexBarTmux(t *testing.T) {
-	tmux := needTmux(t)
-	bin := auditBuildVigil(t)
+	tmux := testbin.Tool(t, "tmux")
+	bin := testbin.Vigil(t)
 	home, es, srv := memoryEmbedHome(t, "model-a", true)
 	for i := 0; i < 40; i++ {
 		if _, e, code := runMemoryEmbed(t, home, true, "memory", "add", "--text", fmt.Sprintf("note number %d about the car", i)); code != 0 {
@@ -285,7 +287,7 @@ func TestMemoryReindexBarTmux(t *testing.T) {
 // those batches; the next reindex embeds only the rest, and every memory ends
 // with exactly one vector of the new model.
 func TestMemoryReindexKilledKeepsItsBatches(t *testing.T) {
-	bin := auditBuildVigil(t)
+	bin := testbin.Vigil(t)
 	home, es, srv := memoryEmbedHome(t, "model-a", true)
 	for i := 0; i < 10; i++ {
 		if _, e, code := runMemoryEmbed(t, home, true, "memory", "add", "--text", fmt.Sprintf("note %d", i)); code != 0 {

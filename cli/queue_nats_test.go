@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,43 +19,10 @@ import (
 
 	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
-// The vigil binary for the shared-queue tests: built once (without -race;
-// the children are the system under test) the first time a test asks.
-var (
-	queueBinOnce sync.Once
-	queueBinDir  string
-	queueBin     string
-	queueBinErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if queueBinDir != "" {
-		os.RemoveAll(queueBinDir)
-	}
-	os.Exit(code)
-}
-
-func sharedVigil(t *testing.T) string {
-	t.Helper()
-	queueBinOnce.Do(func() {
-		queueBinDir, queueBinErr = os.MkdirTemp("", "vigil-queue-bin-")
-		if queueBinErr != nil {
-			return
-		}
-		queueBin = filepath.Join(queueBinDir, "vigil")
-		out, err := exec.Command("go", "build", "-o", queueBin, "github.com/vigil-dev/vigil").CombinedOutput()
-		if err != nil {
-			queueBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if queueBinErr != nil {
-		t.Fatal(queueBinErr)
-	}
-	return queueBin
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // natsRig is a real nats-server (JetStream on, a temp store) and Vigil
 // homes on it: one executor (keys, the sim device), an agent and two
@@ -80,7 +46,7 @@ func natsPassword(user string) string { return "pw-" + user + "-not-a-secret" }
 
 func newNatsRig(t *testing.T) *natsRig {
 	t.Helper()
-	r := &natsRig{t: t, bin: sharedVigil(t), store: t.TempDir(), port: -1}
+	r := &natsRig{t: t, bin: testbin.Vigil(t), store: t.TempDir(), port: -1}
 	r.startServer()
 	t.Cleanup(func() { r.srv.Shutdown(); r.srv.WaitForShutdown() })
 	r.exec = newCrashHome(t, r.bin)

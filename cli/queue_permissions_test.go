@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // newPermsRig is natsRig on a server with exactly the users and
@@ -34,7 +35,7 @@ func newPermsRig(t *testing.T) (*natsRig, string, string) {
 		t.Fatal("nats-server did not start")
 	}
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	r := &natsRig{t: t, bin: sharedVigil(t), srv: s, port: s.Addr().(*net.TCPAddr).Port, url: s.ClientURL()}
+	r := &natsRig{t: t, bin: testbin.Vigil(t), srv: s, port: s.Addr().(*net.TCPAddr).Port, url: s.ClientURL()}
 	r.exec = newCrashHome(t, r.bin)
 	r.addQueue(r.exec.home, "executor")
 	return r, r.newHome("ci-agent"), r.newHome("ada")

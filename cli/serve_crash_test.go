@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // servedChild is a running `vigil serve` child.
@@ -194,7 +195,7 @@ func TestServeRunsAnApprovalWhoseProcessDied(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills real processes")
 	}
-	h := newCrashHome(t, buildVigil(t, t.TempDir()))
+	h := newCrashHome(t, testbin.Vigil(t))
 	h.must(0, "submit", h.manifest("orphan", "30m"))
 	h.approveAndDie("orphan")
 	journal := filepath.Join(h.home, "devices", "living-room.journal")
@@ -255,7 +256,7 @@ func TestServeGracefulShutdownDuringExecution(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills real processes")
 	}
-	bin := buildVigil(t, t.TempDir())
+	bin := testbin.Vigil(t)
 	// started: the approval is carried out while serve opens the queue;
 	// running: an approver dies while serve is up, and serve's pass runs it
 	for _, when := range []string{"started", "running"} {

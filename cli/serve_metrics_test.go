@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // serveScrape reads /metrics over HTTP: counters by "action/status", and
@@ -67,7 +68,7 @@ func TestServeMetricsAfterScriptedSequence(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a real vigil serve")
 	}
-	h := newCrashHome(t, buildVigil(t, t.TempDir()))
+	h := newCrashHome(t, testbin.Vigil(t))
 	notified := filepath.Join(t.TempDir(), "notified")
 	script := filepath.Join(t.TempDir(), "notify.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\nIFS='|'; printf '%s\\n' \"$*\" >> "+notified+"\n"), 0o700)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // TestTUIWithoutTerminalSaysSoAndExits2 runs the real binary in a new
@@ -18,7 +20,7 @@ import (
 // `vigil` and `vigil demo` print one clear line pointing at the headless
 // commands and exit 2, never bubbletea's "could not open TTY".
 func TestTUIWithoutTerminalSaysSoAndExits2(t *testing.T) {
-	bin := buildVigil(t, t.TempDir())
+	bin := testbin.Vigil(t)
 	home := t.TempDir()
 	_, pty := openPTY(t)
 	cases := []struct {

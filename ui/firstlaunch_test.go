@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dev/vigil/internal/testbin"
 	searchpane "github.com/vigil-dev/vigil/panes/search"
 )
 
@@ -15,8 +16,8 @@ import (
 // / starts typing, a half-typed pattern is not history, a run one is, and ↑
 // in the field reaches it in the same session.
 func TestTmuxFirstLaunchKeysAndHistory(t *testing.T) {
-	needTmux(t)
-	bin := buildVigil(t)
+	testbin.Tool(t, "tmux")
+	bin := testbin.Vigil(t)
 	home, _ := demoHome(t, bin)
 	histPath := filepath.Join(home, "search_history")
 	before, _ := searchpane.LoadHistory(histPath)

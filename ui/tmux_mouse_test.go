@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // mouseTracking is whether the program in tmux's pane asked for button
@@ -27,8 +29,8 @@ func (tt *tmuxTerm) waitTracking(want string) {
 // alt+m in a real terminal switches the terminal's own mouse mode, from
 // the results and from inside the pattern field, where it types nothing.
 func TestTmuxAltMSwitchesMouseTracking(t *testing.T) {
-	needTmux(t)
-	bin := buildVigil(t)
+	testbin.Tool(t, "tmux")
+	bin := testbin.Vigil(t)
 	home, _ := demoHome(t, bin)
 	tt := startTmux(t, bin, home, 120, 36)
 	tt.waitFor("pattern — / to edit")

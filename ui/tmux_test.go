@@ -8,9 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // The end-to-end checks below run the real vigil binary in a real terminal
@@ -24,51 +25,7 @@ type tmuxTerm struct {
 	home   string
 }
 
-func needTmux(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is required in CI (scripts/deps.sh installs it)")
-		}
-		t.Skip("tmux not installed")
-	}
-	return path
-}
-
-var (
-	buildOnce sync.Once
-	vigilDir  string // holds the built binary; removed by TestMain
-	vigilBin  string
-	buildErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if vigilDir != "" {
-		os.RemoveAll(vigilDir)
-	}
-	os.Exit(code)
-}
-
-// buildVigil builds the binary under test once per test run.
-func buildVigil(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		if vigilDir, buildErr = os.MkdirTemp("", "vigil-tmux-test-"); buildErr != nil {
-			return
-		}
-		vigilBin = filepath.Join(vigilDir, "vigil")
-		out, err := exec.Command("go", "build", "-o", vigilBin, "github.com/vigil-dev/vigil").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return vigilBin
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // hostileAgent is an agent name carrying every kind of sequence that acts
 // on a terminal: window titles (OSC 0, OSC 2), a clipboard write (OSC 52),
@@ -107,7 +64,7 @@ func demoHome(t *testing.T, bin string) (home, hostileID string) {
 
 func startTmux(t *testing.T, bin, home string, w, h int) *tmuxTerm {
 	t.Helper()
-	needTmux(t)
+	testbin.Tool(t, "tmux")
 	tt := &tmuxTerm{t: t, socket: fmt.Sprintf("vigil-test-%d-%d", os.Getpid(), time.Now().UnixNano()), home: home}
 	conf := filepath.Join(t.TempDir(), "tmux.conf")
 	// the clipboard is on, so an OSC 52 that got through would fill a buffer
@@ -207,8 +164,8 @@ func auditEvents(t *testing.T, home string) []string {
 // title and name stay Vigil's, the clipboard gets nothing, and the escapes
 // are on screen as visible marks.
 func TestTmuxHostileTaskChangesNothingInTheTerminal(t *testing.T) {
-	needTmux(t)
-	bin := buildVigil(t)
+	testbin.Tool(t, "tmux")
+	bin := testbin.Vigil(t)
 	home, id := demoHome(t, bin)
 	tt := startTmux(t, bin, home, 160, 50)
 	tt.approvals()
@@ -245,8 +202,8 @@ func TestTmuxHostileTaskChangesNothingInTheTerminal(t *testing.T) {
 // the keys the issue names (3, j, a, y) decide nothing, and text typed while
 // a deny dialog is hidden by a resize goes nowhere.
 func TestTmuxNoDecisionWhileThePaneCannotBeSeen(t *testing.T) {
-	needTmux(t)
-	bin := buildVigil(t)
+	testbin.Tool(t, "tmux")
+	bin := testbin.Vigil(t)
 	home, _ := demoHome(t, bin)
 	tt := startTmux(t, bin, home, 120, 40)
 	tt.approvals()
