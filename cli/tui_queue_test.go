@@ -15,6 +15,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/nats-io/nats.go"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
@@ -467,6 +468,42 @@ func TestTUIQueueGoesLiveWhenTheServerComesUp(t *testing.T) {
 	defer cancel()
 	if _, _, err := c.Get(ctx, "early-1"); !errors.Is(err, natsqueue.ErrNoTask) {
 		t.Fatalf("early-1 in the bucket: %v", err)
+	}
+	// the connection lost again: a decision fails at once, nothing is sent
+	r.submit("late-2", time.Hour)
+	o.key("3")
+	o.wait("Pending approvals (1)", "late-2")
+	r.srv.Shutdown()
+	r.srv.WaitForShutdown()
+	for src.nc.Status() == nats.CONNECTED {
+		if time.Since(t1) > time.Minute {
+			t.Fatal("the connection never noticed the server was gone")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t2 := time.Now()
+	_, _, err := src.Decide(context.Background(), "late-2", approval.Decision{Approve: true, By: "operator:alice",
+		PreviewHash: "sha256:" + strings.Repeat("0", 64)})
+	if !errors.Is(err, errNotConnected) || !strings.Contains(err.Error(), "nothing was sent") || time.Since(t2) > time.Second {
+		t.Fatalf("a decision while reconnecting (after %s): %v", time.Since(t2), err)
+	}
+	r.startServer()
+	if v, _, err := c.Get(ctx, "late-2"); err != nil || v.Decision != nil {
+		t.Fatalf("late-2 after the server is back: decision %+v (%v)", v.Decision, err)
+	}
+}
+
+// TestTUIQueueRefusedCredentialsStopTrying: a server that refuses the
+// credentials will not accept them by being asked again: the pane says
+// so, names the URL, and that Vigil stopped trying.
+func TestTUIQueueRefusedCredentialsStopTrying(t *testing.T) {
+	r := newNatsRig(t)
+	r.ops["mallory"] = r.newHome("mallory") // no such NATS user
+	o := newTUIOperator(t, r, "mallory")
+	o.key("3")
+	o.wait("not connected to the shared queue", r.url, "Vigil stopped trying", "Authorization Violation")
+	if strings.Contains(o.seen.String(), natsPassword("mallory")) {
+		t.Fatal("the password reached the screen")
 	}
 }
 
