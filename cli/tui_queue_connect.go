@@ -60,7 +60,8 @@ func checkQueueFiles(q config.QueueConfig) error {
 	}
 	if q.CertFile != "" {
 		if _, err := tls.LoadX509KeyPair(q.CertFile, q.KeyFile); err != nil {
-			return fmt.Errorf("queue.cert_file, queue.key_file: not a certificate and its key: %w", err)
+			return fmt.Errorf("queue.cert_file: %s with queue.key_file %s is not a certificate and its key: %w",
+				q.CertFile, q.KeyFile, err)
 		}
 	}
 	return nil
@@ -92,7 +93,7 @@ func checkCredsFile(path string) error {
 // up yet, a slow answer), which are retried with the error on the pane.
 func willNotHeal(err error) bool {
 	var (
-		unknownCA *x509.UnknownAuthorityError
+		unknownCA x509.UnknownAuthorityError
 		hostname  x509.HostnameError
 		invalid   x509.CertificateInvalidError
 		verify    *tls.CertificateVerificationError
