@@ -425,7 +425,8 @@ func TestTUIQueueGoesLiveWhenTheServerComesUp(t *testing.T) {
 	o := newTUIOperator(t, r, "alice")
 	opened := time.Since(t0)
 	o.key("3")
-	o.wait("not connected to the shared queue yet", "connecting to "+r.url, "Vigil keeps trying", "no restart needed")
+	o.wait("not connected to the shared queue yet", "connecting to "+r.url, "Vigil keeps trying", "no restart needed",
+		"last attempt: queue.url: cannot reach "+r.url)
 	shown := time.Since(t0)
 	t.Logf("opened in %s, the connecting notice on screen %s after the start", opened, shown)
 	// generous bounds under -race; before, the pane waited up to 20 s
