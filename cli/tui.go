@@ -104,8 +104,11 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueu
 		ap = newExecutorAudit(app, styles)
 		q, err := openTUIQueue(context.Background(), app)
 		if err == nil {
-			err = q.approvalsOptions(app, &opts)
-			shared = q
+			if err = q.approvalsOptions(app, &opts); err != nil {
+				q.Close() // the pane cannot use it: nothing keeps connecting
+			} else {
+				shared = q
+			}
 		}
 		opts.QueueErr = err
 	} else {
