@@ -74,7 +74,7 @@ func runTUI(ctx context.Context, app *App) error {
 	app.Log = slog.New(preview.NewMaskingHandler(slog.NewTextHandler(logFile, nil)))
 
 	styles := themes.Resolve(app.Cfg.Theme, true)
-	list, closeAll := buildPanes(app, styles)
+	list, closeAll, _ := buildPanes(app, styles)
 	defer closeAll()
 	m := ui.New(ui.Options{Panes: list, Theme: app.Cfg.Theme, MouseOff: !app.Cfg.UI.Mouse})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tuiFPS))
@@ -90,8 +90,10 @@ func runTUI(ctx context.Context, app *App) error {
 
 // buildPanes makes the screens in tab order and a function that releases them.
 // With [queue] url the Approvals pane is over the shared queue and the Audit
-// pane over this home's copy of the executor's log (tui_queue.go).
-func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
+// pane over this home's copy of the executor's log (tui_queue.go), and the
+// shared queue is returned too (nil when its config cannot work): it is
+// made without waiting for the server, which it keeps trying to reach.
+func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueue) {
 	opts := approvals.Options{Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell, Notify: app.Cfg.Notify.Terminal}
 	var ap interface {
 		panes.Pane
@@ -102,8 +104,11 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
 		ap = newExecutorAudit(app, styles)
 		q, err := openTUIQueue(context.Background(), app)
 		if err == nil {
-			err = q.approvalsOptions(app, &opts)
-			shared = q
+			if err = q.approvalsOptions(app, &opts); err != nil {
+				q.Close() // the pane cannot use it: nothing keeps connecting
+			} else {
+				shared = q
+			}
 		}
 		opts.QueueErr = err
 	} else {
@@ -156,5 +161,5 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func()) {
 		if mo.Store != nil {
 			mo.Store.Close()
 		}
-	}
+	}, shared
 }

@@ -3,14 +3,17 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/panes/approvals"
@@ -18,9 +21,9 @@ import (
 	"github.com/vigil-dev/vigil/themes"
 )
 
-// tuiQueueOpenWait bounds how long the TUI waits for the shared queue at
-// start (the server, then the bucket's current tasks): past it the
-// Approvals pane says why it has no queue.
+// tuiQueueOpenWait bounds one attempt to open the shared queue (the
+// server, then the bucket's current tasks); a failed attempt is tried
+// again (tuiQueue.connect).
 var tuiQueueOpenWait = 20 * time.Second
 
 // mirrorRetry is how long the audit mirror waits before it starts again
@@ -33,15 +36,20 @@ const uncheckedResults = "this home has no copy of the executor's keys/operator.
 
 // tuiQueue is the TUI's side of the shared queue ([queue] url): the
 // Approvals pane's source (the bucket's tasks, decisions by compare-and-set)
-// and a copy of the executor's audit log that the Audit pane follows.
+// and a copy of the executor's audit log that the Audit pane follows. It is
+// made at once, whether or not the server can be reached: the connection,
+// the tasks and the mirror come in the background (connect), so a laptop
+// opened before its VPN, or a server restarting, needs no restart of the
+// TUI.
 type tuiQueue struct {
-	r      *remote
-	tasks  *natsqueue.OperatorTasks
+	q      config.QueueConfig
+	src    *sharedTasks
 	mirror *natsqueue.AuditMirror
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
+	r       *remote            // nil until connected
 	stopRun context.CancelFunc // ends the mirror's current run (it starts again at once)
 }
 
@@ -51,47 +59,109 @@ func queueAuditPath(app *App) string {
 	return filepath.Join(app.Paths.State, "queue-audit", "audit.log")
 }
 
-// openTUIQueue connects to the shared queue, reads its tasks and starts the
-// audit mirror.
+// openTUIQueue checks the [queue] section and its files and starts
+// connecting in the background. Its errors are those that trying again
+// cannot fix (the config, the credentials and TLS files, the copy's
+// folder); a server that cannot be reached is the pane's to say while the
+// connection keeps trying.
 func openTUIQueue(ctx context.Context, app *App) (*tuiQueue, error) {
+	q, err := queueConfig(app)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkQueueFiles(q); err != nil {
+		return nil, Fail(ExitBadInput, fmt.Errorf("%s: %w", app.Paths.Config, err))
+	}
+	// the Audit pane watches the copy's folder from its start
+	if err := os.MkdirAll(filepath.Dir(queueAuditPath(app)), 0o700); err != nil {
+		return nil, Fail(ExitExecution, err)
+	}
+	cctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	t := &tuiQueue{q: q, src: newSharedTasks(strings.TrimSpace(q.URL)), stop: stop,
+		mirror: &natsqueue.AuditMirror{Path: queueAuditPath(app)}}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		t.connect(cctx, app)
+	}()
+	return t, nil
+}
+
+// connect tries to open the shared queue until it is open (or ctx ends,
+// or an attempt fails in a way trying again cannot fix), telling the
+// pane's source each time why not; once open it hands the tasks over and
+// starts the audit mirror. After that the connection reconnects by itself
+// (natsqueue.Connect: no limit on reconnects).
+func (t *tuiQueue) connect(ctx context.Context, app *App) {
+	for n := 0; ; n++ {
+		r, tasks, err := t.openOnce(ctx, app)
+		if err == nil {
+			t.mu.Lock()
+			ok := ctx.Err() == nil && t.src.ready(tasks, r.nc)
+			if ok {
+				t.r = r
+				t.mirror.JS = r.js
+				t.wg.Add(1) // counted while connect's own count holds: never after Close's Wait
+			}
+			t.mu.Unlock()
+			if !ok {
+				tasks.Close()
+				r.Close()
+				return
+			}
+			r.nc.SetReconnectHandler(func(*nats.Conn) { t.reconnected() })
+			app.Log.Info("queue: connected", "url", t.src.url, "attempts", n+1)
+			go func() {
+				defer t.wg.Done()
+				t.runMirror(ctx, app)
+			}()
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		final := willNotHeal(err)
+		t.src.failed(err, final)
+		if final {
+			app.Log.Warn("queue: cannot connect; not retried", "url", t.src.url, "err", err)
+			return
+		}
+		if n == 0 {
+			app.Log.Warn("queue: cannot connect yet; retrying", "url", t.src.url, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(retryWait(n)):
+		}
+	}
+}
+
+// openOnce is one attempt: connect, then read the bucket's tasks.
+func (t *tuiQueue) openOnce(ctx context.Context, app *App) (*remote, *natsqueue.OperatorTasks, error) {
 	octx, cancel := context.WithTimeout(ctx, tuiQueueOpenWait)
 	defer cancel()
 	r, err := openRemote(octx, app, "operator")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tasks, err := natsqueue.NewOperatorTasks(octx, r.c, app.Now)
 	if err != nil {
 		r.Close()
-		return nil, Fail(ExitExecution, err)
+		return nil, nil, err
 	}
-	// the Audit pane watches the copy's folder from its start
-	if err := os.MkdirAll(filepath.Dir(queueAuditPath(app)), 0o700); err != nil {
-		tasks.Close()
-		r.Close()
-		return nil, Fail(ExitExecution, err)
-	}
-	mctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	q := &tuiQueue{r: r, tasks: tasks, stop: stop,
-		mirror: &natsqueue.AuditMirror{JS: r.js, Path: queueAuditPath(app)}}
-	q.wg.Add(1)
-	go func() {
-		defer q.wg.Done()
-		q.runMirror(mctx, app)
-	}()
-	r.nc.SetReconnectHandler(func(*nats.Conn) { q.reconnected() })
-	return q, nil
+	return r, tasks, nil
 }
 
 // reconnected starts the bucket's watch and the mirror's consumer over
 // when the connection is back: after a server restart their consumers are
 // gone, which they would otherwise find only by missing heartbeats, many
 // seconds later (measured: about 18 s). Both resume where they were.
-func (q *tuiQueue) reconnected() {
-	q.tasks.Restart()
-	q.mu.Lock()
-	stop := q.stopRun
-	q.mu.Unlock()
+func (t *tuiQueue) reconnected() {
+	t.src.restart()
+	t.mu.Lock()
+	stop := t.stopRun
+	t.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
@@ -99,21 +169,21 @@ func (q *tuiQueue) reconnected() {
 
 // runMirror keeps the copy of the executor's log following the stream,
 // starting again after an error (logged once while it repeats).
-func (q *tuiQueue) runMirror(ctx context.Context, app *App) {
+func (t *tuiQueue) runMirror(ctx context.Context, app *App) {
 	last := ""
 	for {
 		rctx, cancel := context.WithCancel(ctx)
-		q.mu.Lock()
-		q.stopRun = cancel
-		q.mu.Unlock()
-		subject, others, err := chooseAuditSubject(rctx, q.r.js, q.mirror.Path)
+		t.mu.Lock()
+		t.stopRun = cancel
+		t.mu.Unlock()
+		subject, others, err := chooseAuditSubject(rctx, t.mirror.JS, t.mirror.Path)
 		if err == nil {
 			if len(others) > 0 {
 				app.Log.Warn("queue: several executors publish their audit logs; the Audit pane follows one "+
 					"(`vigil queue audit-pull --executor ID` pulls another)", "followed", subject, "others", others)
 			}
-			q.mirror.Subject = subject
-			err = q.mirror.Run(rctx)
+			t.mirror.Subject = subject
+			err = t.mirror.Run(rctx)
 		}
 		restarted := rctx.Err() != nil
 		cancel()
@@ -125,7 +195,7 @@ func (q *tuiQueue) runMirror(ctx context.Context, app *App) {
 		}
 		if err != nil && err.Error() != last {
 			last = err.Error()
-			app.Log.Warn("queue: audit mirror", "path", q.mirror.Path, "err", err)
+			app.Log.Warn("queue: audit mirror", "path", t.mirror.Path, "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -171,10 +241,10 @@ func chooseAuditSubject(ctx context.Context, js jetstream.JetStream, path string
 // decisions are recorded as this operator (the NATS user, or
 // operator:<user>@<host>), and results are shown signed only when they
 // verify with this home's copy of the executor's key.
-func (q *tuiQueue) approvalsOptions(app *App, o *approvals.Options) error {
-	o.Source, o.Queue = q.tasks, nil
+func (t *tuiQueue) approvalsOptions(app *App, o *approvals.Options) error {
+	o.Source, o.Queue = t.src, nil
 	o.TasksDir, o.InboxDir, o.AuditPath = "", "", ""
-	o.Operator = q.r.operatorName(app)
+	o.Operator = (&remote{q: t.q}).operatorName(app)
 	o.Shared = "shared queue · deciding as " + safetext.Line(o.Operator)
 	key, err := agentOperatorKey(app)
 	if err != nil {
@@ -187,12 +257,18 @@ func (q *tuiQueue) approvalsOptions(app *App, o *approvals.Options) error {
 	return nil
 }
 
-// Close stops the mirror and the bucket's watch, and disconnects.
-func (q *tuiQueue) Close() {
-	q.stop()
-	q.wg.Wait()
-	q.tasks.Close()
-	q.r.Close()
+// Close stops connecting, the mirror and the bucket's watch, and
+// disconnects.
+func (t *tuiQueue) Close() {
+	t.stop()
+	t.wg.Wait()
+	t.src.Close()
+	t.mu.Lock()
+	r := t.r
+	t.mu.Unlock()
+	if r != nil {
+		r.Close()
+	}
 }
 
 // executorAudit is the Audit pane over the copy of the executor's log: its

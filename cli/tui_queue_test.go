@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/nats-io/nats.go"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
@@ -47,6 +50,9 @@ type tuiOperator struct {
 	ahead atomic.Int64
 	seen  strings.Builder // every screen drawn, flattened
 	close func()
+	// shared is the TUI's side of the shared queue (nil when its config
+	// cannot work)
+	shared *tuiQueue
 }
 
 func newTUIOperator(t *testing.T, r *natsRig, user string) *tuiOperator {
@@ -65,8 +71,8 @@ func newTUIOperator(t *testing.T, r *natsRig, user string) *tuiOperator {
 	}
 	o.app = app
 	pal, _ := themes.Palettes("dark")
-	list, closeAll := buildPanes(app, themes.New(pal))
-	o.close = closeAll
+	list, closeAll, shared := buildPanes(app, themes.New(pal))
+	o.close, o.shared = closeAll, shared
 	o.m = ui.New(ui.Options{Panes: list, Theme: "dark"})
 	t.Cleanup(o.quit)
 	o.run(o.m.Init())
@@ -405,17 +411,128 @@ func TestTUIQueueCatchesUpAfterTheServerRestarts(t *testing.T) {
 	t.Logf("the audit copy caught up %s after the decision", time.Since(t3))
 }
 
-// TestTUIQueueUnreachableSaysSo: with the server down the TUI still opens;
-// the Approvals pane says it cannot reach the shared queue (naming the
-// URL, which never holds credentials) instead of showing an empty queue.
-func TestTUIQueueUnreachableSaysSo(t *testing.T) {
+// TestTUIQueueGoesLiveWhenTheServerComesUp: the TUI opens at once while
+// the server is down, its Approvals pane says it is connecting (the URL,
+// never the password) and refuses a decision without sending it; the
+// server then starts on the same port with an executor, and with no key
+// pressed the pane goes live: an agent's task appears, approving it runs
+// it once on the device, and the Audit tab's copy catches up.
+func TestTUIQueueGoesLiveWhenTheServerComesUp(t *testing.T) {
+	r := newNatsRig(t) // the rig's first start picked a free port, kept for the restart
+	r.srv.Shutdown()
+	r.srv.WaitForShutdown()
+	t0 := time.Now()
+	o := newTUIOperator(t, r, "alice")
+	opened := time.Since(t0)
+	o.key("3")
+	o.wait("not connected to the shared queue yet", "connecting to "+r.url, "Vigil keeps trying", "no restart needed",
+		"last attempt: queue.url: cannot reach "+r.url)
+	shown := time.Since(t0)
+	t.Logf("opened in %s, the connecting notice on screen %s after the start", opened, shown)
+	// generous bounds under -race; before, the pane waited up to 20 s
+	if opened > 3*time.Second || shown > 10*time.Second {
+		t.Errorf("opened in %s, notice after %s: the TUI waited for the server", opened, shown)
+	}
+	if strings.Contains(o.seen.String(), natsPassword("alice")) {
+		t.Fatal("the password reached the screen")
+	}
+	src := o.shared.src
+	if _, _, err := src.Decide(context.Background(), "early-1", approval.Decision{Approve: true, By: "operator:alice",
+		PreviewHash: "sha256:" + strings.Repeat("0", 64)}); !errors.Is(err, errNotConnected) || !strings.Contains(err.Error(), "nothing was sent") {
+		t.Fatalf("a decision before the connection: %v", err)
+	}
+
+	r.startServer()
+	ex := r.startExecutor()
+	defer ex.stop(t)
+	r.submitURI("late-1", tuiQueueSecretURI)
+	t1 := time.Now()
+	o.wait("Pending approvals (1)", "late-1", "media.example.com")
+	t.Logf("the task reached the screen %s after its submit answered", time.Since(t1))
+	if strings.Contains(flatten(o.m.Render()), "not connected") {
+		t.Fatalf("the pane still says it is not connected:\n%s", ansi.Strip(o.m.Render()))
+	}
+	o.key("a")
+	o.wait("Approve late-1?")
+	o.key("y")
+	o.wait("late-1 approved and executed")
+	if n := r.exec.streamRuns(); n != 1 {
+		t.Fatalf("device ran %d times", n)
+	}
+	sameAsExecutor(t, queueAuditPath(o.app), filepath.Join(r.exec.home, "audit.log"))
+	o.key("4")
+	o.wait("Audit (executor)", "late-1")
+	o.noSecrets()
+	// the decision sent early never reached the bucket
+	_, _, c := r.client("bob")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, _, err := c.Get(ctx, "early-1"); !errors.Is(err, natsqueue.ErrNoTask) {
+		t.Fatalf("early-1 in the bucket: %v", err)
+	}
+	// the connection lost again: a decision fails at once, nothing is sent
+	r.submit("late-2", time.Hour)
+	o.key("3")
+	o.wait("Pending approvals (1)", "late-2")
+	r.srv.Shutdown()
+	r.srv.WaitForShutdown()
+	for src.nc.Status() == nats.CONNECTED {
+		if time.Since(t1) > time.Minute {
+			t.Fatal("the connection never noticed the server was gone")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t2 := time.Now()
+	_, _, err := src.Decide(context.Background(), "late-2", approval.Decision{Approve: true, By: "operator:alice",
+		PreviewHash: "sha256:" + strings.Repeat("0", 64)})
+	if !errors.Is(err, errNotConnected) || !strings.Contains(err.Error(), "nothing was sent") || time.Since(t2) > time.Second {
+		t.Fatalf("a decision while reconnecting (after %s): %v", time.Since(t2), err)
+	}
+	r.startServer()
+	if v, _, err := c.Get(ctx, "late-2"); err != nil || v.Decision != nil {
+		t.Fatalf("late-2 after the server is back: decision %+v (%v)", v.Decision, err)
+	}
+}
+
+// TestTUIQueueRefusedCredentialsStopTrying: a server that refuses the
+// credentials will not accept them by being asked again: the pane says
+// so, names the URL, and that Vigil stopped trying.
+func TestTUIQueueRefusedCredentialsStopTrying(t *testing.T) {
+	r := newNatsRig(t)
+	r.ops["mallory"] = r.newHome("mallory") // no such NATS user
+	o := newTUIOperator(t, r, "mallory")
+	o.key("3")
+	o.wait("not connected to the shared queue", r.url, "Vigil stopped trying", "Authorization Violation")
+	if strings.Contains(o.seen.String(), natsPassword("mallory")) {
+		t.Fatal("the password reached the screen")
+	}
+}
+
+// TestTUIQueueBadCredsFileSaysSoAtOnce: a credentials file that is not one
+// is an error that no retry heals; with the server down it is still said
+// at once, naming its key, and nothing keeps trying.
+func TestTUIQueueBadCredsFileSaysSoAtOnce(t *testing.T) {
 	r := newNatsRig(t)
 	r.srv.Shutdown()
 	r.srv.WaitForShutdown()
-	o := newTUIOperator(t, r, "alice")
+	home := t.TempDir()
+	creds := filepath.Join(home, "vigil.creds")
+	if err := os.WriteFile(creds, []byte("not credentials\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"),
+		[]byte(fmt.Sprintf("[queue]\nurl = %q\ncreds_file = \"vigil.creds\"\n", r.url)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.ops["carol"] = home
+	t0 := time.Now()
+	o := newTUIOperator(t, r, "carol")
 	o.key("3")
-	o.wait("approvals are unavailable", "queue.url: cannot reach "+r.url)
-	if strings.Contains(o.seen.String(), natsPassword("alice")) {
-		t.Fatal("the password reached the screen")
+	o.wait("approvals are unavailable", "queue.creds_file", "is not a NATS credentials file")
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("the bad credentials file was said %s after the start", d)
+	}
+	if o.shared != nil {
+		t.Fatal("a shared queue is kept trying with a credentials file that cannot work")
 	}
 }
