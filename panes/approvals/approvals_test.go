@@ -103,7 +103,7 @@ func TestGoldenQueue(t *testing.T) {
 	env.Submit(env.Manifest("pause-now", "MEDIA_PAUSE", map[string]any{"target_device": "living-room"}, time.Hour))
 	s := start(t, env, 100, 30, "effect")
 	out := s.final()
-	for _, want := range []string{"Pending approvals (3)", "Approvals  3 ", "expires in 5:00", "expires in 10:00", "SIM sim://living-room"} {
+	for _, want := range []string{"Pending approvals (3)", "Approvals  3 ", "expires in 5m", "expires in 10m", "SIM sim://living-room"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("missing %q:\n%s", want, out)
 		}

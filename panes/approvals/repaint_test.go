@@ -11,10 +11,10 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 )
 
-// Countdowns show seconds where they can matter (a deadline under an hour)
-// and minutes elsewhere, so a queue of long deadlines does not change its
-// text, and cost a repaint, every second.
-func TestCountdownShowsSecondsOnlyUnderAnHour(t *testing.T) {
+// Countdowns show seconds where they can matter (a deadline's last two
+// minutes) and minutes elsewhere, so a queue of deadlines minutes away does
+// not change its text, and cost a repaint, every second.
+func TestCountdownShowsSecondsOnlyInTheLastTwoMinutes(t *testing.T) {
 	for _, c := range []struct {
 		d    time.Duration
 		want string
@@ -22,8 +22,10 @@ func TestCountdownShowsSecondsOnlyUnderAnHour(t *testing.T) {
 		{-time.Second, "0:00"},
 		{0, "0:00"},
 		{32*time.Second + 900*time.Millisecond, "0:32"},
-		{10 * time.Minute, "10:00"},
-		{59*time.Minute + 59*time.Second, "59:59"},
+		{time.Minute + 59*time.Second, "1:59"},
+		{2 * time.Minute, "2m"},
+		{9*time.Minute + 59*time.Second, "9m"},
+		{59*time.Minute + 59*time.Second, "59m"},
 		{time.Hour, "1h00m"},
 		{5*time.Hour + 59*time.Minute + 59*time.Second, "5h59m"},
 		{30 * time.Hour, "30h00m"},

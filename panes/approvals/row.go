@@ -38,12 +38,12 @@ func deadlineText(r approval.Record, now time.Time, short bool) string {
 	return kind + " expires in " + countdown(left)
 }
 
-// countdown is a deadline's distance as the pane shows it: to the second
-// under an hour ("9:59"), where seconds can matter to a decision, and to
-// the minute above ("5h07m"), truncated, so a deadline never looks further
-// away than it is. Text that changes every second costs a whole repaint
-// every second: with only long durations on screen, a quiet queue's screen
-// changes once a minute.
+// countdown is a deadline's distance as the pane shows it: to the second in
+// its last two minutes ("1:59"), when seconds can matter to a decision, and
+// to the minute before ("9m", "5h07m"), truncated, so a deadline never
+// looks further away than it is. Text that changes every second costs a
+// whole repaint every second (about a quarter of an idle screen's CPU): a queue
+// whose deadlines are minutes away changes once a minute.
 func countdown(d time.Duration) string {
 	if d < 0 {
 		d = 0
@@ -56,7 +56,7 @@ func countdown(d time.Duration) string {
 }
 
 // minutes is d to the minute, truncated: "42m", "5h07m" (an elapsed time
-// past a minute, a countdown past an hour).
+// past a minute, a countdown before its last two minutes).
 func minutes(d time.Duration) string {
 	if d < time.Hour {
 		return fmt.Sprintf("%dm", int(d.Minutes()))
@@ -65,7 +65,7 @@ func minutes(d time.Duration) string {
 }
 
 // secondsShownUnder is the longest duration countdown shows to the second.
-const secondsShownUnder = time.Hour
+const secondsShownUnder = 2 * time.Minute
 
 // elapsed is how long ago something happened, as coarse as a glance needs:
 // "42s", "7m", "3h05m" (truncated).
