@@ -7,17 +7,24 @@ import (
 	"testing"
 )
 
-// TestQueueConfigErrorsNameTheKey: a bad [queue] section stops the shared
-// queue's commands with exit 2 and the file and key, before any network.
+// TestQueueConfigErrorsNameTheKey: a bad [queue] section, or a file it
+// names that is not what the key says, stops the shared queue's commands
+// with exit 2 and the file and key, before any network (no server runs on
+// port 1: a command that tried to connect would say so instead).
 func TestQueueConfigErrorsNameTheKey(t *testing.T) {
-	for _, c := range []struct{ section, key string }{
-		{"url = \"http://127.0.0.1:4222\"", "queue.url"},
-		{"url = \"nats://127.0.0.1:1\"\ntoken_env = \"VIGIL_TEST_UNSET_TOKEN\"", "queue.token_env"},
-		{"url = \"nats://127.0.0.1:1\"\ncreds_file = \"nope.creds\"", "queue.creds_file"},
+	for _, c := range []struct{ section, key, file string }{
+		{"url = \"http://127.0.0.1:4222\"", "queue.url", ""},
+		{"url = \"nats://127.0.0.1:1\"\ntoken_env = \"VIGIL_TEST_UNSET_TOKEN\"", "queue.token_env", ""},
+		{"url = \"nats://127.0.0.1:1\"\ncreds_file = \"nope.creds\"", "queue.creds_file", ""},
+		{"url = \"nats://127.0.0.1:1\"\ncreds_file = \"bad.creds\"", "queue.creds_file", "bad.creds"},
+		{"url = \"tls://127.0.0.1:1\"\nca_file = \"bad.pem\"", "queue.ca_file", "bad.pem"},
 	} {
 		home := t.TempDir()
 		cfg := filepath.Join(home, "config.toml")
 		os.WriteFile(cfg, []byte("[queue]\n"+c.section+"\n"), 0o600)
+		if c.file != "" {
+			os.WriteFile(filepath.Join(home, c.file), []byte("not what the key says\n"), 0o600)
+		}
 		for _, args := range [][]string{{"pending"}, {"preview", "t1"}, {"deny", "t1", "--reason", "r"}, {"approve", "t1", "--yes"}} {
 			out, errs, code := runReal(t, home, args...)
 			want := 2

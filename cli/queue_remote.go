@@ -34,7 +34,9 @@ var (
 	remoteDecideWait = time.Minute
 )
 
-// queueConfig is the [queue] section, paths resolved and checked.
+// queueConfig is the [queue] section, paths resolved and checked, its
+// files read (a bad one is named before any network, for every command:
+// `vigil serve` retries a server that is down, not a broken file).
 func queueConfig(app *App) (config.QueueConfig, error) {
 	q := app.Cfg.Queue.Resolved(filepath.Dir(app.Paths.Config))
 	if err := q.Validate(); err != nil {
@@ -45,6 +47,9 @@ func queueConfig(app *App) (config.QueueConfig, error) {
 		return q, Fail(ExitBadInput, err)
 	}
 	if _, err := natsqueue.Credentials(q, app.Getenv); err != nil {
+		return q, Fail(ExitBadInput, fmt.Errorf("%s: %w", app.Paths.Config, err))
+	}
+	if err := checkQueueFiles(q); err != nil {
 		return q, Fail(ExitBadInput, fmt.Errorf("%s: %w", app.Paths.Config, err))
 	}
 	return q, nil

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,9 +67,6 @@ func openTUIQueue(ctx context.Context, app *App) (*tuiQueue, error) {
 	q, err := queueConfig(app)
 	if err != nil {
 		return nil, err
-	}
-	if err := checkQueueFiles(q); err != nil {
-		return nil, Fail(ExitBadInput, fmt.Errorf("%s: %w", app.Paths.Config, err))
 	}
 	// the Audit pane watches the copy's folder from its start
 	if err := os.MkdirAll(filepath.Dir(queueAuditPath(app)), 0o700); err != nil {
