@@ -44,7 +44,7 @@ type Follower interface {
 
 // Refresher is a Source that keeps a copy it can read again in full (the
 // shared queue's records, kept by a watch): the pane's full reloads — at
-// the start, once a minute and when a Follower says everything may have
+// the start, every five minutes and when a Follower says everything may have
 // changed — refresh it first.
 type Refresher interface {
 	Refresh(ctx context.Context) error
