@@ -11,9 +11,9 @@
 # Approvals pane with N pending tasks: a real `vigil` in tmux, its CPU time
 # read from /proc over IDLE_SECS seconds after it settled (goal <= 1%).
 # Then it submits VISIBLE_RUNS (9) more and times each one's arrival on the
-# screen. IDLE_TIMEOUT (default 6h, so nothing expires while it is measured) is the
-# approval timeout: under an hour the countdowns show seconds and the screen
-# changes every second (e.g. IDLE_TIMEOUT=50m).
+# screen. IDLE_TIMEOUT (default 6h, so nothing expires while it is
+# measured) is the approval timeout (e.g. IDLE_TIMEOUT=50m); deadlines in
+# their last two minutes show seconds and repaint the screen every second.
 # Usage: [IDLE=1000] bench/queue.sh [VIGIL_BIN] [RUNS] [FINISHED]
 set -euo pipefail
 cd "$(dirname "$0")/.."
