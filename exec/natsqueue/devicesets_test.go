@@ -54,6 +54,22 @@ func connectJS(t testing.TB, url string, opts ...nats.Option) jetstream.JetStrea
 	return js
 }
 
+// startTwoExecutors starts exec-a serving living-room and exec-b serving
+// the kitchen, each on a home of its own, on server s.
+func startTwoExecutors(t *testing.T, s *server.Server) (envA, envB *approvaltest.Env, exA, exB *natsqueue.Executor) {
+	t.Helper()
+	envA = approvaltest.New(t)
+	envB = approvaltest.New(t, config.DeviceConfig{ID: kitchen, Driver: "sim"})
+	var err error
+	if exA, err = startExecutor(t, connectJS(t, s.ClientURL()), envA, "exec-a", "living-room"); err != nil {
+		t.Fatal(err)
+	}
+	if exB, err = startExecutor(t, connectJS(t, s.ClientURL()), envB, "exec-b", kitchen); err != nil {
+		t.Fatal(err)
+	}
+	return envA, envB, exA, exB
+}
+
 // startExecutor makes an executor for env serving devices, claims its
 // devices (the error, if any, is returned: nothing runs then) and runs it
 // until the test ends.
@@ -116,16 +132,7 @@ func TestDeviceSubjectIsOneTokenForAnyID(t *testing.T) {
 // each approved task once.
 func TestTwoExecutorsTakeOnlyTheirDevices(t *testing.T) {
 	s := startServer(t, nil)
-	envA := approvaltest.New(t)
-	envB := approvaltest.New(t, config.DeviceConfig{ID: kitchen, Driver: "sim"})
-	exA, err := startExecutor(t, connectJS(t, s.ClientURL()), envA, "exec-a", "living-room")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exB, err := startExecutor(t, connectJS(t, s.ClientURL()), envB, "exec-b", kitchen)
-	if err != nil {
-		t.Fatal(err)
-	}
+	envA, envB, exA, exB := startTwoExecutors(t, s)
 	if exA.Consumer() == exB.Consumer() {
 		t.Fatal("two device sets, one consumer name")
 	}
@@ -227,15 +234,7 @@ func TestTwoExecutorsTakeOnlyTheirDevices(t *testing.T) {
 // with a changed device list replaces its own earlier consumer.
 func TestOverlappingExecutorRefusesNamingTheDevice(t *testing.T) {
 	s := startServer(t, nil)
-	envA := approvaltest.New(t)
-	envB := approvaltest.New(t, config.DeviceConfig{ID: kitchen, Driver: "sim"})
-	exA, err := startExecutor(t, connectJS(t, s.ClientURL()), envA, "exec-a", "living-room")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := startExecutor(t, connectJS(t, s.ClientURL()), envB, "exec-b", kitchen); err != nil {
-		t.Fatal(err)
-	}
+	_, _, exA, _ := startTwoExecutors(t, s)
 	envC := approvaltest.New(t, config.DeviceConfig{ID: kitchen, Driver: "sim"})
 	for _, devs := range [][]string{{"living-room"}, {kitchen, "living-room"}, {"garage", kitchen}} {
 		_, err := startExecutor(t, connectJS(t, s.ClientURL()), envC, "exec-c", devs...)
@@ -388,15 +387,7 @@ func TestUnservedDeviceWaitsInTheStream(t *testing.T) {
 // the first task's view stays that executor's.
 func TestTaskIDIsOneRequestAcrossExecutors(t *testing.T) {
 	s := startServer(t, nil)
-	envA := approvaltest.New(t)
-	envB := approvaltest.New(t, config.DeviceConfig{ID: kitchen, Driver: "sim"})
-	exA, err := startExecutor(t, connectJS(t, s.ClientURL()), envA, "exec-a", "living-room")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := startExecutor(t, connectJS(t, s.ClientURL()), envB, "exec-b", kitchen); err != nil {
-		t.Fatal(err)
-	}
+	envA, envB, exA, _ := startTwoExecutors(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := natsqueue.NewClient(ctx, connectJS(t, s.ClientURL()))
