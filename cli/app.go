@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-dev/vigil/config"
-	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // Exit codes of CLI.md.

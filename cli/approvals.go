@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/exec/approval"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 func readInput(app *App, arg string) ([]byte, error) {

@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/audit"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/preview"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // auditFilter is the selection shared by `audit show` and `audit tail`.

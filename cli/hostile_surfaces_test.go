@@ -22,7 +22,7 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/lease"
-	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // Issue 18: everything an agent, a file, a mailbox or a memory supplies is

@@ -10,7 +10,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/exec/task"
-	"github.com/vigil-dev/vigil/panes/approvals"
+	approvalspane "github.com/vigil-dev/vigil/panes/approvals"
 	auditpane "github.com/vigil-dev/vigil/panes/audit"
 	memorypane "github.com/vigil-dev/vigil/panes/memory"
 	searchpane "github.com/vigil-dev/vigil/panes/search"
@@ -42,7 +42,7 @@ func keyBindingsMarkdown() string {
 	styles := themes.Resolve("dark", true)
 	sp := searchpane.New(searchpane.Options{Search: search.DefaultOptions(os.TempDir())}, styles)
 	defer sp.Close()
-	return ui.KeysMarkdown(4, sp, memorypane.New(memorypane.Options{}, styles), approvals.New(approvals.Options{}, styles), auditpane.New("", styles))
+	return ui.KeysMarkdown(4, sp, memorypane.New(memorypane.Options{}, styles), approvalspane.New(approvalspane.Options{}, styles), auditpane.New("", styles))
 }
 
 type keyInfo struct {

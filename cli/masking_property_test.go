@@ -18,7 +18,7 @@ import (
 
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/lease"
-	"github.com/vigil-dev/vigil/panes/approvals"
+	approvalspane "github.com/vigil-dev/vigil/panes/approvals"
 	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/themes"
 )
@@ -168,7 +168,7 @@ driver = "sim"
 	pal, _ := themes.Palettes("dark")
 	// no watchers and a tick that never comes: every command drain meets
 	// answers (a loaded preview) or never does, so drain can wait long
-	p := approvals.New(approvals.Options{Queue: eng.Queue, Operator: "operator:test", Now: func() time.Time { return time.Now().Add(time.Hour) },
+	p := approvalspane.New(approvalspane.Options{Queue: eng.Queue, Operator: "operator:test", Now: func() time.Time { return time.Now().Add(time.Hour) },
 		Tick: 24 * time.Hour}, themes.New(pal))
 	drain(p, p.Init())
 	var pane strings.Builder
@@ -215,7 +215,7 @@ driver = "sim"
 
 // drain runs a command and feeds its messages back, skipping the ones that
 // wait on the clock or the file system.
-func drain(p *approvals.Pane, cmd tea.Cmd) {
+func drain(p *approvalspane.Pane, cmd tea.Cmd) {
 	if cmd == nil {
 		return
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/memory"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/preview"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // newMemoryCmd is `vigil memory add|import|search` of CLI.md.

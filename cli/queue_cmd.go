@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/exec/natsqueue"
-	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // newQueueCmd is `vigil queue`: the shared queue's own commands.

@@ -20,9 +20,9 @@ import (
 	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/preview"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // How long the CLI waits for the executor over the shared queue: a submit

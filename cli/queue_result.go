@@ -10,8 +10,8 @@ import (
 
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // remoteResult is `vigil result ID [--wait D]` over the shared queue: the

@@ -10,7 +10,7 @@ import (
 	"charm.land/fang/v2"
 	"github.com/spf13/cobra"
 
-	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // Version, Commit and Modified may be set at build time with -ldflags -X

@@ -12,7 +12,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/memory"
 	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/panes"
-	"github.com/vigil-dev/vigil/panes/approvals"
+	approvalspane "github.com/vigil-dev/vigil/panes/approvals"
 	auditpane "github.com/vigil-dev/vigil/panes/audit"
 	memorypane "github.com/vigil-dev/vigil/panes/memory"
 	searchpane "github.com/vigil-dev/vigil/panes/search"
@@ -94,7 +94,7 @@ func runTUI(ctx context.Context, app *App) error {
 // shared queue is returned too (nil when its config cannot work): it is
 // made without waiting for the server, which it keeps trying to reach.
 func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueue) {
-	opts := approvals.Options{Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell, Notify: app.Cfg.Notify.Terminal}
+	opts := approvalspane.Options{Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell, Notify: app.Cfg.Notify.Terminal}
 	var ap interface {
 		panes.Pane
 		Close()
@@ -126,7 +126,7 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueu
 	if opts.QueueErr != nil {
 		opts.Source, opts.Queue = nil, nil
 	}
-	apr := approvals.New(opts, styles)
+	apr := approvalspane.New(opts, styles)
 	searchOpts := searchOptions(app)
 	// a deny list the engine cannot compile leaves completion on the pane's
 	// conservative reading; the search itself reports the error

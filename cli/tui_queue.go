@@ -14,9 +14,9 @@ import (
 
 	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
-	"github.com/vigil-dev/vigil/exec/safetext"
-	"github.com/vigil-dev/vigil/panes/approvals"
+	approvalspane "github.com/vigil-dev/vigil/panes/approvals"
 	auditpane "github.com/vigil-dev/vigil/panes/audit"
+	"github.com/vigil-dev/vigil/safetext"
 	"github.com/vigil-dev/vigil/themes"
 )
 
@@ -237,7 +237,7 @@ func chooseAuditSubject(ctx context.Context, js jetstream.JetStream, path string
 // decisions are recorded as this operator (the NATS user, or
 // operator:<user>@<host>), and results are shown signed only when they
 // verify with this home's copy of the executor's key.
-func (t *tuiQueue) approvalsOptions(app *App, o *approvals.Options) error {
+func (t *tuiQueue) approvalsOptions(app *App, o *approvalspane.Options) error {
 	o.Source, o.Queue = t.src, nil
 	o.TasksDir, o.InboxDir, o.AuditPath = "", "", ""
 	o.Operator = (&remote{q: t.q}).operatorName(app)

@@ -11,7 +11,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/task"
-	"github.com/vigil-dev/vigil/panes/approvals"
+	approvalspane "github.com/vigil-dev/vigil/panes/approvals"
 )
 
 // errNotConnected is every read and decision of the shared queue before
@@ -154,10 +154,10 @@ func (s *sharedTasks) known() *natsqueue.OperatorTasks {
 	return s.tasks
 }
 
-// Changes implements approvals.Follower.
+// Changes implements approvalspane.Follower.
 func (s *sharedTasks) Changes() <-chan []string { return s.out }
 
-// Refresh implements approvals.Refresher (nothing to read before the tasks
+// Refresh implements approvalspane.Refresher (nothing to read before the tasks
 // arrived: Pending says why).
 func (s *sharedTasks) Refresh(ctx context.Context) error {
 	if t := s.known(); t != nil {
@@ -252,7 +252,7 @@ func (s *sharedTasks) Close() {
 }
 
 var (
-	_ approvals.Source    = (*sharedTasks)(nil)
-	_ approvals.Follower  = (*sharedTasks)(nil)
-	_ approvals.Refresher = (*sharedTasks)(nil)
+	_ approvalspane.Source    = (*sharedTasks)(nil)
+	_ approvalspane.Follower  = (*sharedTasks)(nil)
+	_ approvalspane.Refresher = (*sharedTasks)(nil)
 )

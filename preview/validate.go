@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"mime"
 	"sort"
 	"strings"
-
-	"github.com/vigil-dev/vigil/exec/task"
 )
 
 func isToken(s string) bool {
@@ -26,16 +26,17 @@ func isToken(s string) bool {
 }
 
 // Validate checks a driver's planned request before it is previewed. Errors name the field and the rule and
-// quote values only masked, so an error message never carries a secret either.
+// quote values only masked, so an error message never carries a secret either. The errors are plain: preview
+// sits below the engine, and a caller that fails a task on one wraps it in its own failure code.
 func (r Request) Validate() error {
 	if !isToken(r.Method) {
-		return task.Errorf(task.ExecutionFailed, "method: must be an HTTP token such as POST, got %q", MaskString(r.Method))
+		return fmt.Errorf("method: must be an HTTP token such as POST, got %q", MaskString(r.Method))
 	}
 	if r.URL == "" {
-		return task.Errorf(task.ExecutionFailed, "url: must not be empty")
+		return errors.New("url: must not be empty")
 	}
 	if strings.ContainsAny(r.URL, " \t\r\n") {
-		return task.Errorf(task.ExecutionFailed, "url: must not contain whitespace, got %q", MaskURL(r.URL))
+		return fmt.Errorf("url: must not contain whitespace, got %q", MaskURL(r.URL))
 	}
 	names := make([]string, 0, len(r.Headers))
 	for k := range r.Headers {
@@ -44,15 +45,15 @@ func (r Request) Validate() error {
 	sort.Strings(names)
 	for _, k := range names {
 		if !isToken(k) {
-			return task.Errorf(task.ExecutionFailed, "headers: name %q must be an HTTP token", MaskString(k))
+			return fmt.Errorf("headers: name %q must be an HTTP token", MaskString(k))
 		}
 		if strings.ContainsAny(r.Headers[k], "\r\n\x00") {
-			return task.Errorf(task.ExecutionFailed, "headers.%s: must not contain CR, LF or NUL", MaskString(k))
+			return fmt.Errorf("headers.%s: must not contain CR, LF or NUL", MaskString(k))
 		}
 	}
 	if r.ContentType != "" {
 		if _, _, err := mime.ParseMediaType(r.ContentType); err != nil {
-			return task.Errorf(task.ExecutionFailed, "content_type: must be a media type, got %q", MaskString(r.ContentType))
+			return fmt.Errorf("content_type: must be a media type, got %q", MaskString(r.ContentType))
 		}
 	}
 	return nil

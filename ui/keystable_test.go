@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/vigil-dev/vigil/exec/search"
-	"github.com/vigil-dev/vigil/panes/approvals"
+	approvalspane "github.com/vigil-dev/vigil/panes/approvals"
 	auditpane "github.com/vigil-dev/vigil/panes/audit"
 	memorypane "github.com/vigil-dev/vigil/panes/memory"
 	searchpane "github.com/vigil-dev/vigil/panes/search"
@@ -33,7 +33,7 @@ func TestReadmeKeyTableIsGenerated(t *testing.T) {
 	st := themes.New(pal)
 	sp := searchpane.New(searchpane.Options{Search: search.DefaultOptions(t.TempDir())}, st)
 	defer sp.Close()
-	want := ui.KeysMarkdown(4, sp, memorypane.New(memorypane.Options{}, st), approvals.New(approvals.Options{}, st), auditpane.New("", st))
+	want := ui.KeysMarkdown(4, sp, memorypane.New(memorypane.Options{}, st), approvalspane.New(approvalspane.Options{}, st), auditpane.New("", st))
 	if got != want {
 		t.Fatalf("README.md's key table differs from the keymaps; run `go run . keys --markdown` and paste it between the markers.\nwant:\n%s\ngot:\n%s", want, got)
 	}

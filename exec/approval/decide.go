@@ -10,10 +10,10 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/media"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/internal/crashpoint"
 	"github.com/vigil-dev/vigil/preview"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // View is what a person reviews: the task, the masked preview of the exact

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // The media_uri text rules of issue 18, must-reject and must-accept: C0/C1

@@ -15,8 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/preview"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // Kinds of Event.

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // The response can hold hundreds of thousands of events, so it is encoded

@@ -5,9 +5,9 @@
 //
 // Every string that came from outside — task ids, agent names, jti, device
 // ids, previews, effects, errors, reasons — reaches the screen through
-// exec/safetext: controls and invisible characters show as marked escapes,
+// safetext: controls and invisible characters show as marked escapes,
 // never as themselves.
-package approvals
+package approvalspane
 
 import (
 	"context"
@@ -26,9 +26,9 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/notify"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/safetext"
 	"github.com/vigil-dev/vigil/themes"
 )
 

@@ -1,4 +1,4 @@
-package approvals
+package approvalspane
 
 import (
 	tea "charm.land/bubbletea/v2"

@@ -1,4 +1,4 @@
-package approvals
+package approvalspane
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/vigil-dev/vigil/exec/approval"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // applyDecided takes the decided tasks from a reload, keeps the selection on

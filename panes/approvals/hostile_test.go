@@ -1,4 +1,4 @@
-package approvals
+package approvalspane
 
 import (
 	"encoding/json"
@@ -14,8 +14,8 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/lease"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // hostile are strings an agent controls that try to steer the terminal or

@@ -1,10 +1,10 @@
-package approvals
+package approvalspane
 
 import (
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // Each list's rows are its two decisions (first: the footer leads with

@@ -1,4 +1,4 @@
-package approvals
+package approvalspane
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/vigil-dev/vigil/exec/approval"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // deadline is the moment a task stops being approvable and what sets it: the

@@ -1,4 +1,4 @@
-package approvals
+package approvalspane
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/vigil-dev/vigil/exec/approval"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // previewTop is how many lines of the preview must at least be on screen

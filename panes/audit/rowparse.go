@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/vigil-dev/vigil/audit"
-	"github.com/vigil-dev/vigil/exec/safetext"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // row is what the table shows of one line of the log. Rows are built only for

@@ -12,8 +12,8 @@ import (
 	"github.com/sahilm/fuzzy"
 
 	"github.com/vigil-dev/vigil/audit"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/safetext"
 	"github.com/vigil-dev/vigil/themes"
 )
 

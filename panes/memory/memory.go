@@ -17,8 +17,8 @@ import (
 	"github.com/sahilm/fuzzy"
 
 	"github.com/vigil-dev/vigil/exec/memory"
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/safetext"
 	"github.com/vigil-dev/vigil/themes"
 )
 

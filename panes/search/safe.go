@@ -7,8 +7,8 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/search"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // Everything this pane shows from outside — file names, matched and

@@ -9,10 +9,10 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
 
-	"github.com/vigil-dev/vigil/exec/safetext"
 	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // View draws the composer, the results (with the preview beside or below
