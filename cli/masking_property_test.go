@@ -170,7 +170,7 @@ driver = "sim"
 	// answers (a loaded preview) or never does, so drain can wait long
 	p := approvalspane.New(approvalspane.Options{Queue: eng.Queue, Operator: "operator:test", Now: func() time.Time { return time.Now().Add(time.Hour) },
 		Tick: 24 * time.Hour}, themes.New(pal))
-	drain(p, p.Init())
+	drain(p, p.Init(context.Background()))
 	var pane strings.Builder
 	for i := 0; i < tasks; i++ {
 		for _, j := range []int{0, 1, 2, 3} { // scroll through the whole preview

@@ -76,7 +76,7 @@ func runTUI(ctx context.Context, app *App) error {
 	styles := themes.Resolve(app.Cfg.Theme, true)
 	list, closeAll, _ := buildPanes(app, styles)
 	defer closeAll()
-	m := ui.New(ui.Options{Panes: list, Theme: app.Cfg.Theme, MouseOff: !app.Cfg.UI.Mouse})
+	m := ui.New(ui.Options{Context: ctx, Panes: list, Theme: app.Cfg.Theme, MouseOff: !app.Cfg.UI.Mouse})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tuiFPS))
 	// the person's window title comes back after Bubble Tea clears it
 	_ = ui.SaveTitle(os.Stdout)

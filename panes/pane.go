@@ -3,6 +3,8 @@
 package panes
 
 import (
+	"context"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -17,8 +19,10 @@ type Pane interface {
 	ID() string
 	// Title is the tab's label.
 	Title() string
-	// Init starts the pane's background work.
-	Init() tea.Cmd
+	// Init starts the pane's background work. ctx is the program's: it ends
+	// when the program does (one per terminal, or per SSH session), and the
+	// pane's goroutines end with it.
+	Init(ctx context.Context) tea.Cmd
 	// Update handles a message. Keys arrive only when the pane has focus.
 	Update(msg tea.Msg) tea.Cmd
 	// View renders exactly width×height cells' worth of lines.
@@ -33,6 +37,9 @@ type Pane interface {
 	Badge() string
 	// SetStyles swaps the theme.
 	SetStyles(*themes.Styles)
+	// Close ends the pane's background work and waits for its goroutines:
+	// after it returns the pane writes nothing and reads no file.
+	Close()
 }
 
 // Legibler is a pane whose keys act on what it shows. The root asks before

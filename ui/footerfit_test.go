@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -14,15 +15,16 @@ import (
 // wordyPane has more footer keys than 80 columns hold.
 type wordyPane struct{}
 
-func (wordyPane) ID() string                { return "wordy" }
-func (wordyPane) Title() string             { return "Wordy" }
-func (wordyPane) Init() tea.Cmd             { return nil }
-func (wordyPane) Update(tea.Msg) tea.Cmd    { return nil }
-func (wordyPane) View(w, h int) string      { return panes.Block(nil, w, h) }
-func (wordyPane) FullHelp() [][]key.Binding { return nil }
-func (wordyPane) Capturing() bool           { return false }
-func (wordyPane) Badge() string             { return "" }
-func (wordyPane) SetStyles(*themes.Styles)  {}
+func (wordyPane) ID() string                   { return "wordy" }
+func (wordyPane) Title() string                { return "Wordy" }
+func (wordyPane) Init(context.Context) tea.Cmd { return nil }
+func (wordyPane) Update(tea.Msg) tea.Cmd       { return nil }
+func (wordyPane) View(w, h int) string         { return panes.Block(nil, w, h) }
+func (wordyPane) FullHelp() [][]key.Binding    { return nil }
+func (wordyPane) Capturing() bool              { return false }
+func (wordyPane) Badge() string                { return "" }
+func (wordyPane) Close()                       {}
+func (wordyPane) SetStyles(*themes.Styles)     {}
 func (wordyPane) ShortHelp() []key.Binding {
 	return []key.Binding{panes.Bind("a", "approve…", "a"), panes.Bind("d", "deny…", "d"),
 		panes.Bind("↓/j", "next task", "j"), panes.Bind("v", "decided ⇄ pending", "v"),

@@ -3,6 +3,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -25,7 +26,10 @@ const (
 // Options configures the root model.
 type Options struct {
 	Panes []panes.Pane
-	Theme string // auto, dark, light, high-contrast
+	// Context is the program's: panes' background work ends with it (nil:
+	// context.Background()).
+	Context context.Context
+	Theme   string // auto, dark, light, high-contrast
 	// Start is the index of the pane focused first.
 	Start int
 	// JobControl reports whether ctrl+z can suspend (the parent shell will
@@ -42,6 +46,7 @@ type Options struct {
 
 // Model is the root model. It routes; panes do the work.
 type Model struct {
+	ctx      context.Context
 	panes    []panes.Pane
 	active   int
 	width    int
@@ -68,7 +73,10 @@ type Model struct {
 // New builds the root model. With theme "auto" it starts dark and asks the
 // terminal for its background colour.
 func New(o Options) *Model {
-	m := &Model{panes: o.Panes, theme: o.Theme, help: help.New(), jobControl: o.JobControl, mouse: !o.MouseOff}
+	m := &Model{ctx: o.Context, panes: o.Panes, theme: o.Theme, help: help.New(), jobControl: o.JobControl, mouse: !o.MouseOff}
+	if m.ctx == nil {
+		m.ctx = context.Background()
+	}
 	if m.jobControl == nil {
 		m.jobControl = hasJobControl
 	}
@@ -100,7 +108,7 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
 	for _, p := range m.panes {
-		cmds = append(cmds, p.Init())
+		cmds = append(cmds, p.Init(m.ctx))
 	}
 	return tea.Batch(cmds...)
 }

@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"context"
 	"testing"
 
 	kb "charm.land/bubbles/v2/key"
@@ -18,15 +19,16 @@ type pastePane struct {
 	pasted []string
 }
 
-func (p *pastePane) ID() string               { return p.id }
-func (p *pastePane) Title() string            { return p.id }
-func (p *pastePane) Init() tea.Cmd            { return nil }
-func (p *pastePane) View(w, h int) string     { return "" }
-func (p *pastePane) ShortHelp() []kb.Binding  { return nil }
-func (p *pastePane) FullHelp() [][]kb.Binding { return nil }
-func (p *pastePane) Capturing() bool          { return true }
-func (p *pastePane) Badge() string            { return "" }
-func (p *pastePane) SetStyles(*themes.Styles) {}
+func (p *pastePane) ID() string                   { return p.id }
+func (p *pastePane) Title() string                { return p.id }
+func (p *pastePane) Init(context.Context) tea.Cmd { return nil }
+func (p *pastePane) Close()                       {}
+func (p *pastePane) View(w, h int) string         { return "" }
+func (p *pastePane) ShortHelp() []kb.Binding      { return nil }
+func (p *pastePane) FullHelp() [][]kb.Binding     { return nil }
+func (p *pastePane) Capturing() bool              { return true }
+func (p *pastePane) Badge() string                { return "" }
+func (p *pastePane) SetStyles(*themes.Styles)     {}
 func (p *pastePane) Update(msg tea.Msg) tea.Cmd {
 	if m, ok := msg.(tea.PasteMsg); ok {
 		p.pasted = append(p.pasted, m.Content)

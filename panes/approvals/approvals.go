@@ -267,7 +267,7 @@ func (p *Pane) Badge() string {
 // tasks (a marker per task: which tasks arrived or left), the inbox, and the
 // audit log (every decision, wherever it is made, appends to it; its new
 // entries name the tasks to reload).
-func (p *Pane) Init() tea.Cmd {
+func (p *Pane) Init(ctx context.Context) tea.Cmd {
 	if p.o.Source == nil {
 		return nil
 	}

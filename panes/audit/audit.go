@@ -125,7 +125,7 @@ func (p *Pane) Badge() string              { return "" }
 // Init reads the tail for the first frame and starts the watcher; the index
 // and the verification start when the tail has landed, so they do not compete
 // with it.
-func (p *Pane) Init() tea.Cmd {
+func (p *Pane) Init(ctx context.Context) tea.Cmd {
 	// the head too: an edit to it alone breaks the chain's anchor
 	w, err := panes.Watch(filepath.Dir(p.path), filepath.Base(p.path), filepath.Base(audit.HeadPath(p.path)))
 	if err == nil {

@@ -1,13 +1,15 @@
 package auditpane
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-dev/vigil/audit"
 )
@@ -21,7 +23,7 @@ func TestFirstFrameComesFromTheTail(t *testing.T) {
 	writeValidLog(t, path, 3000)
 	p := New(path, benchStyles())
 	defer p.Close()
-	if cmd := p.Init(); cmd == nil {
+	if cmd := p.Init(context.Background()); cmd == nil {
 		t.Fatal("Init started nothing")
 	}
 	if p.indexing || p.loading {

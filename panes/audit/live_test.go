@@ -2,6 +2,7 @@ package auditpane
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"os"
@@ -29,7 +30,7 @@ type host struct {
 	frame string
 }
 
-func (m *host) Init() tea.Cmd { return m.p.Init() }
+func (m *host) Init() tea.Cmd { return m.p.Init(context.Background()) }
 
 func (m *host) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if ws, ok := msg.(tea.WindowSizeMsg); ok {

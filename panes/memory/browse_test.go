@@ -1,6 +1,7 @@
 package memorypane
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 func TestBrowsesNewestWithoutAQuery(t *testing.T) {
 	st := demoStore(t)
 	p := New(Options{Tool: nil, Store: st, Now: clock}, styles())
-	drain(p, p.Init())
+	drain(p, p.Init(context.Background()))
 	if !p.browsing || len(p.out.Hits) != browseLimit || !p.more {
 		t.Fatalf("browsing %v, %d listed, more %v", p.browsing, len(p.out.Hits), p.more)
 	}

@@ -140,7 +140,7 @@ func (p *Pane) Badge() string              { return "" }
 
 // Init lists the newest memories, so the pane shows something to browse
 // before any query.
-func (p *Pane) Init() tea.Cmd { return p.browse() }
+func (p *Pane) Init(context.Context) tea.Cmd { return p.browse() }
 
 // browseLimit is how many of the newest memories the pane lists unasked.
 const browseLimit = 50

@@ -1,6 +1,7 @@
 package searchpane
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strings"
@@ -22,7 +23,7 @@ func TestEndToEndBackends(t *testing.T) {
 			info := needBackend(t, be)
 			p := typing(New(baseOptions(root, be), styles()))
 			defer p.Close()
-			drain(t, p, p.Init())
+			drain(t, p, p.Init(context.Background()))
 			if p.backend.Name != be || p.backend.Version != info.Version {
 				t.Fatalf("backend %+v, want %s", p.backend, be)
 			}

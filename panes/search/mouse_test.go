@@ -80,7 +80,7 @@ func runTyped(t *testing.T, p *Pane, pattern string) {
 func TestInjectedEngineRunsWithoutABackend(t *testing.T) {
 	p := New(fakeOptions(t), styles())
 	defer p.Close()
-	drain(t, p, p.Init())
+	drain(t, p, p.Init(context.Background()))
 	runTyped(t, p, "needle")
 	if p.res.matches != 23 || len(p.res.groups) != 3 || p.final == nil {
 		t.Fatalf("results: %d matches in %d files, final %v", p.res.matches, len(p.res.groups), p.final != nil)

@@ -3,6 +3,7 @@
 package searchpane
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -255,7 +256,7 @@ func (p *Pane) publish() {
 
 // Init detects the backend (it runs `--version`, so off the UI goroutine)
 // and runs the initial query, if any.
-func (p *Pane) Init() tea.Cmd {
+func (p *Pane) Init(ctx context.Context) tea.Cmd {
 	opts := p.opts.Search
 	backends := p.opts.Backends
 	if backends == nil {
