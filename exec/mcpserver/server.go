@@ -35,14 +35,16 @@ type Deps struct {
 	// Tasks) is nil.
 	Queue    *approval.Queue
 	QueueErr error
-	// Tasks is where the task tools submit and wait: the shared queue
-	// when [queue] url is set; nil means LocalTasks on Queue.
-	Tasks Tasks
+	// Tasks is where the task tools submit and wait: the shared queue's
+	// agent side when [queue] url is set; nil means Queue.
+	Tasks approval.Submitter
 	// Audit records memory writes; nil skips them (tests only).
 	Audit *audit.Log
 	Now   func() time.Time
 	Log   *slog.Logger
-	// Poll is how often a waiting call re-reads the task (0: 200ms).
+	// Poll is how often a waiting call re-reads the task besides the
+	// queue's changes, which wake it at once: a backstop for a change the
+	// feed could not see (DefaultPoll when 0).
 	Poll time.Duration
 }
 
@@ -73,9 +75,22 @@ const DefaultWait = 30 * time.Second
 // MaxWait bounds wait_seconds.
 const MaxWait = 600 * time.Second
 
+// DefaultPoll is how often a waiting call re-reads its task when nothing
+// woke it. A decision, an expiry by another process and the inbox wake it
+// through the queue's change feed; the re-read is only a backstop.
+const DefaultPoll = 5 * time.Second
+
+// AfterDeadline is how long past a task's deadline a wait may go on for the
+// expiry to be recorded: this home's queue records it when the task is read
+// at its deadline, the shared queue's executor at its next pass. A wait
+// never ends pending on a task whose deadline came within it, unless the
+// expiry is not recorded by then.
+const AfterDeadline = 10 * time.Second
+
 type server struct {
 	d      Deps
 	memory *memory.Tool
+	feed   *changeFeed // the queue's changes, shared by the waiting calls
 }
 
 // New returns the MCP server with every tool. It is safe to serve several
@@ -88,12 +103,15 @@ func New(d Deps) *mcp.Server {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	if d.Poll <= 0 {
-		d.Poll = 200 * time.Millisecond
+		d.Poll = DefaultPoll
 	}
 	if d.Tasks == nil && d.Queue != nil {
-		d.Tasks = LocalTasks{Queue: d.Queue}
+		d.Tasks = d.Queue
 	}
 	s := &server{d: d}
+	if d.Tasks != nil {
+		s.feed = newChangeFeed(d.Tasks)
+	}
 	var core memory.Searcher = memory.Unavailable(errOr(d.MemoryErr, "memory store not open"))
 	if d.Memory != nil {
 		core = d.Memory
