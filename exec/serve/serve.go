@@ -175,9 +175,13 @@ func (s *Server) pass(ctx context.Context, sweep bool) time.Time {
 	var errs []error
 	q := s.o.Queue
 	if sweep {
-		if _, err := q.SweepInbox(context.WithoutCancel(ctx)); err != nil {
+		_, err := q.SweepInbox(context.WithoutCancel(ctx))
+		if err != nil {
 			errs = append(errs, fmt.Errorf("inbox: %w", err))
 		}
+		s.mu.Lock()
+		s.feedErr = nil // this sweep's outcome replaces the feed's last
+		s.mu.Unlock()
 	}
 	s.mu.Lock()
 	if s.feedErr != nil {

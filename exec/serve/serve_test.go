@@ -321,6 +321,42 @@ func TestServeTakesInTheInboxAtOnce(t *testing.T) {
 	}
 }
 
+// What the change feed could not do (a sweep of an inbox whose processing
+// folder is not a folder) is /healthz's to report, as serve's own sweep's
+// failure was; serve's next sweep of its own settles it.
+func TestServeReportsWhatTheFeedCouldNotDo(t *testing.T) {
+	e := newRealEnv(t, time.Minute)
+	s, stopRun := start(t, Options{Queue: e.open(time.Minute), TasksDir: e.TasksDir(), Audit: e.Audit, MaxTick: time.Hour})
+	var once sync.Once
+	stop := func() { once.Do(stopRun) }
+	defer stop()
+	if err := os.MkdirAll(e.q.InboxNew(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	processing := filepath.Join(e.InboxDir(), "processing")
+	if err := os.RemoveAll(processing); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(processing, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.q.InboxNew(), "m.json"), e.manifest("feed-err"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the feed's error reported", func() bool {
+		err := s.Health()
+		return err != nil && strings.Contains(err.Error(), "change feed")
+	})
+	stop()
+	if err := os.Remove(processing); err != nil {
+		t.Fatal(err)
+	}
+	s.Pass(context.Background())
+	if err := s.Health(); err != nil {
+		t.Fatalf("after serve's own sweep: %v", err)
+	}
+}
+
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
