@@ -247,3 +247,46 @@ type brokenReader struct{ approval.Reader }
 func (brokenReader) Changes(context.Context) (<-chan approval.Change, error) {
 	return nil, errors.New("too many open files")
 }
+
+// A call answered at once (a final task, a wait of 0) follows nothing: a
+// local feed would cost three file watches and an inbox sweep.
+func TestMCPWaitAnsweredAtOnceFollowsNothing(t *testing.T) {
+	q := newFakeReader(approval.Record{TaskID: "t1", State: approval.Done, ExpiresAt: time.Now().Add(time.Hour)})
+	q.set(approval.Done, &task.Result{TaskID: "t1", Status: task.StatusSuccess})
+	s := waitServer(q)
+	if res := s.wait(t.Context(), nil, q, "t1", time.Minute); res.IsError {
+		t.Fatalf("final task: %s", text(res))
+	}
+	q.set(approval.Pending, nil)
+	if res := s.wait(t.Context(), nil, q, "t1", 0); res.IsError || !strings.Contains(text(res), "pending") {
+		t.Fatalf("wait 0: %s", text(res))
+	}
+	if n := q.starts(); n != 0 {
+		t.Fatalf("%d feeds started", n)
+	}
+}
+
+// A wait whose queue's changes cannot be followed re-reads often, not at
+// the backstop's pace.
+func TestMCPWaitUnfollowedReadsOften(t *testing.T) {
+	q := newFakeReader(approval.Record{TaskID: "t1", State: approval.Pending, ExpiresAt: time.Now().Add(time.Hour)})
+	br := &unfollowable{q}
+	s := waitServer(br)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		q.set(approval.Done, &task.Result{TaskID: "t1", Status: task.StatusSuccess})
+	}()
+	start := time.Now()
+	if res := s.wait(t.Context(), nil, br, "t1", 10*time.Second); res.IsError || !strings.Contains(text(res), "SUCCESS") {
+		t.Fatalf("not read again: %s", text(res))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("read again %s later", d)
+	}
+}
+
+type unfollowable struct{ *fakeReader }
+
+func (unfollowable) Changes(context.Context) (<-chan approval.Change, error) {
+	return nil, errors.New("too many open files")
+}

@@ -290,16 +290,13 @@ func (s *server) getTaskResult(ctx context.Context, req *mcp.CallToolRequest) (*
 // progress token. It reads again when the queue's changes name the task,
 // at the deadline, and every Poll as a backstop.
 func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q approval.Reader, id string, wait time.Duration) *mcp.CallToolResult {
-	w := waiting{s: s, req: req, id: id, start: s.d.Now()}
+	w := waiting{s: s, req: req, id: id, start: s.d.Now(), poll: s.d.Poll}
 	w.until = w.start.Add(wait)
 	if req != nil && req.Params != nil {
 		w.token = req.Params.GetProgressToken()
 	}
-	wake, leave, err := s.feed.wait(id)
-	if err != nil {
-		s.d.Log.Warn("mcp: the queue's changes are not followed; a wait re-reads every poll", "err", err)
-	}
-	defer leave()
+	var wake <-chan struct{}
+	following := false
 	timer := time.NewTimer(s.d.Poll) // set again before each pause
 	defer timer.Stop()
 	for {
@@ -313,6 +310,18 @@ func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q approval.
 		if answer := w.answer(ctx, rec, res); answer != nil {
 			return answer
 		}
+		if !following {
+			// followed only by a call that waits; read again once
+			// followed, so no change falls between the read and the feed
+			following = true
+			var leave func()
+			if wake, leave, err = s.feed.wait(id); err != nil {
+				s.d.Log.Warn("mcp: the queue's changes are not followed; a wait re-reads often", "err", err)
+				w.poll = min(w.poll, unfollowedPoll)
+			}
+			defer leave()
+			continue
+		}
 		w.note(ctx)
 		timer.Reset(w.next(rec))
 		select {
@@ -323,6 +332,10 @@ func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q approval.
 	}
 }
 
+// unfollowedPoll is how often a wait re-reads its task when the queue's
+// changes cannot be followed (no file watch left, say).
+const unfollowedPoll = 200 * time.Millisecond
+
 // waiting is one wait's state.
 type waiting struct {
 	s            *server
@@ -332,6 +345,7 @@ type waiting struct {
 	start, until time.Time
 	end          time.Time // the wait's end as the task's deadline bounds it
 	lastNote     time.Time
+	poll         time.Duration // the backstop re-read
 }
 
 // answer is the call's answer once there is one: the signed result, the
@@ -381,7 +395,7 @@ func (w *waiting) note(ctx context.Context) {
 // it), the next progress notification, or Poll, whichever is soonest.
 func (w *waiting) next(rec approval.Record) time.Duration {
 	now := w.s.d.Now()
-	d := min(w.s.d.Poll, w.end.Sub(now))
+	d := min(w.poll, w.end.Sub(now))
 	if deadline, _ := rec.Deadline(); deadline.After(now) {
 		d = min(d, deadline.Sub(now))
 	}
