@@ -272,8 +272,6 @@ func dropRange(errs []memory.FieldError) []memory.FieldError {
 	return out
 }
 
-func (p *Pane) move(delta int) { p.list.Move(delta) }
-
 // arguments builds the search_memory arguments object from the form, so the
 // engine validates exactly what an MCP client would send. A limit that is not
 // a JSON number goes as a string, for the engine to reject in its own words.

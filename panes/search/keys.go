@@ -76,13 +76,7 @@ func (p *Pane) buildKeymaps() keymaps {
 		{Binding: b("→", "complete path", "right", "ctrl+f"), Do: p.rightKey},
 		{Binding: b("space/←", "change option", "space", "left"), Do: p.toggleKey},
 	}
-	km.results = panes.Keymap{
-		{Binding: b("↑/k", "up", "up", "k"), Do: do(func() { p.move(-1) })},
-		{Binding: b("↓/j", "down", "down", "j"), Do: do(func() { p.move(1) })},
-		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(p.list.PageUp)},
-		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: do(p.list.PageDown)},
-		{Binding: b("g", "first", "home", "g"), Do: do(p.list.First)},
-		{Binding: b("G", "last", "end", "G"), Do: do(p.list.Last)},
+	km.results = append(panes.ListNav(panes.ListMoves(&p.list, nil)).Rows(), panes.Keymap{
 		{Binding: b("enter/o", "open", "enter", "o"), Footer: true, Everyday: true, When: hasRows,
 			Do: func(tea.KeyPressMsg) tea.Cmd { return p.open() }},
 		{Binding: b("enter", "edit", "enter"), When: func() bool { return !hasRows() }, Do: do(focusPattern)},
@@ -101,28 +95,20 @@ func (p *Pane) buildKeymaps() keymaps {
 		}, Do: do(func() { p.showErrs = true; p.errView.Top() })},
 		{Binding: b("s", "next scope", "s"), Disabled: noScopes, Do: toggle(fScope)},
 		{Binding: b("esc", "close preview", "esc"), Do: do(func() { p.preview = false })},
-	}
-	km.errors = panes.Keymap{
+	}...)
+	errs := panes.ViewNav(panes.ViewOf(&p.errView))
+	errs.First, errs.Last = panes.KeyRow{}, panes.KeyRow{} // the errors list binds no g or G
+	km.errors = append(panes.Keymap{
 		{Binding: b("e/esc", "close", "e", "esc"), Footer: true, Do: do(func() { p.showErrs = false })},
-		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.errView.Scroll(-1) })},
-		{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.errView.Scroll(1) })},
-		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.errView.Page(-1) })},
-		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.errView.Page(1) })},
-	}
+	}, errs.Rows()...)
 	// while the hit opens, enter and o (which close an open document) are
 	// not "back": a double-tapped enter still opens it
 	km.opening = panes.Keymap{
 		{Binding: b("esc", "back", "esc", "q"), Footer: true, Do: do(p.closeDocument)},
 	}
-	km.document = panes.Keymap{
+	km.document = append(panes.Keymap{
 		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(p.closeDocument)},
-		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.docView.Scroll(-1) })},
-		{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.docView.Scroll(1) })},
-		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.docView.Page(-1) })},
-		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.docView.Page(1) })},
-		{Binding: b("g", "top", "home", "g"), Do: do(p.docView.Top)},
-		{Binding: b("G", "bottom", "end", "G"), Do: do(p.docView.Bottom)},
-	}
+	}, panes.ViewNav(panes.ViewOf(&p.docView)).Rows()...)
 	return km
 }
 
