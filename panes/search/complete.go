@@ -23,21 +23,21 @@ type completionMsg struct{ c completion }
 // completions is the listing for the field's current value, if it has
 // arrived; View and → read only this, never the disk.
 func (p *Pane) completions() (dir string, names []string) {
-	v := p.inputs[fPath].Value()
-	if p.compl.value != v {
+	v := p.composer.inputs[fPath].Value()
+	if p.composer.compl.value != v {
 		return "", nil
 	}
-	return p.compl.dir, p.compl.names
+	return p.composer.compl.dir, p.composer.compl.names
 }
 
 // listCompletions asks for the listing of the path field's directory when
 // the field is focused and its value changed since the last listing.
 func (p *Pane) listCompletions() tea.Cmd {
-	v := p.inputs[fPath].Value()
-	if p.focus != focusComposer || p.field != fPath || p.complWant == v {
+	v := p.composer.inputs[fPath].Value()
+	if p.focus != focusComposer || p.composer.field != fPath || p.composer.complWant == v {
 		return nil
 	}
-	p.complWant = v
+	p.composer.complWant = v
 	root, denied := p.root, p.opts.Denied
 	if denied == nil {
 		denied = conservativeDeny(p.opts.Search.Deny)

@@ -24,7 +24,7 @@ func TestPathCompletionHonoursDenyGlobs(t *testing.T) {
 	p := New(o, styles())
 	defer p.Close()
 	p.Update(kp("/"))
-	for p.field != fPath {
+	for p.composer.field != fPath {
 		p.Update(kp("tab"))
 	}
 	if cmd := p.Update(kp("s")); cmd == nil {
@@ -44,7 +44,7 @@ func TestPathCompletionHonoursDenyGlobs(t *testing.T) {
 	p.Update(kp("r"))
 	p.Update(completionMsg{c: listDirs(p.root, "sr", conservativeDeny(o.Search.Deny))})
 	p.Update(kp("right"))
-	if got := p.inputs[fPath].Value(); got != "src/" {
+	if got := p.composer.inputs[fPath].Value(); got != "src/" {
 		t.Fatalf("→ completed to %q", got)
 	}
 	if c := listDirs(p.root, ".", conservativeDeny(o.Search.Deny)); len(c.names) != 0 {

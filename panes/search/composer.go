@@ -40,11 +40,11 @@ var caseModes = []string{"smart", "sensitive", "insensitive"}
 func (p *Pane) applyInitial(o Options) {
 	r := o.Initial
 	cfg := o.Search.Search
-	p.inputs[fPattern].SetValue(r.Pattern)
+	p.composer.inputs[fPattern].SetValue(r.Pattern)
 	if r.Case != nil {
 		for i, c := range caseModes {
 			if c == *r.Case {
-				p.caseIdx = i
+				p.composer.caseIdx = i
 			}
 		}
 	}
@@ -53,30 +53,30 @@ func (p *Pane) applyInitial(o Options) {
 			*dst = *v
 		}
 	}
-	set(&p.fixed, r.FixedStrings)
-	set(&p.word, r.WordRegexp)
-	set(&p.hidden, r.Hidden)
-	set(&p.follow, r.Follow)
-	set(&p.noIgnore, r.NoIgnore)
-	set(&p.recurse, r.Recursive)
+	set(&p.composer.fixed, r.FixedStrings)
+	set(&p.composer.word, r.WordRegexp)
+	set(&p.composer.hidden, r.Hidden)
+	set(&p.composer.follow, r.Follow)
+	set(&p.composer.noIgnore, r.NoIgnore)
+	set(&p.composer.recurse, r.Recursive)
 	if r.Fuzzy != nil {
-		p.fuzzy = int(*r.Fuzzy)
+		p.composer.fuzzy = int(*r.Fuzzy)
 	}
 	if r.Path != nil {
-		p.inputs[fPath].SetValue(*r.Path)
+		p.composer.inputs[fPath].SetValue(*r.Path)
 	}
 	inc := r.IncludeGlob
 	if inc == nil {
 		inc = r.Glob
 	}
-	p.inputs[fInclude].SetValue(strings.Join(inc, ","))
-	p.inputs[fExclude].SetValue(strings.Join(r.ExcludeGlob, ","))
+	p.composer.inputs[fInclude].SetValue(strings.Join(inc, ","))
+	p.composer.inputs[fExclude].SetValue(strings.Join(r.ExcludeGlob, ","))
 	num := func(f int, v *int64, def int64, keepEmpty bool) {
 		switch {
 		case v != nil:
-			p.inputs[f].SetValue(strconv.FormatInt(*v, 10))
+			p.composer.inputs[f].SetValue(strconv.FormatInt(*v, 10))
 		case !keepEmpty:
-			p.inputs[f].SetValue(strconv.FormatInt(def, 10))
+			p.composer.inputs[f].SetValue(strconv.FormatInt(def, 10))
 		}
 	}
 	num(fContext, r.Context, 0, false)
@@ -85,7 +85,7 @@ func (p *Pane) applyInitial(o Options) {
 	num(fTimeout, r.TimeoutMS, max(cfg.DefaultTimeoutMS, 1), false)
 	for i, sc := range o.Scopes {
 		if sc.Name == o.InitialScope && o.InitialScope != "" {
-			p.scopeIdx = i + 1
+			p.composer.scopeIdx = i + 1
 		}
 	}
 }
@@ -111,27 +111,27 @@ func (p *Pane) cycle(f, d int) tea.Cmd {
 	switch f {
 	case fScope:
 		n := len(p.opts.Scopes) + 1
-		p.scopeIdx = ((p.scopeIdx+d)%n + n) % n
+		p.composer.scopeIdx = ((p.composer.scopeIdx+d)%n + n) % n
 		p.clearResults()
-		if !p.applies(p.field) {
-			p.field = fPattern
+		if !p.applies(p.composer.field) {
+			p.composer.field = fPattern
 		}
 	case fCase:
-		p.caseIdx = ((p.caseIdx+d)%3 + 3) % 3
+		p.composer.caseIdx = ((p.composer.caseIdx+d)%3 + 3) % 3
 	case fMode:
-		p.fixed = !p.fixed
+		p.composer.fixed = !p.composer.fixed
 	case fWord:
-		p.word = !p.word
+		p.composer.word = !p.composer.word
 	case fHidden:
-		p.hidden = !p.hidden
+		p.composer.hidden = !p.composer.hidden
 	case fFollow:
-		p.follow = !p.follow
+		p.composer.follow = !p.composer.follow
 	case fNoIgnore:
-		p.noIgnore = !p.noIgnore
+		p.composer.noIgnore = !p.composer.noIgnore
 	case fRecursive:
-		p.recurse = !p.recurse
+		p.composer.recurse = !p.composer.recurse
 	case fFuzzy:
-		p.fuzzy = ((p.fuzzy+d)%5 + 5) % 5
+		p.composer.fuzzy = ((p.composer.fuzzy+d)%5 + 5) % 5
 	default:
 		return nil
 	}
@@ -140,35 +140,35 @@ func (p *Pane) cycle(f, d int) tea.Cmd {
 
 func (p *Pane) nextField(d int) {
 	for range nFields {
-		p.field = ((p.field+d)%nFields + nFields) % nFields
-		if p.applies(p.field) {
+		p.composer.field = ((p.composer.field+d)%nFields + nFields) % nFields
+		if p.applies(p.composer.field) {
 			return
 		}
 	}
 }
 
 func (p *Pane) walkHistory(up bool) tea.Cmd {
-	if len(p.history) == 0 {
+	if len(p.composer.history) == 0 {
 		return nil
 	}
 	if up {
-		if p.histIdx == 0 {
+		if p.composer.histIdx == 0 {
 			return nil
 		}
-		if p.histIdx == len(p.history) {
-			p.histDraft = p.inputs[fPattern].Value()
+		if p.composer.histIdx == len(p.composer.history) {
+			p.composer.histDraft = p.composer.inputs[fPattern].Value()
 		}
-		p.histIdx--
-		p.inputs[fPattern].SetValue(p.history[p.histIdx])
+		p.composer.histIdx--
+		p.composer.inputs[fPattern].SetValue(p.composer.history[p.composer.histIdx])
 	} else {
-		if p.histIdx >= len(p.history) {
+		if p.composer.histIdx >= len(p.composer.history) {
 			return nil
 		}
-		p.histIdx++
-		if p.histIdx == len(p.history) {
-			p.inputs[fPattern].SetValue(p.histDraft)
+		p.composer.histIdx++
+		if p.composer.histIdx == len(p.composer.history) {
+			p.composer.inputs[fPattern].SetValue(p.composer.histDraft)
 		} else {
-			p.inputs[fPattern].SetValue(p.history[p.histIdx])
+			p.composer.inputs[fPattern].SetValue(p.composer.history[p.composer.histIdx])
 		}
 	}
 	return p.changed()
@@ -177,17 +177,17 @@ func (p *Pane) walkHistory(up bool) tea.Cmd {
 // setError shows an engine error beside the field it is about, read from
 // the error's typed field (search.FieldOf), never parsed out of its words.
 func (p *Pane) setError(err error) {
-	p.errField, p.errText = fPattern, err.Error()
+	p.composer.errField, p.composer.errText = fPattern, err.Error()
 	var te *search.ToolError
 	if errors.As(err, &te) {
-		p.errText = te.Message
+		p.composer.errText = te.Message
 	}
 	fe, ok := search.FieldOf(err)
 	if !ok {
 		return
 	}
 	if f, ok := composerField[fe.Field]; ok {
-		p.errField = f
+		p.composer.errField = f
 	}
 }
 
@@ -201,28 +201,28 @@ var composerField = map[search.Field]int{
 	search.FieldMaxMatchesPerFile: fPerFile, search.FieldTimeoutMS: fTimeout,
 }
 
-func (p *Pane) clearError() { p.errField, p.errText = -1, "" }
+func (p *Pane) clearError() { p.composer.errField, p.composer.errText = -1, "" }
 
 // buildRequest turns the composer into a request; number fields that are
 // not integers are reported here, before the engine sees them.
 func (p *Pane) buildRequest() (search.Request, bool) {
 	p.clearError()
-	r := search.Request{Pattern: p.inputs[fPattern].Value()}
-	r.Case = search.Ptr(caseModes[p.caseIdx])
-	r.FixedStrings = search.Ptr(p.fixed)
-	r.WordRegexp = search.Ptr(p.word)
-	r.Hidden = search.Ptr(p.hidden)
-	r.Follow = search.Ptr(p.follow)
-	r.NoIgnore = search.Ptr(p.noIgnore)
-	r.Recursive = search.Ptr(p.recurse)
-	if p.fuzzy > 0 {
-		r.Fuzzy = search.Ptr(int64(p.fuzzy))
+	r := search.Request{Pattern: p.composer.inputs[fPattern].Value()}
+	r.Case = search.Ptr(caseModes[p.composer.caseIdx])
+	r.FixedStrings = search.Ptr(p.composer.fixed)
+	r.WordRegexp = search.Ptr(p.composer.word)
+	r.Hidden = search.Ptr(p.composer.hidden)
+	r.Follow = search.Ptr(p.composer.follow)
+	r.NoIgnore = search.Ptr(p.composer.noIgnore)
+	r.Recursive = search.Ptr(p.composer.recurse)
+	if p.composer.fuzzy > 0 {
+		r.Fuzzy = search.Ptr(int64(p.composer.fuzzy))
 	}
-	if v := strings.TrimSpace(p.inputs[fPath].Value()); v != "" {
+	if v := strings.TrimSpace(p.composer.inputs[fPath].Value()); v != "" {
 		r.Path = search.Ptr(v)
 	}
-	r.IncludeGlob = splitGlobs(p.inputs[fInclude].Value())
-	r.ExcludeGlob = splitGlobs(p.inputs[fExclude].Value())
+	r.IncludeGlob = splitGlobs(p.composer.inputs[fInclude].Value())
+	r.ExcludeGlob = splitGlobs(p.composer.inputs[fExclude].Value())
 	nums := []struct {
 		f    int
 		name string
@@ -230,13 +230,13 @@ func (p *Pane) buildRequest() (search.Request, bool) {
 	}{{fContext, "context", &r.Context}, {fMax, "max_results", &r.MaxResults},
 		{fPerFile, "max_matches_per_file", &r.MaxMatchesPerFile}, {fTimeout, "timeout_ms", &r.TimeoutMS}}
 	for _, n := range nums {
-		v := strings.TrimSpace(p.inputs[n.f].Value())
+		v := strings.TrimSpace(p.composer.inputs[n.f].Value())
 		if v == "" {
 			continue
 		}
 		i, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			p.errField, p.errText = n.f, n.name+": must be an integer, got "+strconv.Quote(v)
+			p.composer.errField, p.composer.errText = n.f, n.name+": must be an integer, got "+strconv.Quote(v)
 			return r, false
 		}
 		*n.dst = search.Ptr(i)

@@ -52,10 +52,10 @@ func TestHostileNameAndLineAreShownEscaped(t *testing.T) {
 			for _, r := range "needle" {
 				press(p, string(r))
 			}
-			p.inputs[fContext].SetValue("1")
+			p.composer.inputs[fContext].SetValue("1")
 			drain(t, p, press(p, "enter"))
-			if p.final == nil || p.res.matches != 1 {
-				t.Fatalf("search: final %v, matches %d, err %q %q", p.final != nil, p.res.matches, p.errText, p.runErr)
+			if p.results.final == nil || p.results.res.matches != 1 {
+				t.Fatalf("search: final %v, matches %d, err %q %q", p.results.final != nil, p.results.res.matches, p.composer.errText, p.results.runErr)
 			}
 			drain(t, p, press(p, "esc"))
 			p.move(1)
@@ -118,13 +118,13 @@ func hostileResults() []search.Event {
 func hostilePane(t testing.TB) *Pane {
 	p := typing(New(baseOptions(t.TempDir(), "ugrep"), styles()))
 	p.backendKnown = true
-	p.inputs[fPattern].SetValue("aaaa")
-	p.gen, p.shownGen = 1, 1
-	p.res.add(hostileResults())
+	p.composer.inputs[fPattern].SetValue("aaaa")
+	p.gen, p.results.gen = 1, 1
+	p.results.res.add(hostileResults())
 	p.focus = focusResults
-	p.preview = true
-	p.prevPath = p.res.events[0].Path
-	p.prevLines = []string{p.res.events[0].Line, p.res.events[0].Line}
+	p.preview.open = true
+	p.preview.path = p.results.res.events[0].Path
+	p.preview.lines = []string{p.results.res.events[0].Line, p.results.res.events[0].Line}
 	p.View(200, 60)
 	return p
 }

@@ -44,13 +44,13 @@ func (p *Pane) buildKeymaps() keymaps {
 		return ""
 	}
 	previewOff := func() string {
-		if !p.preview {
+		if !p.preview.open {
 			return "the preview is closed (p opens it)"
 		}
 		return ""
 	}
 	hasRows := func() bool { return p.rowCount() > 0 }
-	focusPattern := func() { p.focus, p.field = focusComposer, fPattern }
+	focusPattern := func() { p.focus, p.composer.field = focusComposer, fPattern }
 	km := keymaps{}
 	km.anywhere = panes.Keymap{
 		{Binding: b("ctrl+r", "re-run", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.runAndRecord() }},
@@ -76,30 +76,30 @@ func (p *Pane) buildKeymaps() keymaps {
 		{Binding: b("→", "complete path", "right", "ctrl+f"), Do: p.rightKey},
 		{Binding: b("space/←", "change option", "space", "left"), Do: p.toggleKey},
 	}
-	km.results = append(panes.ListNav(panes.ListMoves(&p.list, nil)).Rows(), panes.Keymap{
+	km.results = append(panes.ListNav(panes.ListMoves(&p.results.list, nil)).Rows(), panes.Keymap{
 		{Binding: b("enter/o", "open", "enter", "o"), Footer: true, Everyday: true, When: hasRows,
 			Do: func(tea.KeyPressMsg) tea.Cmd { return p.open() }},
 		{Binding: b("enter", "edit", "enter"), When: func() bool { return !hasRows() }, Do: do(focusPattern)},
 		{Binding: b("y", "copy", "y"), Footer: true, Everyday: true, Disabled: noSelection,
 			Do: func(tea.KeyPressMsg) tea.Cmd { return p.copySelection() }},
 		{Binding: b("p", "preview", "p"), Footer: true, Everyday: true,
-			Do: do(func() { p.preview = !p.preview; p.prevFor = previewAt{} })},
+			Do: do(func() { p.preview.open = !p.preview.open; p.preview.at = previewAt{} })},
 		{Binding: b("/", "edit", "/", "i"), Footer: true, Everyday: true, Do: do(focusPattern)},
-		{Binding: b("K", "preview up", "K", "shift+up"), Disabled: previewOff, Do: do(func() { p.prevView.Scroll(-1) })},
-		{Binding: b("J", "preview down", "J", "shift+down"), Disabled: previewOff, Do: do(func() { p.prevView.Scroll(1) })},
+		{Binding: b("K", "preview up", "K", "shift+up"), Disabled: previewOff, Do: do(func() { p.preview.view.Scroll(-1) })},
+		{Binding: b("J", "preview down", "J", "shift+down"), Disabled: previewOff, Do: do(func() { p.preview.view.Scroll(1) })},
 		{Binding: b("e", "file errors", "e"), Disabled: func() string {
-			if len(p.fileErrs) == 0 {
+			if len(p.results.fileErrs) == 0 {
 				return "no file errors"
 			}
 			return ""
-		}, Do: do(func() { p.showErrs = true; p.errView.Top() })},
+		}, Do: do(func() { p.results.showErrs = true; p.results.errView.Top() })},
 		{Binding: b("s", "next scope", "s"), Disabled: noScopes, Do: toggle(fScope)},
-		{Binding: b("esc", "close preview", "esc"), Do: do(func() { p.preview = false })},
+		{Binding: b("esc", "close preview", "esc"), Do: do(func() { p.preview.open = false })},
 	}...)
-	errs := panes.ViewNav(panes.ViewOf(&p.errView))
+	errs := panes.ViewNav(panes.ViewOf(&p.results.errView))
 	errs.First, errs.Last = panes.KeyRow{}, panes.KeyRow{} // the errors list binds no g or G
 	km.errors = append(panes.Keymap{
-		{Binding: b("e/esc", "close", "e", "esc"), Footer: true, Do: do(func() { p.showErrs = false })},
+		{Binding: b("e/esc", "close", "e", "esc"), Footer: true, Do: do(func() { p.results.showErrs = false })},
 	}, errs.Rows()...)
 	// while the hit opens, enter and o (which close an open document) are
 	// not "back": a double-tapped enter still opens it
@@ -108,15 +108,15 @@ func (p *Pane) buildKeymaps() keymaps {
 	}
 	km.document = append(panes.Keymap{
 		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(p.closeDocument)},
-	}, panes.ViewNav(panes.ViewOf(&p.docView)).Rows()...)
+	}, panes.ViewNav(panes.ViewOf(&p.viewer.view)).Rows()...)
 	return km
 }
 
 // closeDocument goes back from the viewer to the list, also while the
 // document is still opening (its answer is then dropped).
 func (p *Pane) closeDocument() {
-	p.doc, p.docErr, p.docLoading = nil, nil, false
-	p.docGen++
+	p.viewer.doc, p.viewer.err, p.viewer.loading = nil, nil, false
+	p.viewer.gen++
 }
 
 // leaveComposer is esc in a field: back to the results; a pattern whose
@@ -124,7 +124,7 @@ func (p *Pane) closeDocument() {
 func (p *Pane) leaveComposer() tea.Cmd {
 	p.focus = focusResults
 	if p.ranCurrent() {
-		return p.recordHistory(p.inputs[fPattern].Value())
+		return p.recordHistory(p.composer.inputs[fPattern].Value())
 	}
 	return nil
 }
@@ -132,7 +132,7 @@ func (p *Pane) leaveComposer() tea.Cmd {
 // upDown walks the history in the pattern field and moves between fields
 // elsewhere.
 func (p *Pane) upDown(up bool) tea.Cmd {
-	if p.field == fPattern {
+	if p.composer.field == fPattern {
 		return p.walkHistory(up)
 	}
 	if up {
@@ -146,40 +146,40 @@ func (p *Pane) upDown(up bool) tea.Cmd {
 // rightKey accepts the path completion at the end of the path field, as
 // fish does; anywhere else it is the field's own → (or an option change).
 func (p *Pane) rightKey(msg tea.KeyPressMsg) tea.Cmd {
-	if p.field == fPath && p.inputs[fPath].AtEnd() {
+	if p.composer.field == fPath && p.composer.inputs[fPath].AtEnd() {
 		if p.complete() {
 			return p.changed()
 		}
 		return nil
 	}
-	if !isTextField(p.field) {
-		return p.cycle(p.field, 1)
+	if !isTextField(p.composer.field) {
+		return p.cycle(p.composer.field, 1)
 	}
 	return p.edit(msg)
 }
 
 // toggleKey changes an option chip; in a text field space and ← are text.
 func (p *Pane) toggleKey(msg tea.KeyPressMsg) tea.Cmd {
-	if isTextField(p.field) {
+	if isTextField(p.composer.field) {
 		return p.edit(msg)
 	}
 	if msg.String() == "left" {
-		return p.cycle(p.field, -1)
+		return p.cycle(p.composer.field, -1)
 	}
-	return p.cycle(p.field, 1)
+	return p.cycle(p.composer.field, 1)
 }
 
 // edit gives a key to the focused text field.
 func (p *Pane) edit(msg tea.KeyPressMsg) tea.Cmd {
-	if !isTextField(p.field) {
+	if !isTextField(p.composer.field) {
 		return nil
 	}
-	changed, _ := p.inputs[p.field].Handle(msg)
+	changed, _ := p.composer.inputs[p.composer.field].Handle(msg)
 	if !changed {
 		return nil
 	}
-	if p.field == fPattern {
-		p.histIdx = len(p.history)
+	if p.composer.field == fPattern {
+		p.composer.histIdx = len(p.composer.history)
 	}
 	return p.changed()
 }
@@ -187,13 +187,13 @@ func (p *Pane) edit(msg tea.KeyPressMsg) tea.Cmd {
 // keymap is the rows that act now, the mode's own first.
 func (p *Pane) keymap() panes.Keymap {
 	switch {
-	case p.docLoading:
+	case p.viewer.loading:
 		return p.km.opening
 	case p.viewing():
 		return p.km.document
 	case p.focus == focusComposer:
 		return append(append(panes.Keymap{}, p.km.composer...), p.km.anywhere...)
-	case p.showErrs:
+	case p.results.showErrs:
 		return append(append(panes.Keymap{}, p.km.errors...), p.km.anywhere...)
 	}
 	return append(append(panes.Keymap{}, p.km.results...), p.km.anywhere...)

@@ -57,12 +57,12 @@ func (r *results) add(evs []search.Event) {
 // rowCount is the number of selectable rows in the current mode.
 func (p *Pane) rowCount() int {
 	if p.isScoped() {
-		if p.scoped == nil {
+		if p.results.scoped == nil {
 			return 0
 		}
-		return len(p.scoped.Hits)
+		return len(p.results.scoped.Hits)
 	}
-	return len(p.res.rows)
+	return len(p.results.res.rows)
 }
 
 // selectable reports whether the cursor may rest on row i: every scoped
@@ -71,17 +71,17 @@ func (p *Pane) selectable(i int) bool {
 	if p.isScoped() {
 		return true
 	}
-	return i < len(p.res.rows) && p.res.rows[i].ev >= 0
+	return i < len(p.results.res.rows) && p.results.res.rows[i].ev >= 0
 }
 
 // move changes the selection by d rows, skipping file headers in the
 // direction of travel.
-func (p *Pane) move(d int) { p.list.Move(d) }
+func (p *Pane) move(d int) { p.results.list.Move(d) }
 
 // selectedHit is the index of the scoped hit under the cursor, if any.
 func (p *Pane) selectedHit() (int, bool) {
-	i := p.list.Cursor()
-	if !p.isScoped() || p.scoped == nil || i >= len(p.scoped.Hits) {
+	i := p.results.list.Cursor()
+	if !p.isScoped() || p.results.scoped == nil || i >= len(p.results.scoped.Hits) {
 		return 0, false
 	}
 	return i, true
@@ -89,15 +89,15 @@ func (p *Pane) selectedHit() (int, bool) {
 
 // selected is the event under the cursor, if any.
 func (p *Pane) selected() (*search.Event, bool) {
-	sel := p.list.Cursor()
-	if p.isScoped() || sel >= len(p.res.rows) {
+	sel := p.results.list.Cursor()
+	if p.isScoped() || sel >= len(p.results.res.rows) {
 		return nil, false
 	}
-	r := p.res.rows[sel]
+	r := p.results.res.rows[sel]
 	if r.ev < 0 {
 		return nil, false
 	}
-	return &p.res.events[r.ev], true
+	return &p.results.res.events[r.ev], true
 }
 
 // absPath is where a result's file lives: event paths are relative to the
@@ -114,10 +114,10 @@ func (p *Pane) open() tea.Cmd {
 		if !ok {
 			return nil
 		}
-		sc, id := p.opts.Scopes[p.scopeIdx-1], p.scoped.Hits[i].ID
-		p.docLoading = true
-		p.docGen++
-		gen := p.docGen
+		sc, id := p.opts.Scopes[p.composer.scopeIdx-1], p.results.scoped.Hits[i].ID
+		p.viewer.loading = true
+		p.viewer.gen++
+		gen := p.viewer.gen
 		open := p.opts.ScopeOpen
 		if open == nil {
 			open = scope.Open
@@ -163,7 +163,7 @@ func (p *Pane) copySelection() tea.Cmd {
 		if !ok {
 			return nil
 		}
-		s = p.scoped.Hits[i].ID
+		s = p.results.scoped.Hits[i].ID
 	} else if ev, ok := p.selected(); ok {
 		s = fmt.Sprintf("%s:%d", ev.Path, ev.LineNumber)
 	} else {
@@ -184,17 +184,17 @@ func (p *Pane) copySelection() tea.Cmd {
 // syncPreview loads the selected file for the preview when it changes,
 // off the UI goroutine.
 func (p *Pane) syncPreview() tea.Cmd {
-	if !p.preview {
+	if !p.preview.open {
 		return nil
 	}
 	if p.isScoped() {
 		return p.syncScopedPreview()
 	}
 	ev, ok := p.selected()
-	if !ok || ev.Path == p.prevPath {
+	if !ok || ev.Path == p.preview.path {
 		return nil
 	}
-	p.prevPath, p.prevLines, p.prevErr, p.prevLoading = ev.Path, nil, nil, true
+	p.preview.path, p.preview.lines, p.preview.err, p.preview.loading = ev.Path, nil, nil, true
 	path, abs := ev.Path, p.absPath(ev.Path)
 	return func() tea.Msg {
 		lines, cut, err := readLines(abs, scope.OpenMaxBytes)
@@ -237,7 +237,7 @@ func readLines(path string, limit int64) (lines []string, cut bool, err error) {
 // completes with a slash, several complete their common prefix. It reports
 // whether the field changed.
 func (p *Pane) complete() bool {
-	v := p.inputs[fPath].Value()
+	v := p.composer.inputs[fPath].Value()
 	dir, names := p.completions()
 	if len(names) == 0 {
 		return false
@@ -256,7 +256,7 @@ func (p *Pane) complete() bool {
 	if next == v {
 		return false
 	}
-	p.inputs[fPath].SetValue(next)
+	p.composer.inputs[fPath].SetValue(next)
 	return true
 }
 
@@ -282,12 +282,12 @@ func (p *Pane) syncScopedPreview() tea.Cmd {
 	if !ok {
 		return nil
 	}
-	id := p.scoped.Hits[i].ID
-	if id == p.scPrev.id {
+	id := p.results.scoped.Hits[i].ID
+	if id == p.preview.scoped.id {
 		return nil
 	}
-	p.scPrev = scopedPreview{id: id, loading: true}
-	sc := p.opts.Scopes[p.scopeIdx-1]
+	p.preview.scoped = scopedPreview{id: id, loading: true}
+	sc := p.opts.Scopes[p.composer.scopeIdx-1]
 	open := p.opts.ScopeOpen
 	if open == nil {
 		open = scope.Open
@@ -311,16 +311,16 @@ type previewAt struct {
 // content preview centres on the hit's line, a scope hit's opens at its top.
 // Scrolling (J/K, the wheel) then moves from there until the next change.
 func (p *Pane) followSelection() {
-	at := previewAt{gen: p.shownGen, scoped: p.isScoped(), row: p.list.Cursor(), set: true}
-	if at == p.prevFor {
+	at := previewAt{gen: p.results.gen, scoped: p.isScoped(), row: p.results.list.Cursor(), set: true}
+	if at == p.preview.at {
 		return
 	}
-	p.prevFor = at
+	p.preview.at = at
 	if ev, ok := p.selected(); ok {
-		p.prevView.CenterOn(int(ev.LineNumber) - 1)
+		p.preview.view.CenterOn(int(ev.LineNumber) - 1)
 		return
 	}
-	p.prevView.Top()
+	p.preview.view.Top()
 }
 
 // area is a rectangle of the pane, in its own cells.

@@ -87,7 +87,9 @@ type (
 
 var _ panes.Pane = (*Pane)(nil)
 
-// Pane is the Search screen.
+// Pane is the Search screen: it routes keys and messages to its four
+// children (the composer, the results, the preview and the document
+// viewer, each a plain struct) and runs the searches the composer asks for.
 type Pane struct {
 	opts     Options
 	styles   *themes.Styles
@@ -95,10 +97,34 @@ type Pane struct {
 	now      func() time.Time
 	getenv   func(string) string
 	debounce time.Duration
-	root     string // canonical sandbox root, for opening files
+	root     string    // canonical sandbox root, for opening files
+	focus    focusArea // the composer or the results has the keyboard
 
-	// composer
-	focus    focusArea
+	composer composer
+	results  resultList
+	preview  preview
+	viewer   docViewer
+
+	backend      search.BackendInfo
+	backendKnown bool
+
+	// running search
+	seq     uint64 // debounce sequence
+	gen     uint64 // generation of the newest search
+	cur     *stream
+	running bool
+	// recordGen is the search whose pattern joins the history once it
+	// answers without an engine error (the person ran it with enter)
+	recordGen uint64
+	started   time.Time
+
+	notice   string
+	keysSeen int
+	state    atomic.Pointer[Snapshot]
+}
+
+// composer is the fields on screen (composer.go turns them into a request).
+type composer struct {
 	field    int
 	inputs   [nFields]panes.TextField // text fields: pattern, path, include, exclude, numbers
 	scopeIdx int                      // 0 = content, i = Scopes[i-1]
@@ -118,21 +144,14 @@ type Pane struct {
 	histDraft string
 	histErr   error
 
-	backend      search.BackendInfo
-	backendKnown bool
+	compl     completion // the path field's completions, listed off the UI goroutine
+	complWant string     // the path value whose listing was last asked for
+}
 
-	// running search
-	seq     uint64 // debounce sequence
-	gen     uint64 // generation of the newest search
-	cur     *stream
-	running bool
-	// recordGen is the search whose pattern joins the history once it
-	// answers without an engine error (the person ran it with enter)
-	recordGen uint64
-	started   time.Time
-
-	// shown results (content)
-	shownGen uint64
+// resultList is the results on screen: a content search's rows or a
+// scope's hits, the list's cursor over them, and the file errors.
+type resultList struct {
+	gen      uint64 // generation of the results shown
 	res      results
 	scanned  int64
 	fileErrs []search.FileError
@@ -141,7 +160,6 @@ type Pane struct {
 	elapsed  time.Duration
 	lastReq  search.Request
 
-	// shown results (scoped)
 	scoped     *scope.Hits
 	scopedText string
 
@@ -150,32 +168,33 @@ type Pane struct {
 	list    panes.List
 	listTop int // pane line the results start at, as last drawn
 
-	compl     completion // the path field's completions, listed off the UI goroutine
-	complWant string     // the path value whose listing was last asked for
-	showErrs  bool
-	errView   panes.Viewport // the file errors' scroll
-	errBody   errLayout      // the file errors laid out
+	showErrs bool
+	errView  panes.Viewport // the file errors' scroll
+	errBody  errLayout      // the file errors laid out
+}
 
-	preview     bool
-	prevPath    string // file the preview holds or is loading
-	prevLines   []string
-	prevCut     bool // prevLines are the first scope.OpenMaxBytes of a longer file
-	prevErr     error
-	prevLoading bool
-	prevView    panes.Viewport // the preview's scroll: centred on the hit, then J/K and the wheel
-	prevFor     previewAt      // the selection the preview was last centred on
-	prevArea    area           // where the preview was last drawn, for the wheel
-	doc         *scope.Document
-	docErr      error
-	docLoading  bool
-	docGen      uint64 // the open a docMsg must answer: back (esc) while opening drops the late document
-	docView     panes.Viewport
-	docBody     docCache // the document's lines laid out, for the width they were laid out at
-	scPrev      scopedPreview
-	notice      string
+// preview is the selected result's file (or scope hit) beside the list.
+type preview struct {
+	open    bool
+	path    string // file the preview holds or is loading
+	lines   []string
+	cut     bool // lines are the first scope.OpenMaxBytes of a longer file
+	err     error
+	loading bool
+	view    panes.Viewport // the preview's scroll: centred on the hit, then J/K and the wheel
+	at      previewAt      // the selection the preview was last centred on
+	area    area           // where the preview was last drawn, for the wheel
+	scoped  scopedPreview
+}
 
-	keysSeen int
-	state    atomic.Pointer[Snapshot]
+// docViewer is a scope hit opened over the whole pane.
+type docViewer struct {
+	doc     *scope.Document
+	err     error
+	loading bool
+	gen     uint64 // the open a docMsg must answer: back (esc) while opening drops the late document
+	view    panes.Viewport
+	body    docCache // the document's lines laid out, for the width they were laid out at
 }
 
 // Snapshot is the pane's progress, safe to read from any goroutine: tests
@@ -198,9 +217,10 @@ func New(o Options, styles *themes.Styles) *Pane {
 	// global keys (1–4, ?, q, tab) work on first launch; / i or enter
 	// start typing and esc leaves the field (README "Keys").
 	p := &Pane{opts: o, styles: styles, now: o.Now, getenv: o.Getenv,
-		debounce: o.Debounce, errField: -1, recurse: true, focus: focusResults}
+		debounce: o.Debounce, focus: focusResults}
+	p.composer.errField, p.composer.recurse = -1, true
 	p.km = p.buildKeymaps()
-	p.list = panes.List{Len: p.rowCount, Selectable: p.selectable}
+	p.results.list = panes.List{Len: p.rowCount, Selectable: p.selectable}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -217,8 +237,8 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if c, err := filepath.EvalSymlinks(p.root); err == nil {
 		p.root = c
 	}
-	p.history, p.histErr = LoadHistory(o.HistoryPath)
-	p.histIdx = len(p.history)
+	p.composer.history, p.composer.histErr = LoadHistory(o.HistoryPath)
+	p.composer.histIdx = len(p.composer.history)
 	p.applyInitial(o)
 	p.publish()
 	return p
@@ -242,11 +262,11 @@ func (p *Pane) Snapshot() Snapshot {
 }
 
 func (p *Pane) publish() {
-	s := &Snapshot{Busy: p.running || p.seq != 0 || p.prevLoading || p.docLoading || !p.backendKnown,
-		Gen: p.gen, Shown: p.shownGen, Finished: !p.running, Pattern: p.lastReq.Pattern,
-		Err: p.errText, Keys: p.keysSeen}
+	s := &Snapshot{Busy: p.running || p.seq != 0 || p.preview.loading || p.viewer.loading || !p.backendKnown,
+		Gen: p.gen, Shown: p.results.gen, Finished: !p.running, Pattern: p.results.lastReq.Pattern,
+		Err: p.composer.errText, Keys: p.keysSeen}
 	if p.isScoped() {
-		s.Pattern = p.scopedText
+		s.Pattern = p.results.scopedText
 	}
 	if p.backendKnown {
 		s.Backend = strings.TrimSpace(p.backend.Name + " " + p.backend.Version)
@@ -272,7 +292,7 @@ func (p *Pane) Init(ctx context.Context) tea.Cmd {
 		return backendMsg{}
 	}
 	cmds := []tea.Cmd{detect}
-	if strings.TrimSpace(p.inputs[fPattern].Value()) != "" {
+	if strings.TrimSpace(p.composer.inputs[fPattern].Value()) != "" {
 		cmds = append(cmds, p.runNow())
 	}
 	return tea.Batch(cmds...)
@@ -286,9 +306,11 @@ func (p *Pane) Close() {
 // viewing reports whether the viewer fills the pane (a document, the
 // error opening it, or "opening…"): the list is hidden, so its keys, the
 // wheel and clicks do not reach it.
-func (p *Pane) viewing() bool { return p.doc != nil || p.docErr != nil || p.docLoading }
+func (p *Pane) viewing() bool { return p.viewer.doc != nil || p.viewer.err != nil || p.viewer.loading }
 
-func (p *Pane) isScoped() bool { return p.scopeIdx > 0 && p.scopeIdx <= len(p.opts.Scopes) }
+func (p *Pane) isScoped() bool {
+	return p.composer.scopeIdx > 0 && p.composer.scopeIdx <= len(p.opts.Scopes)
+}
 
 // Update handles the pane's messages and, when focused, keys.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
@@ -319,75 +341,75 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		p.running = false
-		p.elapsed = p.now().Sub(p.started)
-		p.shownGen = msg.gen
-		p.showErrs = false
-		p.list.Reset()
+		p.results.elapsed = p.now().Sub(p.started)
+		p.results.gen = msg.gen
+		p.results.showErrs = false
+		p.results.list.Reset()
 		if msg.err != nil {
-			p.scoped = nil
+			p.results.scoped = nil
 			p.setError(msg.err)
 			return nil
 		}
 		h := msg.hits
-		p.scoped = &h
-		p.scPrev = scopedPreview{}
+		p.results.scoped = &h
+		p.preview.scoped = scopedPreview{}
 		return p.recordRun(msg.gen)
 	case previewMsg:
-		if msg.path == p.prevPath {
-			p.prevLines, p.prevCut, p.prevErr, p.prevLoading = msg.lines, msg.cut, msg.err, false
+		if msg.path == p.preview.path {
+			p.preview.lines, p.preview.cut, p.preview.err, p.preview.loading = msg.lines, msg.cut, msg.err, false
 		}
 	case docMsg:
-		if msg.gen != p.docGen || !p.docLoading {
+		if msg.gen != p.viewer.gen || !p.viewer.loading {
 			return nil // the person went back before it opened
 		}
-		p.docLoading = false
+		p.viewer.loading = false
 		if msg.err != nil {
-			p.docErr = msg.err
+			p.viewer.err = msg.err
 		} else {
 			d := msg.doc
-			p.doc = &d
+			p.viewer.doc = &d
 		}
-		p.docView.Top()
+		p.viewer.view.Top()
 	case editorMsg:
-		p.prevPath = "" // the editor may have changed the file: the preview reads it again
+		p.preview.path = "" // the editor may have changed the file: the preview reads it again
 		if msg.err != nil {
 			p.notice = "editor: " + msg.err.Error()
 		}
 	case historyMsg:
-		p.histErr = msg.err
+		p.composer.histErr = msg.err
 	case completionMsg:
-		p.compl = msg.c
+		p.composer.compl = msg.c
 	case panes.ClipboardMsg:
 		if msg.Err != nil {
 			p.notice = "copied through the terminal only: " + filepath.Base(msg.Tool) + ": " + msg.Err.Error()
 		}
 	case scopedPreviewMsg:
-		if msg.id == p.scPrev.id {
-			p.scPrev.loading, p.scPrev.err = false, msg.err
+		if msg.id == p.preview.scoped.id {
+			p.preview.scoped.loading, p.preview.scoped.err = false, msg.err
 			if msg.err == nil {
 				d := msg.doc
-				p.scPrev.doc = &d
+				p.preview.scoped.doc = &d
 			}
 		}
 	case tea.PasteMsg:
-		if p.focus == focusComposer && isTextField(p.field) {
-			p.inputs[p.field].Insert(msg.Content)
+		if p.focus == focusComposer && isTextField(p.composer.field) {
+			p.composer.inputs[p.composer.field].Insert(msg.Content)
 			return p.changed()
 		}
 	case tea.MouseWheelMsg:
 		switch {
 		case p.viewing():
-			p.docView.Wheel(msg)
-		case p.showErrs:
-			p.errView.Wheel(msg)
-		case p.preview && p.prevArea.has(msg.X, msg.Y):
-			p.prevView.Wheel(msg)
+			p.viewer.view.Wheel(msg)
+		case p.results.showErrs:
+			p.results.errView.Wheel(msg)
+		case p.preview.open && p.preview.area.has(msg.X, msg.Y):
+			p.preview.view.Wheel(msg)
 		default:
-			p.list.Wheel(msg)
+			p.results.list.Wheel(msg)
 		}
 	case tea.MouseClickMsg:
 		// a click on a row selects it (a file header: its first line)
-		if !p.viewing() && !p.showErrs && p.list.Click(msg) {
+		if !p.viewing() && !p.results.showErrs && p.results.list.Click(msg) {
 			p.focus = focusResults
 		}
 	case tea.KeyPressMsg:

@@ -44,8 +44,8 @@ func TestTypingDebouncesIntoOneRun(t *testing.T) {
 		t.Fatalf("want exactly one run, got gen=%d starts=%d", p.gen, len(starts))
 	}
 	drain(t, p, starts[0])
-	if p.final == nil || p.res.matches != 6 || p.lastReq.Pattern != "needle" {
-		t.Fatalf("results: final=%v matches=%d", p.final != nil, p.res.matches)
+	if p.results.final == nil || p.results.res.matches != 6 || p.results.lastReq.Pattern != "needle" {
+		t.Fatalf("results: final=%v matches=%d", p.results.final != nil, p.results.res.matches)
 	}
 	// enter runs at once, without a debounce
 	cmd := press(p, "enter")
@@ -81,17 +81,17 @@ func TestNewQueryDropsStaleBatches(t *testing.T) {
 	if cmd := p.Update(*msg); cmd != nil {
 		t.Fatal("a stale batch was pumped again")
 	}
-	if len(p.res.rows) != 0 || len(p.res.events) != 0 {
-		t.Fatalf("stale batch reached the screen: %d rows", len(p.res.rows))
+	if len(p.results.res.rows) != 0 || len(p.results.res.events) != 0 {
+		t.Fatalf("stale batch reached the screen: %d rows", len(p.results.res.rows))
 	}
 	drain(t, p, newCmd)
-	for _, ev := range p.res.events {
+	for _, ev := range p.results.res.events {
 		if !strings.Contains(ev.Line, "three") {
 			t.Fatalf("event of the old query shown: %+v", ev)
 		}
 	}
-	if p.res.matches != 1 {
-		t.Fatalf("want 1 match for three, got %d", p.res.matches)
+	if p.results.res.matches != 1 {
+		t.Fatalf("want 1 match for three, got %d", p.results.res.matches)
 	}
 }
 
@@ -228,7 +228,7 @@ func TestHistoryWalks(t *testing.T) {
 	o.HistoryPath = path
 	p := typing(New(o, styles()))
 	defer p.Close()
-	if got := strings.Join(p.history, ","); got != "two,one" {
+	if got := strings.Join(p.composer.history, ","); got != "two,one" {
 		t.Fatalf("history %q, want two,one (dedup, newest last)", got)
 	}
 	press(p, "d")
@@ -238,7 +238,7 @@ func TestHistoryWalks(t *testing.T) {
 	}
 	for i, s := range steps {
 		press(p, s.key)
-		if got := p.inputs[fPattern].Value(); got != s.want {
+		if got := p.composer.inputs[fPattern].Value(); got != s.want {
 			t.Fatalf("step %d (%s): pattern %q, want %q", i, s.key, got, s.want)
 		}
 	}
@@ -274,18 +274,18 @@ func TestComposerEditsEveryOption(t *testing.T) {
 		t.Fatalf("toggles not applied: %+v", r)
 	}
 	// tab to the path field, complete "sr" to "src/" with → at the end
-	for p.field != fPath {
+	for p.composer.field != fPath {
 		press(p, "tab")
 	}
 	press(p, "s")
 	deliverCompletions(p, press(p, "r")) // listed off the UI goroutine
 	press(p, "right")
-	if got := p.inputs[fPath].Value(); got != "src/" {
+	if got := p.composer.inputs[fPath].Value(); got != "src/" {
 		t.Fatalf("completion gave %q", got)
 	}
 	press(p, "tab") // tab in path: always the next field, never a completion
-	if p.field != fInclude {
-		t.Fatalf("tab in the path field went to field %d", p.field)
+	if p.composer.field != fInclude {
+		t.Fatalf("tab in the path field went to field %d", p.composer.field)
 	}
 	for _, r := range "*.go, *.txt" {
 		press(p, string(r))
@@ -294,8 +294,8 @@ func TestComposerEditsEveryOption(t *testing.T) {
 	press(p, "down") // context
 	press(p, "backspace")
 	press(p, "x")
-	if p.errField != fContext || !strings.Contains(p.errText, `context: must be an integer, got "x"`) {
-		t.Fatalf("inline error: field %d %q", p.errField, p.errText)
+	if p.composer.errField != fContext || !strings.Contains(p.composer.errText, `context: must be an integer, got "x"`) {
+		t.Fatalf("inline error: field %d %q", p.composer.errField, p.composer.errText)
 	}
 	press(p, "backspace")
 	press(p, "2")
@@ -304,9 +304,9 @@ func TestComposerEditsEveryOption(t *testing.T) {
 		t.Fatalf("request: %+v", r)
 	}
 	// space toggles on a toggle field; q is typed, not a quit
-	p.field = fWord
+	p.composer.field = fWord
 	press(p, "space")
-	if p.word {
+	if p.composer.word {
 		t.Fatal("space did not toggle word")
 	}
 	if !p.Capturing() {
@@ -336,8 +336,8 @@ func TestEditorAndClipboard(t *testing.T) {
 	if got := strings.Join(cmd.Args, " "); got != "vi +7 /r/a.go" {
 		t.Fatalf("fallback editor args %q", got)
 	}
-	p.res.add([]search.Event{{Type: "match", Path: "src/a.go", LineNumber: 9, Line: "x", Column: 1, MatchText: "x"}})
-	p.list.Select(1)
+	p.results.res.add([]search.Event{{Type: "match", Path: "src/a.go", LineNumber: 9, Line: "x", Column: 1, MatchText: "x"}})
+	p.results.list.Select(1)
 	p.focus = focusResults
 	if press(p, "y") == nil || p.notice != "copied src/a.go:9" {
 		t.Fatalf("copy: %q", p.notice)
@@ -346,8 +346,8 @@ func TestEditorAndClipboard(t *testing.T) {
 		t.Fatal("o did not open the editor")
 	}
 	// a name that would run commands when pasted never reaches the clipboard
-	p.res.add([]search.Event{{Type: "match", Path: "ev\x1b[201~;echo INJECTED\n.txt", LineNumber: 2, Line: "x", Column: 1, MatchText: "x"}})
-	p.list.Select(3) // rows: a.go, its match, the hostile file, its match
+	p.results.res.add([]search.Event{{Type: "match", Path: "ev\x1b[201~;echo INJECTED\n.txt", LineNumber: 2, Line: "x", Column: 1, MatchText: "x"}})
+	p.results.list.Select(3) // rows: a.go, its match, the hostile file, its match
 	if cmd := press(p, "y"); cmd != nil || !strings.HasPrefix(p.notice, "not copied: the name holds 2 control or invisible characters") {
 		t.Fatalf("copy of a hostile name: cmd %v, notice %q", cmd, p.notice)
 	}

@@ -20,8 +20,8 @@ import (
 func (p *Pane) View(w, h int) string {
 	// what a click or the wheel lands on is only what this frame draws: a
 	// frame without the list (the viewer, no room left) maps no rows
-	p.list.Map.Reset(0, 0, 0)
-	p.prevArea = area{}
+	p.results.list.Map.Reset(0, 0, 0)
+	p.preview.area = area{}
 	if w <= 0 || h <= 0 {
 		return ""
 	}
@@ -34,7 +34,7 @@ func (p *Pane) View(w, h int) string {
 	}
 	status := p.statusLine(w)
 	areaH := h - len(top) - 1
-	p.listTop = len(top)
+	p.results.listTop = len(top)
 	lines := top
 	if areaH > 0 {
 		lines = append(lines, strings.Split(p.area(w, areaH), "\n")...)
@@ -47,16 +47,16 @@ func (p *Pane) View(w, h int) string {
 
 // area is the results list, or the list and the preview.
 func (p *Pane) area(w, h int) string {
-	if p.showErrs {
+	if p.results.showErrs {
 		return panes.Block(p.errorLines(w, h), w, h)
 	}
-	if !p.preview {
+	if !p.preview.open {
 		return p.listBlock(w, h)
 	}
 	if w >= 100 {
 		lw := w * 55 / 100
 		pw := w - lw - 1
-		p.prevArea = area{x: lw + 1, y: p.listTop, w: pw, h: h}
+		p.preview.area = area{x: lw + 1, y: p.results.listTop, w: pw, h: h}
 		left := strings.Split(p.listBlock(lw, h), "\n")
 		right := strings.Split(p.previewBlock(pw, h), "\n")
 		sep := p.styles.Subtle.Render("│")
@@ -69,10 +69,10 @@ func (p *Pane) area(w, h int) string {
 	lh := max(h/2, 1)
 	ph := h - lh
 	if ph <= 0 {
-		p.prevArea = area{}
+		p.preview.area = area{}
 		return p.listBlock(w, h)
 	}
-	p.prevArea = area{x: 0, y: p.listTop + lh, w: w, h: ph}
+	p.preview.area = area{x: 0, y: p.results.listTop + lh, w: w, h: ph}
 	return p.listBlock(w, lh) + "\n" + p.previewBlock(w, ph)
 }
 
@@ -80,19 +80,19 @@ func (p *Pane) composerLines(w, h int) []string {
 	s := p.styles
 	focused := p.focus == focusComposer
 	prompt := s.Muted.Render("❯ ")
-	if focused && p.field == fPattern {
+	if focused && p.composer.field == fPattern {
 		prompt = s.Title.Render("❯ ")
 	}
 	var pat string
-	if p.inputs[fPattern].Value() == "" && !(focused && p.field == fPattern) {
+	if p.composer.inputs[fPattern].Value() == "" && !(focused && p.composer.field == fPattern) {
 		pat = s.Muted.Render("pattern — / to edit")
-	} else if p.inputs[fPattern].Value() == "" {
+	} else if p.composer.inputs[fPattern].Value() == "" {
 		pat = p.renderField(fPattern, w-2) + s.Muted.Render("type a pattern · tab options · esc results")
 	} else {
 		pat = p.renderField(fPattern, w-2)
 	}
 	lines := []string{prompt + pat}
-	if p.errField == fPattern {
+	if p.composer.errField == fPattern {
 		lines = append(lines, p.errLines(w)...)
 	}
 	// option chips, flowed into lines; at small heights only the line with
@@ -127,7 +127,7 @@ func (p *Pane) composerLines(w, h int) []string {
 	if focused {
 		for i, r := range rows {
 			for _, f := range r.fields {
-				if f == p.field {
+				if f == p.composer.field {
 					first = max(0, i-limit+1)
 				}
 			}
@@ -136,16 +136,16 @@ func (p *Pane) composerLines(w, h int) []string {
 	for i := first; i < len(rows) && i < first+limit; i++ {
 		lines = append(lines, rows[i].text)
 		for _, f := range rows[i].fields {
-			if f == p.errField {
+			if f == p.composer.errField {
 				lines = append(lines, p.errLines(w)...)
 			}
 		}
 	}
-	if p.errField > fPattern && !containsChipRow(rows[first:min(first+limit, len(rows))], p.errField) {
+	if p.composer.errField > fPattern && !containsChipRow(rows[first:min(first+limit, len(rows))], p.composer.errField) {
 		lines = append(lines, p.errLines(w)...)
 	}
 	if focused {
-		switch p.field {
+		switch p.composer.field {
 		case fPath:
 			dir, names := p.completions()
 			if len(names) > 0 {
@@ -185,7 +185,7 @@ func containsChipRow(rows []chipLine, f int) bool {
 
 func (p *Pane) errLines(w int) []string {
 	var out []string
-	for _, l := range panes.Wrap("✗ "+safetext.Line(p.errText), max(w-2, 1)) {
+	for _, l := range panes.Wrap("✗ "+safetext.Line(p.composer.errText), max(w-2, 1)) {
 		out = append(out, "  "+p.styles.Err.Render(l))
 	}
 	return out
@@ -206,32 +206,32 @@ func (p *Pane) chip(f, w int) string {
 	case fScope:
 		name, val = "scope", "content"
 		if p.isScoped() {
-			sc := p.opts.Scopes[p.scopeIdx-1]
+			sc := p.opts.Scopes[p.composer.scopeIdx-1]
 			val = sc.Name + "(" + sc.Kind + ")"
 		}
 	case fCase:
-		name, val = "case", caseModes[p.caseIdx]
+		name, val = "case", caseModes[p.composer.caseIdx]
 	case fMode:
 		name, val = "mode", "regex"
-		if p.fixed {
+		if p.composer.fixed {
 			val = "fixed"
 		}
 	case fWord:
-		name, val = "word", onOff(p.word)
+		name, val = "word", onOff(p.composer.word)
 	case fHidden:
-		name, val = "hidden", onOff(p.hidden)
+		name, val = "hidden", onOff(p.composer.hidden)
 	case fFollow:
-		name, val = "follow", onOff(p.follow)
+		name, val = "follow", onOff(p.composer.follow)
 	case fNoIgnore:
-		name, val = "no-ignore", onOff(p.noIgnore)
+		name, val = "no-ignore", onOff(p.composer.noIgnore)
 	case fRecursive:
-		name, val = "recursive", onOff(p.recurse)
+		name, val = "recursive", onOff(p.composer.recurse)
 	case fFuzzy:
 		name, val = "fuzzy", "off"
-		if p.fuzzy > 0 {
-			val = strconv.Itoa(p.fuzzy)
+		if p.composer.fuzzy > 0 {
+			val = strconv.Itoa(p.composer.fuzzy)
 		}
-		if p.backendKnown && p.backend.Name == "rg" && p.fuzzy == 0 {
+		if p.backendKnown && p.backend.Name == "rg" && p.composer.fuzzy == 0 {
 			val = "off(rg)"
 		}
 	case fPath:
@@ -249,12 +249,12 @@ func (p *Pane) chip(f, w int) string {
 	case fTimeout:
 		name = "timeout-ms"
 	}
-	focused := p.focus == focusComposer && p.field == f
+	focused := p.focus == focusComposer && p.composer.field == f
 	if isTextField(f) {
 		if focused {
 			val = p.renderField(f, max(w/2, 8))
 		} else {
-			val = p.inputs[f].Value()
+			val = p.composer.inputs[f].Value()
 			if val == "" {
 				switch f {
 				case fPath:
@@ -270,7 +270,7 @@ func (p *Pane) chip(f, w int) string {
 	}
 	label := s.Label.Render(name + ":")
 	valStyle := s.Text
-	if f == p.errField {
+	if f == p.composer.errField {
 		valStyle = s.Err
 	}
 	if focused {
@@ -282,8 +282,8 @@ func (p *Pane) chip(f, w int) string {
 // renderField draws a text field with its cursor when focused, scrolled
 // horizontally so the cursor stays in view.
 func (p *Pane) renderField(f, width int) string {
-	fd := &p.inputs[f]
-	focused := p.focus == focusComposer && p.field == f
+	fd := &p.composer.inputs[f]
+	focused := p.focus == focusComposer && p.composer.field == f
 	before, at, after := fd.Window(max(width, 1))
 	if !focused {
 		return p.styles.Input.Render(before + strings.TrimRight(at+after, " "))
@@ -300,43 +300,43 @@ func (p *Pane) listBlock(w, h int) string {
 		switch {
 		case p.running:
 			msg = "searching…"
-		case strings.TrimSpace(p.inputs[fPattern].Value()) == "":
+		case strings.TrimSpace(p.composer.inputs[fPattern].Value()) == "":
 			msg = "results appear here as you type"
-		case p.errText != "":
+		case p.composer.errText != "":
 			msg = "fix the query above to search"
-		case p.final != nil || p.scoped != nil:
+		case p.results.final != nil || p.results.scoped != nil:
 			msg = "no matches"
 		}
-		p.list.Map.Reset(p.listTop, 0, 0)
+		p.results.list.Map.Reset(p.results.listTop, 0, 0)
 		return panes.Block([]string{s.Muted.Render(msg)}, w, h)
 	}
-	p.list.Map.Reset(p.listTop, 0, w)
-	top := p.list.Scroll(h)
+	p.results.list.Map.Reset(p.results.listTop, 0, w)
+	top := p.results.list.Scroll(h)
 	var lines []string
 	if p.isScoped() {
-		lines, _ = p.list.Draw(h, func(i int, sel bool) []string { return []string{p.scopedRow(i, sel, w)} })
+		lines, _ = p.results.list.Draw(h, func(i int, sel bool) []string { return []string{p.scopedRow(i, sel, w)} })
 		return panes.Block(lines, w, h)
 	}
 	// line numbers as wide as the widest on screen
 	nw := 1
 	for i := top; i < n && i < top+h; i++ {
-		if r := p.res.rows[i]; r.ev >= 0 {
-			nw = max(nw, len(strconv.FormatUint(p.res.events[r.ev].LineNumber, 10)))
+		if r := p.results.res.rows[i]; r.ev >= 0 {
+			nw = max(nw, len(strconv.FormatUint(p.results.res.events[r.ev].LineNumber, 10)))
 		}
 	}
-	lines, _ = p.list.Draw(h, func(i int, sel bool) []string { return []string{p.contentRow(i, sel, w, nw)} })
+	lines, _ = p.results.list.Draw(h, func(i int, sel bool) []string { return []string{p.contentRow(i, sel, w, nw)} })
 	return panes.Block(lines, w, h)
 }
 
 func (p *Pane) contentRow(i int, selected bool, w, nw int) string {
 	s := p.styles
-	r := p.res.rows[i]
-	g := p.res.groups[r.group]
+	r := p.results.res.rows[i]
+	g := p.results.res.groups[r.group]
 	if r.ev < 0 {
 		count := fmt.Sprintf(" (%d)", g.matches)
 		return p.safeField(g.path, max(w-len(count), 1), s.Heading) + s.Muted.Render(count)
 	}
-	ev := &p.res.events[r.ev]
+	ev := &p.results.res.events[r.ev]
 	mark := " "
 	if selected {
 		mark = s.Cursor.Render("›")
@@ -388,13 +388,13 @@ func eventSpans(ev *search.Event) []search.Span {
 
 func (p *Pane) scopedRow(i int, selected bool, w int) string {
 	s := p.styles
-	h := p.scoped.Hits[i]
+	h := p.results.scoped.Hits[i]
 	mark := " "
 	if selected {
 		mark = s.Cursor.Render("›")
 	}
 	var head string
-	switch p.opts.Scopes[p.scopeIdx-1].Kind {
+	switch p.opts.Scopes[p.composer.scopeIdx-1].Kind {
 	case scope.KindEmails:
 		// date · sender · subject: how a person finds a message, not by
 		// its Maildir file name
@@ -434,9 +434,9 @@ func (p *Pane) scopedRow(i int, selected bool, w int) string {
 // body, a record's columns, scrolled with J/K.
 func (p *Pane) scopedPreviewLines(w, h int) []string {
 	s := p.styles
-	pv := p.scPrev
+	pv := p.preview.scoped
 	switch {
-	case p.scoped == nil || len(p.scoped.Hits) == 0:
+	case p.results.scoped == nil || len(p.results.scoped.Hits) == 0:
 		return []string{s.Muted.Render("preview: select a hit")}
 	case pv.loading:
 		return []string{s.Muted.Render("opening…")}
@@ -446,7 +446,7 @@ func (p *Pane) scopedPreviewLines(w, h int) []string {
 		return nil
 	}
 	head := p.safeField(pv.doc.Title, w, s.Title)
-	return append([]string{head}, p.prevView.Window(p.layoutDoc(pv.doc, w), h-1)...)
+	return append([]string{head}, p.preview.view.Window(p.layoutDoc(pv.doc, w), h-1)...)
 }
 
 func (p *Pane) previewBlock(w, h int) string {
@@ -462,21 +462,21 @@ func (p *Pane) previewBlock(w, h int) string {
 	head := p.safeField(ev.Path, max(w-len(num), 1), s.Heading) + s.Heading.Render(num)
 	lines := []string{head}
 	switch {
-	case p.prevLoading || p.prevPath != ev.Path:
+	case p.preview.loading || p.preview.path != ev.Path:
 		lines = append(lines, s.Muted.Render("loading…"))
-	case p.prevErr != nil:
-		lines = append(lines, p.safeField(p.prevErr.Error(), w, s.Err))
-	case int(ev.LineNumber) > len(p.prevLines):
+	case p.preview.err != nil:
+		lines = append(lines, p.safeField(p.preview.err.Error(), w, s.Err))
+	case int(ev.LineNumber) > len(p.preview.lines):
 		lines = append(lines, p.hitBeyondPreview(ev, w)...)
 	default:
 		// the window around the hit: centred when the selection changed
 		// (followSelection), then where J/K and the wheel took it
 		sel := int(ev.LineNumber) - 1
-		first, end := p.prevView.Range(len(p.prevLines), h-1)
+		first, end := p.preview.view.Range(len(p.preview.lines), h-1)
 		nw := len(strconv.Itoa(end))
 		for i := first; i < end; i++ {
 			mark, sepc := " ", "│"
-			text := p.prevLines[i]
+			text := p.preview.lines[i]
 			var spans []search.Span
 			o := rowOpts{tabs: tabWidth, base: s.Muted, hl: s.Match, warn: s.Warning}
 			if i == sel {
@@ -504,16 +504,16 @@ func (p *Pane) hitBeyondPreview(ev *search.Event, w int) []string {
 	num := fmt.Sprintf("%d│", ev.LineNumber)
 	hit := s.Cursor.Render("›") + s.Muted.Render(num) + renderLine(ev.Line, eventSpans(ev), w-1-len([]rune(num)), p.lineOpts(ev, s.Text))
 	why := fmt.Sprintf("line %d is past the first %d MiB, all the preview reads of a file", ev.LineNumber, scope.OpenMaxBytes>>20)
-	if !p.prevCut {
-		why = fmt.Sprintf("the file has %d line%s now: it changed since the search", len(p.prevLines), plural(len(p.prevLines), "", "s"))
+	if !p.preview.cut {
+		why = fmt.Sprintf("the file has %d line%s now: it changed since the search", len(p.preview.lines), plural(len(p.preview.lines), "", "s"))
 	}
 	return append([]string{hit, ""}, panes.Wrap(s.Muted.Render(why), w)...)
 }
 
 func (p *Pane) errorLines(w, h int) []string {
 	s := p.styles
-	head := s.Heading.Render(fmt.Sprintf("File errors (%d)", len(p.fileErrs))) + s.Muted.Render(" · e/esc close · ↑/↓ scroll")
-	return append([]string{head}, p.errView.Window(p.layoutErrors(w), h-1)...)
+	head := s.Heading.Render(fmt.Sprintf("File errors (%d)", len(p.results.fileErrs))) + s.Muted.Render(" · e/esc close · ↑/↓ scroll")
+	return append([]string{head}, p.results.errView.Window(p.layoutErrors(w), h-1)...)
 }
 
 // errLayout is the file errors laid out for one width. A search's errors
@@ -528,19 +528,19 @@ type errLayout struct {
 
 func (p *Pane) layoutErrors(w int) []string {
 	var of *search.FileError
-	if len(p.fileErrs) > 0 {
-		of = &p.fileErrs[0]
+	if len(p.results.fileErrs) > 0 {
+		of = &p.results.fileErrs[0]
 	}
-	if p.errBody.width != w || p.errBody.of != of || p.errBody.n > len(p.fileErrs) {
-		p.errBody = errLayout{width: w, of: of}
+	if p.results.errBody.width != w || p.results.errBody.of != of || p.results.errBody.n > len(p.results.fileErrs) {
+		p.results.errBody = errLayout{width: w, of: of}
 	}
-	for _, e := range p.fileErrs[p.errBody.n:] {
+	for _, e := range p.results.fileErrs[p.results.errBody.n:] {
 		for _, l := range panes.Wrap(safetext.Line(e.Path)+": "+safetext.Line(e.Error), max(w-2, 1)) {
-			p.errBody.lines = append(p.errBody.lines, "  "+p.styles.Err.Render(l))
+			p.results.errBody.lines = append(p.results.errBody.lines, "  "+p.styles.Err.Render(l))
 		}
 	}
-	p.errBody.n = len(p.fileErrs)
-	return p.errBody.lines
+	p.results.errBody.n = len(p.results.fileErrs)
+	return p.results.errBody.lines
 }
 
 func (p *Pane) statusLine(w int) string {
@@ -558,59 +558,59 @@ func (p *Pane) statusLine(w int) string {
 		}
 	}
 	if p.isScoped() {
-		sc := p.opts.Scopes[p.scopeIdx-1]
-		if p.scoped != nil {
-			parts = append(parts, s.Text.Render(fmt.Sprintf("%d of %d hits", len(p.scoped.Hits), p.scoped.Count)))
-			if p.scoped.Truncated {
+		sc := p.opts.Scopes[p.composer.scopeIdx-1]
+		if p.results.scoped != nil {
+			parts = append(parts, s.Text.Render(fmt.Sprintf("%d of %d hits", len(p.results.scoped.Hits), p.results.scoped.Count)))
+			if p.results.scoped.Truncated {
 				parts = append(parts, s.Warning.Render("+ more, raise max results"))
 			}
 		}
 		parts = append(parts, s.Muted.Render("scope "+sc.Name+" ("+sc.Kind+")"))
 		if p.running || p.seq != 0 {
 			parts = append(parts, s.Muted.Render("searching…"))
-		} else if p.scoped != nil {
-			parts = append(parts, s.Muted.Render(fmtElapsed(p.elapsed)))
+		} else if p.results.scoped != nil {
+			parts = append(parts, s.Muted.Render(fmtElapsed(p.results.elapsed)))
 		}
 		return panes.Fit(strings.Join(parts, sep), w)
 	}
 	// stale: the results on screen answer an older pattern while a new
 	// search waits for its debounce or for its first batch
-	stale := p.seq != 0 || (p.running && p.shownGen != p.gen)
+	stale := p.seq != 0 || (p.running && p.results.gen != p.gen)
 	if stale {
 		parts = append(parts, s.Warning.Render("searching…"))
 	}
-	if p.shownGen != 0 && (p.final != nil || len(p.res.rows) > 0 || p.running) {
-		counts := fmt.Sprintf("%d %s in %d %s", p.res.matches, plural(p.res.matches, "match", "matches"),
-			len(p.res.groups), plural(len(p.res.groups), "file", "files"))
+	if p.results.gen != 0 && (p.results.final != nil || len(p.results.res.rows) > 0 || p.running) {
+		counts := fmt.Sprintf("%d %s in %d %s", p.results.res.matches, plural(p.results.res.matches, "match", "matches"),
+			len(p.results.res.groups), plural(len(p.results.res.groups), "file", "files"))
 		if stale {
 			parts = append(parts, s.Muted.Render("previous: "+counts))
 		} else {
 			parts = append(parts, s.Text.Render(counts))
-			parts = append(parts, s.Muted.Render(fmt.Sprintf("scanned %d", p.scanned)))
+			parts = append(parts, s.Muted.Render(fmt.Sprintf("scanned %d", p.results.scanned)))
 		}
 	}
 	switch {
 	case stale: // the old elapsed time would read as the new search's
 	case p.running:
 		parts = append(parts, s.Muted.Render("searching…"))
-	case p.final != nil:
-		parts = append(parts, s.Muted.Render(fmtElapsed(p.elapsed)))
+	case p.results.final != nil:
+		parts = append(parts, s.Muted.Render(fmtElapsed(p.results.elapsed)))
 	}
 	parts = append(parts, s.Muted.Render(be))
-	if p.final != nil && p.final.Truncated {
+	if p.results.final != nil && p.results.final.Truncated {
 		parts = append(parts, s.Warning.Render("+ more, raise max results"))
 	}
-	if p.final != nil && p.final.TimedOut {
+	if p.results.final != nil && p.results.final.TimedOut {
 		parts = append(parts, s.Warning.Render("timed out"))
 	}
-	if len(p.fileErrs) > 0 {
-		parts = append(parts, s.Err.Render(fmt.Sprintf("%d file %s (e)", len(p.fileErrs), plural(len(p.fileErrs), "error", "errors"))))
+	if len(p.results.fileErrs) > 0 {
+		parts = append(parts, s.Err.Render(fmt.Sprintf("%d file %s (e)", len(p.results.fileErrs), plural(len(p.results.fileErrs), "error", "errors"))))
 	}
-	if p.runErr != "" {
-		parts = append(parts, s.Err.Render(safetext.Line(p.runErr)))
+	if p.results.runErr != "" {
+		parts = append(parts, s.Err.Render(safetext.Line(p.results.runErr)))
 	}
-	if p.final != nil && p.final.Stderr != "" {
-		parts = append(parts, s.Err.Render(strings.Join(safetext.Lines(p.final.Stderr), " ")))
+	if p.results.final != nil && p.results.final.Stderr != "" {
+		parts = append(parts, s.Err.Render(strings.Join(safetext.Lines(p.results.final.Stderr), " ")))
 	}
 	return panes.Fit(strings.Join(parts, sep), w)
 }
@@ -633,16 +633,16 @@ func fmtElapsed(d time.Duration) string {
 // body, with the query highlighted; scrollable.
 func (p *Pane) docLines(w, h int) []string {
 	s := p.styles
-	if p.docLoading {
+	if p.viewer.loading {
 		return []string{s.Muted.Render("opening…")}
 	}
-	if p.docErr != nil {
-		return []string{p.safeField("cannot open: "+p.docErr.Error(), w, s.Err), s.Muted.Render("esc: back")}
+	if p.viewer.err != nil {
+		return []string{p.safeField("cannot open: "+p.viewer.err.Error(), w, s.Err), s.Muted.Render("esc: back")}
 	}
-	d := p.doc
+	d := p.viewer.doc
 	head := p.safeField(d.Title, max(w-20, 10), s.Title) + s.Muted.Render("  "+d.Scope+" · esc back")
 	body := p.layoutDoc(d, w)
-	return append([]string{head}, p.docView.Window(body, h-1)...)
+	return append([]string{head}, p.viewer.view.Window(body, h-1)...)
 }
 
 // docCache is a document laid out for one width: escaping and wrapping
@@ -658,11 +658,11 @@ type docCache struct {
 // escapes marked, tabs expanded in the body), wrapped to w and
 // highlighted.
 func (p *Pane) layoutDoc(d *scope.Document, w int) []string {
-	if p.docBody.doc == d && p.docBody.width == w && p.docBody.query == p.scopedText {
-		return p.docBody.lines
+	if p.viewer.body.doc == d && p.viewer.body.width == w && p.viewer.body.query == p.results.scopedText {
+		return p.viewer.body.lines
 	}
 	s := p.styles
-	q := safetext.Line(p.scopedText)
+	q := safetext.Line(p.results.scopedText)
 	mark := func(line string, base lipgloss.Style) string { return highlightAll(line, q, base, s.Match, s.Warning) }
 	var body []string
 	for _, f := range d.Fields {
@@ -690,7 +690,7 @@ func (p *Pane) layoutDoc(d *scope.Document, w int) []string {
 	if d.Truncated {
 		body = append(body, s.Warning.Render("… cut at 4 MiB"))
 	}
-	p.docBody = docCache{doc: d, width: w, query: p.scopedText, lines: body}
+	p.viewer.body = docCache{doc: d, width: w, query: p.results.scopedText, lines: body}
 	return body
 }
 
@@ -778,13 +778,13 @@ func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
 // FullHelp is the ? overlay's keys for the current mode, from its rows.
 func (p *Pane) FullHelp() [][]key.Binding {
 	switch {
-	case p.docLoading:
+	case p.viewer.loading:
 		return [][]key.Binding{p.km.opening.Help()}
 	case p.viewing():
 		return [][]key.Binding{p.km.document.Help()}
 	case p.focus == focusComposer:
 		return [][]key.Binding{p.km.composer.Help(), p.km.anywhere.Help()}
-	case p.showErrs:
+	case p.results.showErrs:
 		return [][]key.Binding{p.km.errors.Help(), p.km.anywhere.Help()}
 	}
 	return [][]key.Binding{p.km.results.Help(), p.km.anywhere.Help()}
