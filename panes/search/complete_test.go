@@ -30,7 +30,7 @@ func TestPathCompletionHonoursDenyGlobs(t *testing.T) {
 	if cmd := p.Update(kp("s")); cmd == nil {
 		t.Fatal("no listing asked for")
 	}
-	if dir, names := p.completions(); dir != "" || names != nil {
+	if dir, names := p.composer.completions(); dir != "" || names != nil {
 		t.Fatal("completions were read on the UI goroutine")
 	}
 	c := listDirs(p.root, "s", conservativeDeny(o.Search.Deny))
@@ -52,7 +52,7 @@ func TestPathCompletionHonoursDenyGlobs(t *testing.T) {
 	}
 	// a stale listing (for an older value) is not shown
 	p.Update(completionMsg{c: completion{value: "zz", names: []string{"zzz"}}})
-	if _, names := p.completions(); names != nil {
+	if _, names := p.composer.completions(); names != nil {
 		t.Fatal("a listing for another value was used")
 	}
 }

@@ -35,7 +35,7 @@ func TestEndToEndBackends(t *testing.T) {
 			if p.results.final == nil || p.results.res.matches != 5 || len(p.results.res.groups) != 4 {
 				t.Fatalf("%s: %d matches in %d files", be, p.results.res.matches, len(p.results.res.groups))
 			}
-			ev, ok := p.selected()
+			ev, ok := p.results.selected()
 			if !ok || ev.Path != "docs/guide.md" || ev.LineNumber != 3 || len(ev.Submatches) != 2 {
 				t.Fatalf("first selection %+v", ev)
 			}

@@ -58,7 +58,7 @@ func TestHostileNameAndLineAreShownEscaped(t *testing.T) {
 				t.Fatalf("search: final %v, matches %d, err %q %q", p.results.final != nil, p.results.res.matches, p.composer.errText, p.results.runErr)
 			}
 			drain(t, p, press(p, "esc"))
-			p.move(1)
+			p.results.move(1)
 			drain(t, p, press(p, "p")) // the preview
 			out := p.View(160, 20)
 			checkNoRawControls(t, out)

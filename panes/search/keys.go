@@ -26,7 +26,7 @@ func (p *Pane) buildKeymaps() keymaps {
 		return func(tea.KeyPressMsg) tea.Cmd { return p.cycle(f, 1) }
 	}
 	contentOnly := func() string {
-		if p.isScoped() {
+		if p.composer.isScoped() {
 			return "a scope has only a pattern and max results"
 		}
 		return ""
@@ -38,7 +38,7 @@ func (p *Pane) buildKeymaps() keymaps {
 		return ""
 	}
 	noSelection := func() string {
-		if p.rowCount() == 0 {
+		if p.results.rowCount() == 0 {
 			return "no result selected"
 		}
 		return ""
@@ -49,7 +49,7 @@ func (p *Pane) buildKeymaps() keymaps {
 		}
 		return ""
 	}
-	hasRows := func() bool { return p.rowCount() > 0 }
+	hasRows := func() bool { return p.results.rowCount() > 0 }
 	focusPattern := func() { p.focus, p.composer.field = focusComposer, fPattern }
 	km := keymaps{}
 	km.anywhere = panes.Keymap{
@@ -69,8 +69,8 @@ func (p *Pane) buildKeymaps() keymaps {
 		{Binding: b("enter", "run", "enter"), Footer: true, Everyday: true,
 			Do: func(tea.KeyPressMsg) tea.Cmd { return p.runAndRecord() }},
 		{Binding: b("esc", "leave field", "esc"), Footer: true, Everyday: true, Do: func(tea.KeyPressMsg) tea.Cmd { return p.leaveComposer() }},
-		{Binding: b("tab", "next field", "tab"), Footer: true, Do: do(func() { p.nextField(1) })},
-		{Binding: b("shift+tab", "previous field", "shift+tab"), Do: do(func() { p.nextField(-1) })},
+		{Binding: b("tab", "next field", "tab"), Footer: true, Do: do(func() { p.composer.nextField(1) })},
+		{Binding: b("shift+tab", "previous field", "shift+tab"), Do: do(func() { p.composer.nextField(-1) })},
 		{Binding: b("↑/↓", "history", "up", "down"), Footer: true, Everyday: true,
 			Do: func(msg tea.KeyPressMsg) tea.Cmd { return p.upDown(msg.String() == "up") }},
 		{Binding: b("→", "complete path", "right", "ctrl+f"), Do: p.rightKey},
@@ -124,7 +124,7 @@ func (p *Pane) closeDocument() {
 func (p *Pane) leaveComposer() tea.Cmd {
 	p.focus = focusResults
 	if p.ranCurrent() {
-		return p.recordHistory(p.composer.inputs[fPattern].Value())
+		return p.recordHistory(p.composer.pattern())
 	}
 	return nil
 }
@@ -133,12 +133,15 @@ func (p *Pane) leaveComposer() tea.Cmd {
 // elsewhere.
 func (p *Pane) upDown(up bool) tea.Cmd {
 	if p.composer.field == fPattern {
-		return p.walkHistory(up)
+		if p.composer.walkHistory(up) {
+			return p.changed()
+		}
+		return nil
 	}
 	if up {
-		p.nextField(-1)
+		p.composer.nextField(-1)
 	} else {
-		p.nextField(1)
+		p.composer.nextField(1)
 	}
 	return nil
 }
@@ -147,7 +150,7 @@ func (p *Pane) upDown(up bool) tea.Cmd {
 // fish does; anywhere else it is the field's own → (or an option change).
 func (p *Pane) rightKey(msg tea.KeyPressMsg) tea.Cmd {
 	if p.composer.field == fPath && p.composer.inputs[fPath].AtEnd() {
-		if p.complete() {
+		if p.composer.complete() {
 			return p.changed()
 		}
 		return nil
@@ -171,15 +174,20 @@ func (p *Pane) toggleKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // edit gives a key to the focused text field.
 func (p *Pane) edit(msg tea.KeyPressMsg) tea.Cmd {
-	if !isTextField(p.composer.field) {
+	if !p.composer.edit(msg) {
 		return nil
 	}
-	changed, _ := p.composer.inputs[p.composer.field].Handle(msg)
-	if !changed {
+	return p.changed()
+}
+
+// cycle changes a toggle field by d steps and re-runs (debounced); another
+// scope's results are not this one's, so they go at once.
+func (p *Pane) cycle(f, d int) tea.Cmd {
+	if !p.composer.toggle(f, d) {
 		return nil
 	}
-	if p.composer.field == fPattern {
-		p.composer.histIdx = len(p.composer.history)
+	if f == fScope {
+		p.clearResults()
 	}
 	return p.changed()
 }

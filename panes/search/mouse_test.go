@@ -107,7 +107,7 @@ func TestClickAndWheelOnResults(t *testing.T) {
 		t.Fatalf("row not drawn:\n%s", strings.Join(view, "\n"))
 	}
 	p.Update(panetest.Click(10, y))
-	if ev, ok := p.selected(); !ok || ev.Line != "needle three" {
+	if ev, ok := p.results.selected(); !ok || ev.Line != "needle three" {
 		t.Fatalf("click on %q selected %+v", view[y], ev)
 	}
 	// the header of c.go, the line above its first match
@@ -117,7 +117,7 @@ func TestClickAndWheelOnResults(t *testing.T) {
 		}
 	}
 	p.Update(panetest.Click(3, y))
-	if ev, ok := p.selected(); !ok || ev.Path != "c.go" || ev.LineNumber != 1 {
+	if ev, ok := p.results.selected(); !ok || ev.Path != "c.go" || ev.LineNumber != 1 {
 		t.Fatalf("click on the c.go header selected %+v", ev)
 	}
 	before := p.results.list.Cursor()

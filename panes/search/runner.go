@@ -32,7 +32,7 @@ func (p *Pane) recordRun(gen uint64) tea.Cmd {
 	}
 	p.recordGen = 0
 	q := p.results.lastReq.Pattern
-	if p.isScoped() {
+	if p.composer.isScoped() {
 		q = p.results.scopedText
 	}
 	return p.recordHistory(q)
@@ -48,9 +48,7 @@ func (p *Pane) recordHistory(q string) tea.Cmd {
 	if strings.TrimSpace(q) == "" {
 		return nil
 	}
-	p.composer.history = pushHistory(p.composer.history, q)
-	p.composer.histIdx = len(p.composer.history)
-	p.composer.histDraft = ""
+	p.composer.remember(q)
 	path := p.opts.HistoryPath
 	if path == "" {
 		return nil
@@ -61,11 +59,11 @@ func (p *Pane) recordHistory(q string) tea.Cmd {
 // ranCurrent reports whether the results on screen answer the pattern as it
 // is now, without an error: the person has seen this search run.
 func (p *Pane) ranCurrent() bool {
-	q := p.composer.inputs[fPattern].Value()
+	q := p.composer.pattern()
 	if strings.TrimSpace(q) == "" || p.composer.errText != "" || p.results.runErr != "" || p.results.gen != p.gen || p.seq != 0 {
 		return false
 	}
-	if p.isScoped() {
+	if p.composer.isScoped() {
 		return p.results.scoped != nil && p.results.scopedText == q
 	}
 	return p.results.lastReq.Pattern == q && (p.results.final != nil || p.running)
@@ -74,12 +72,12 @@ func (p *Pane) ranCurrent() bool {
 // changed is called after every edit: local checks at once, the search
 // after the debounce.
 func (p *Pane) changed() tea.Cmd {
-	if _, ok := p.buildRequest(); !ok {
+	if _, ok := p.composer.buildRequest(); !ok {
 		p.seq = 0 // nothing to run until the field is fixed
 		p.stopSearch()
 		return nil
 	}
-	if strings.TrimSpace(p.composer.inputs[fPattern].Value()) == "" {
+	if strings.TrimSpace(p.composer.pattern()) == "" {
 		p.seq = 0
 		p.stopSearch()
 		p.clearResults()
@@ -96,7 +94,7 @@ func (p *Pane) changed() tea.Cmd {
 // runNow starts the composed search at once, superseding any running one.
 func (p *Pane) runNow() tea.Cmd {
 	p.seq = 0
-	req, ok := p.buildRequest()
+	req, ok := p.composer.buildRequest()
 	if !ok {
 		return nil
 	}
@@ -110,8 +108,8 @@ func (p *Pane) runNow() tea.Cmd {
 	gen := p.gen
 	p.running = true
 	p.started = p.now()
-	if p.isScoped() {
-		sc := p.opts.Scopes[p.composer.scopeIdx-1]
+	if p.composer.isScoped() {
+		sc := p.composer.scope()
 		q := scope.Query{Text: req.Pattern, MaxResults: int(derefOr(req.MaxResults, 100))}
 		p.results.scopedText = req.Pattern
 		return func() tea.Msg {
@@ -147,17 +145,7 @@ func (p *Pane) stopSearch() {
 }
 
 func (p *Pane) clearResults() {
-	p.results.res = results{}
-	p.results.scoped = nil
-	p.results.final = nil
-	p.results.fileErrs = nil
-	p.results.scanned = 0
-	p.results.runErr = ""
-	p.results.showErrs = false
-	p.results.list.Reset()
-	p.results.gen = p.gen
-	p.results.lastReq = search.Request{}
-	p.results.scopedText = ""
+	p.results.clear(p.gen)
 	p.preview.scoped = scopedPreview{}
 }
 
@@ -168,24 +156,11 @@ func (p *Pane) onBatch(m batchMsg) tea.Cmd {
 		return nil
 	}
 	if p.results.gen != m.gen {
-		// first news of a new query: replace the old results only now, so
-		// the screen never flashes empty while typing
-		p.results.res = results{}
-		p.results.fileErrs, p.results.final, p.results.runErr = nil, nil, ""
-		p.results.showErrs = false
-		p.results.errView.Top()
-		p.results.list.Reset()
-		p.results.gen = m.gen
+		p.results.begin(m.gen)
 		p.preview.path = "" // the file may have changed since the preview read it: read it again
-		p.clearError()
+		p.composer.clearError()
 	}
-	fresh := len(p.results.res.rows) == 0
-	p.results.res.add(m.events)
-	if fresh {
-		p.selectFirstMatch()
-	}
-	p.results.fileErrs = append(p.results.fileErrs, m.errs...)
-	p.results.scanned = max(p.results.scanned, m.scanned)
+	p.results.add(m.events, m.errs, m.scanned)
 	if !m.finished {
 		return p.cur.pump()
 	}
@@ -195,30 +170,13 @@ func (p *Pane) onBatch(m batchMsg) tea.Cmd {
 	if m.err != nil {
 		var te *search.ToolError
 		if errors.As(m.err, &te) {
-			p.setError(te)
+			p.composer.setError(te)
 			p.results.res = results{}
 			return nil
 		}
 		p.results.runErr = m.err.Error()
 	}
 	record := p.recordRun(m.gen)
-	resp := m.resp
-	p.results.final = &resp
-	p.results.scanned = resp.FilesScanned
-	if resp.Errors != nil {
-		p.results.fileErrs = resp.Errors // the complete list, in order
-	}
+	p.results.finish(m.resp)
 	return record
-}
-
-// selectFirstMatch puts the cursor on the first match line (not a header or
-// a context line) of fresh results.
-func (p *Pane) selectFirstMatch() {
-	for i, r := range p.results.res.rows {
-		if r.ev >= 0 && p.results.res.events[r.ev].Type == "match" {
-			p.results.list.Select(i)
-			return
-		}
-	}
-	p.results.list.Select(0)
 }

@@ -123,80 +123,6 @@ type Pane struct {
 	state    atomic.Pointer[Snapshot]
 }
 
-// composer is the fields on screen (composer.go turns them into a request).
-type composer struct {
-	field    int
-	inputs   [nFields]panes.TextField // text fields: pattern, path, include, exclude, numbers
-	scopeIdx int                      // 0 = content, i = Scopes[i-1]
-	caseIdx  int
-	fixed    bool
-	word     bool
-	hidden   bool
-	follow   bool
-	noIgnore bool
-	recurse  bool
-	fuzzy    int
-	errField int    // field the error belongs to, -1 for none
-	errText  string // inline validation message
-
-	history   []string
-	histIdx   int
-	histDraft string
-	histErr   error
-
-	compl     completion // the path field's completions, listed off the UI goroutine
-	complWant string     // the path value whose listing was last asked for
-}
-
-// resultList is the results on screen: a content search's rows or a
-// scope's hits, the list's cursor over them, and the file errors.
-type resultList struct {
-	gen      uint64 // generation of the results shown
-	res      results
-	scanned  int64
-	fileErrs []search.FileError
-	final    *search.Response
-	runErr   string
-	elapsed  time.Duration
-	lastReq  search.Request
-
-	scoped     *scope.Hits
-	scopedText string
-
-	// list is the results' cursor and top (content rows with their file
-	// headers, or scoped hits); its Map is which row each drawn line shows
-	list    panes.List
-	listTop int // pane line the results start at, as last drawn
-
-	showErrs bool
-	errView  panes.Viewport // the file errors' scroll
-	errBody  errLayout      // the file errors laid out
-}
-
-// preview is the selected result's file (or scope hit) beside the list.
-type preview struct {
-	open    bool
-	path    string // file the preview holds or is loading
-	lines   []string
-	cut     bool // lines are the first scope.OpenMaxBytes of a longer file
-	err     error
-	loading bool
-	view    panes.Viewport // the preview's scroll: centred on the hit, then J/K and the wheel
-	at      previewAt      // the selection the preview was last centred on
-	area    area           // where the preview was last drawn, for the wheel
-	scoped  scopedPreview
-}
-
-// docViewer is a scope hit opened over the whole pane.
-type docViewer struct {
-	doc     *scope.Document
-	err     error
-	loading bool
-	gen     uint64 // the open a docMsg must answer: back (esc) while opening drops the late document
-	view    panes.Viewport
-	body    docCache // the document's lines laid out, for the width they were laid out at
-}
-
 // Snapshot is the pane's progress, safe to read from any goroutine: tests
 // wait on it instead of on terminal bytes.
 type Snapshot struct {
@@ -218,9 +144,10 @@ func New(o Options, styles *themes.Styles) *Pane {
 	// start typing and esc leaves the field (README "Keys").
 	p := &Pane{opts: o, styles: styles, now: o.Now, getenv: o.Getenv,
 		debounce: o.Debounce, focus: focusResults}
-	p.composer.errField, p.composer.recurse = -1, true
+	p.composer = composer{scopes: o.Scopes, errField: -1, recurse: true}
 	p.km = p.buildKeymaps()
-	p.results.list = panes.List{Len: p.rowCount, Selectable: p.selectable}
+	p.results.isScoped = p.composer.isScoped
+	p.results.list = panes.List{Len: p.results.rowCount, Selectable: p.results.selectable}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -239,7 +166,7 @@ func New(o Options, styles *themes.Styles) *Pane {
 	}
 	p.composer.history, p.composer.histErr = LoadHistory(o.HistoryPath)
 	p.composer.histIdx = len(p.composer.history)
-	p.applyInitial(o)
+	p.composer.applyInitial(o)
 	p.publish()
 	return p
 }
@@ -265,7 +192,7 @@ func (p *Pane) publish() {
 	s := &Snapshot{Busy: p.running || p.seq != 0 || p.preview.loading || p.viewer.loading || !p.backendKnown,
 		Gen: p.gen, Shown: p.results.gen, Finished: !p.running, Pattern: p.results.lastReq.Pattern,
 		Err: p.composer.errText, Keys: p.keysSeen}
-	if p.isScoped() {
+	if p.composer.isScoped() {
 		s.Pattern = p.results.scopedText
 	}
 	if p.backendKnown {
@@ -292,7 +219,7 @@ func (p *Pane) Init(ctx context.Context) tea.Cmd {
 		return backendMsg{}
 	}
 	cmds := []tea.Cmd{detect}
-	if strings.TrimSpace(p.composer.inputs[fPattern].Value()) != "" {
+	if strings.TrimSpace(p.composer.pattern()) != "" {
 		cmds = append(cmds, p.runNow())
 	}
 	return tea.Batch(cmds...)
@@ -341,17 +268,13 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		p.running = false
-		p.results.elapsed = p.now().Sub(p.started)
-		p.results.gen = msg.gen
-		p.results.showErrs = false
-		p.results.list.Reset()
 		if msg.err != nil {
-			p.results.scoped = nil
-			p.setError(msg.err)
+			p.results.showScoped(msg.gen, nil, p.now().Sub(p.started))
+			p.composer.setError(msg.err)
 			return nil
 		}
 		h := msg.hits
-		p.results.scoped = &h
+		p.results.showScoped(msg.gen, &h, p.now().Sub(p.started))
 		p.preview.scoped = scopedPreview{}
 		return p.recordRun(msg.gen)
 	case previewMsg:

@@ -238,7 +238,7 @@ func TestHistoryWalks(t *testing.T) {
 	}
 	for i, s := range steps {
 		press(p, s.key)
-		if got := p.composer.inputs[fPattern].Value(); got != s.want {
+		if got := p.composer.pattern(); got != s.want {
 			t.Fatalf("step %d (%s): pattern %q, want %q", i, s.key, got, s.want)
 		}
 	}
@@ -268,7 +268,7 @@ func TestComposerEditsEveryOption(t *testing.T) {
 		press(p, k)
 	}
 	press(p, "n")
-	r, ok := p.buildRequest()
+	r, ok := p.composer.buildRequest()
 	if !ok || *r.Case != "sensitive" || !*r.FixedStrings || !*r.WordRegexp || !*r.Hidden || !*r.Follow ||
 		!*r.NoIgnore || *r.Recursive || r.Fuzzy == nil || *r.Fuzzy != 1 {
 		t.Fatalf("toggles not applied: %+v", r)
@@ -299,7 +299,7 @@ func TestComposerEditsEveryOption(t *testing.T) {
 	}
 	press(p, "backspace")
 	press(p, "2")
-	r, ok = p.buildRequest()
+	r, ok = p.composer.buildRequest()
 	if !ok || *r.Context != 2 || *r.Path != "src/" || strings.Join(r.IncludeGlob, "|") != "*.go|*.txt" {
 		t.Fatalf("request: %+v", r)
 	}
