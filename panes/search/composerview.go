@@ -7,26 +7,36 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/safetext"
+	"github.com/vigil-dev/vigil/themes"
 )
 
-func (p *Pane) composerLines(w, h int) []string {
-	s := p.styles
-	focused := p.focus == focusComposer
+// composerLook is what the composer's drawing needs from the screen.
+type composerLook struct {
+	s       *themes.Styles
+	focused bool // the composer has the keyboard
+	rg      bool // the backend is ripgrep, which has no fuzzy matching
+}
+
+// lines draws the pattern, the option chips flowed to w (fewer rows at
+// small h, keeping the focused one) and the errors beside their fields.
+func (c *composer) lines(w, h int, lk composerLook) []string {
+	s := lk.s
+	focused := lk.focused
 	prompt := s.Muted.Render("❯ ")
-	if focused && p.composer.field == fPattern {
+	if focused && c.field == fPattern {
 		prompt = s.Title.Render("❯ ")
 	}
 	var pat string
-	if p.composer.pattern() == "" && !(focused && p.composer.field == fPattern) {
+	if c.pattern() == "" && !(focused && c.field == fPattern) {
 		pat = s.Muted.Render("pattern — / to edit")
-	} else if p.composer.pattern() == "" {
-		pat = p.renderField(fPattern, w-2) + s.Muted.Render("type a pattern · tab options · esc results")
+	} else if c.pattern() == "" {
+		pat = c.renderField(fPattern, w-2, lk) + s.Muted.Render("type a pattern · tab options · esc results")
 	} else {
-		pat = p.renderField(fPattern, w-2)
+		pat = c.renderField(fPattern, w-2, lk)
 	}
 	lines := []string{prompt + pat}
-	if p.composer.errField == fPattern {
-		lines = append(lines, p.errLines(w)...)
+	if c.errField == fPattern {
+		lines = append(lines, c.errLines(w, lk)...)
 	}
 	// option chips, flowed into lines; at small heights only the line with
 	// the focused chip is shown so the results keep their room
@@ -34,10 +44,10 @@ func (p *Pane) composerLines(w, h int) []string {
 	cur, curW := "", 0
 	var curFields []int
 	for f := fScope; f < nFields; f++ {
-		if !p.composer.applies(f) {
+		if !c.applies(f) {
 			continue
 		}
-		c := p.chip(f, w)
+		c := c.chip(f, w, lk)
 		cw := lipgloss.Width(c)
 		if curW > 0 && curW+cw > w {
 			rows = append(rows, chipLine{cur, curFields})
@@ -60,7 +70,7 @@ func (p *Pane) composerLines(w, h int) []string {
 	if focused {
 		for i, r := range rows {
 			for _, f := range r.fields {
-				if f == p.composer.field {
+				if f == c.field {
 					first = max(0, i-limit+1)
 				}
 			}
@@ -69,18 +79,18 @@ func (p *Pane) composerLines(w, h int) []string {
 	for i := first; i < len(rows) && i < first+limit; i++ {
 		lines = append(lines, rows[i].text)
 		for _, f := range rows[i].fields {
-			if f == p.composer.errField {
-				lines = append(lines, p.errLines(w)...)
+			if f == c.errField {
+				lines = append(lines, c.errLines(w, lk)...)
 			}
 		}
 	}
-	if p.composer.errField > fPattern && !containsChipRow(rows[first:min(first+limit, len(rows))], p.composer.errField) {
-		lines = append(lines, p.errLines(w)...)
+	if c.errField > fPattern && !containsChipRow(rows[first:min(first+limit, len(rows))], c.errField) {
+		lines = append(lines, c.errLines(w, lk)...)
 	}
 	if focused {
-		switch p.composer.field {
+		switch c.field {
 		case fPath:
-			dir, names := p.composer.completions()
+			dir, names := c.completions()
 			if len(names) > 0 {
 				for i := range names {
 					names[i] = safetext.Line(dir + names[i] + "/")
@@ -88,7 +98,7 @@ func (p *Pane) composerLines(w, h int) []string {
 				lines = append(lines, s.Muted.Render(panes.Truncate("  dirs: "+strings.Join(names, "  "), w)))
 			}
 		case fFuzzy:
-			if p.backendKnown && p.backend.Name == "rg" {
+			if lk.rg {
 				lines = append(lines, s.Muted.Render(panes.Truncate("  fuzzy needs ugrep: ripgrep has no approximate matching", w)))
 			} else {
 				lines = append(lines, s.Muted.Render(panes.Truncate("  fuzzy N allows N typos per match (ugrep -ZN)", w)))
@@ -116,10 +126,10 @@ func containsChipRow(rows []chipLine, f int) bool {
 	return false
 }
 
-func (p *Pane) errLines(w int) []string {
+func (c *composer) errLines(w int, lk composerLook) []string {
 	var out []string
-	for _, l := range panes.Wrap("✗ "+safetext.Line(p.composer.errText), max(w-2, 1)) {
-		out = append(out, "  "+p.styles.Err.Render(l))
+	for _, l := range panes.Wrap("✗ "+safetext.Line(c.errText), max(w-2, 1)) {
+		out = append(out, "  "+lk.s.Err.Render(l))
 	}
 	return out
 }
@@ -132,39 +142,39 @@ func onOff(b bool) string {
 }
 
 // chip renders one option as name:value, marked when focused.
-func (p *Pane) chip(f, w int) string {
-	s := p.styles
+func (c *composer) chip(f, w int, lk composerLook) string {
+	s := lk.s
 	var name, val string
 	switch f {
 	case fScope:
 		name, val = "scope", "content"
-		if p.composer.isScoped() {
-			sc := p.composer.scope()
+		if c.isScoped() {
+			sc := c.scope()
 			val = sc.Name + "(" + sc.Kind + ")"
 		}
 	case fCase:
-		name, val = "case", caseModes[p.composer.caseIdx]
+		name, val = "case", caseModes[c.caseIdx]
 	case fMode:
 		name, val = "mode", "regex"
-		if p.composer.fixed {
+		if c.fixed {
 			val = "fixed"
 		}
 	case fWord:
-		name, val = "word", onOff(p.composer.word)
+		name, val = "word", onOff(c.word)
 	case fHidden:
-		name, val = "hidden", onOff(p.composer.hidden)
+		name, val = "hidden", onOff(c.hidden)
 	case fFollow:
-		name, val = "follow", onOff(p.composer.follow)
+		name, val = "follow", onOff(c.follow)
 	case fNoIgnore:
-		name, val = "no-ignore", onOff(p.composer.noIgnore)
+		name, val = "no-ignore", onOff(c.noIgnore)
 	case fRecursive:
-		name, val = "recursive", onOff(p.composer.recurse)
+		name, val = "recursive", onOff(c.recurse)
 	case fFuzzy:
 		name, val = "fuzzy", "off"
-		if p.composer.fuzzy > 0 {
-			val = strconv.Itoa(p.composer.fuzzy)
+		if c.fuzzy > 0 {
+			val = strconv.Itoa(c.fuzzy)
 		}
-		if p.backendKnown && p.backend.Name == "rg" && p.composer.fuzzy == 0 {
+		if lk.rg && c.fuzzy == 0 {
 			val = "off(rg)"
 		}
 	case fPath:
@@ -182,12 +192,12 @@ func (p *Pane) chip(f, w int) string {
 	case fTimeout:
 		name = "timeout-ms"
 	}
-	focused := p.focus == focusComposer && p.composer.field == f
+	focused := lk.focused && c.field == f
 	if isTextField(f) {
 		if focused {
-			val = p.renderField(f, max(w/2, 8))
+			val = c.renderField(f, max(w/2, 8), lk)
 		} else {
-			val = p.composer.inputs[f].Value()
+			val = c.inputs[f].Value()
 			if val == "" {
 				switch f {
 				case fPath:
@@ -203,7 +213,7 @@ func (p *Pane) chip(f, w int) string {
 	}
 	label := s.Label.Render(name + ":")
 	valStyle := s.Text
-	if f == p.composer.errField {
+	if f == c.errField {
 		valStyle = s.Err
 	}
 	if focused {
@@ -214,12 +224,12 @@ func (p *Pane) chip(f, w int) string {
 
 // renderField draws a text field with its cursor when focused, scrolled
 // horizontally so the cursor stays in view.
-func (p *Pane) renderField(f, width int) string {
-	fd := &p.composer.inputs[f]
-	focused := p.focus == focusComposer && p.composer.field == f
+func (c *composer) renderField(f, width int, lk composerLook) string {
+	fd := &c.inputs[f]
+	focused := lk.focused && c.field == f
 	before, at, after := fd.Window(max(width, 1))
 	if !focused {
-		return p.styles.Input.Render(before + strings.TrimRight(at+after, " "))
+		return lk.s.Input.Render(before + strings.TrimRight(at+after, " "))
 	}
-	return p.styles.InputFocused.Render(before) + p.styles.Cursor.Reverse(true).Render(at) + p.styles.InputFocused.Render(after)
+	return lk.s.InputFocused.Render(before) + lk.s.Cursor.Reverse(true).Render(at) + lk.s.InputFocused.Render(after)
 }

@@ -3,26 +3,65 @@ package searchpane
 import (
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/safetext"
+	"github.com/vigil-dev/vigil/themes"
 )
 
-// docLines is the viewer of one scoped item: headers or fields, then the
-// body, with the query highlighted; scrollable.
-func (p *Pane) docLines(w, h int) []string {
-	s := p.styles
-	if p.viewer.loading {
+// showing reports whether the viewer fills the pane (a document, the
+// error opening it, or "opening…").
+func (d *docViewer) showing() bool { return d.doc != nil || d.err != nil || d.loading }
+
+// open opens scope hit id off the UI goroutine.
+func (d *docViewer) open(sc config.ScopeConfig, id string, open scopeOpener) tea.Cmd {
+	d.loading = true
+	d.gen++
+	gen := d.gen
+	return func() tea.Msg {
+		doc, err := open(sc, id)
+		return docMsg{gen: gen, doc: doc, err: err}
+	}
+}
+
+// close goes back to the list, also while the document is still opening
+// (its answer is then dropped).
+func (d *docViewer) close() {
+	d.doc, d.err, d.loading = nil, nil, false
+	d.gen++
+}
+
+// got shows an opened document, unless the person went back before it
+// opened.
+func (d *docViewer) got(msg docMsg) {
+	if msg.gen != d.gen || !d.loading {
+		return
+	}
+	d.loading = false
+	if msg.err != nil {
+		d.err = msg.err
+	} else {
+		doc := msg.doc
+		d.doc = &doc
+	}
+	d.view.Top()
+}
+
+// lines is the viewer of one scoped item: headers or fields, then the
+// body, with query highlighted; scrollable.
+func (d *docViewer) lines(w, h int, query string, s *themes.Styles) []string {
+	if d.loading {
 		return []string{s.Muted.Render("opening…")}
 	}
-	if p.viewer.err != nil {
-		return []string{p.safeField("cannot open: "+p.viewer.err.Error(), w, s.Err), s.Muted.Render("esc: back")}
+	if d.err != nil {
+		return []string{safeField(s, "cannot open: "+d.err.Error(), w, s.Err), s.Muted.Render("esc: back")}
 	}
-	d := p.viewer.doc
-	head := p.safeField(d.Title, max(w-20, 10), s.Title) + s.Muted.Render("  "+d.Scope+" · esc back")
-	body := p.layoutDoc(d, w)
-	return append([]string{head}, p.viewer.view.Window(body, h-1)...)
+	head := safeField(s, d.doc.Title, max(w-20, 10), s.Title) + s.Muted.Render("  "+d.doc.Scope+" · esc back")
+	body := d.body.layout(d.doc, w, query, s)
+	return append([]string{head}, d.view.Window(body, h-1)...)
 }
 
 // docCache is a document laid out for one width: escaping and wrapping
@@ -34,15 +73,14 @@ type docCache struct {
 	lines []string
 }
 
-// layoutDoc is a document's fields and body, made safe (safetext:
+// layout is a document's fields and body, made safe (safetext:
 // escapes marked, tabs expanded in the body), wrapped to w and
 // highlighted.
-func (p *Pane) layoutDoc(d *scope.Document, w int) []string {
-	if p.viewer.body.doc == d && p.viewer.body.width == w && p.viewer.body.query == p.results.scopedText {
-		return p.viewer.body.lines
+func (c *docCache) layout(d *scope.Document, w int, query string, s *themes.Styles) []string {
+	if c.doc == d && c.width == w && c.query == query {
+		return c.lines
 	}
-	s := p.styles
-	q := safetext.Line(p.results.scopedText)
+	q := safetext.Line(query)
 	mark := func(line string, base lipgloss.Style) string { return highlightAll(line, q, base, s.Match, s.Warning) }
 	var body []string
 	for _, f := range d.Fields {
@@ -70,7 +108,7 @@ func (p *Pane) layoutDoc(d *scope.Document, w int) []string {
 	if d.Truncated {
 		body = append(body, s.Warning.Render("… cut at 4 MiB"))
 	}
-	p.viewer.body = docCache{doc: d, width: w, query: p.results.scopedText, lines: body}
+	*c = docCache{doc: d, width: w, query: query, lines: body}
 	return body
 }
 

@@ -83,7 +83,7 @@ func (p *Pane) buildKeymaps() keymaps {
 		{Binding: b("y", "copy", "y"), Footer: true, Everyday: true, Disabled: noSelection,
 			Do: func(tea.KeyPressMsg) tea.Cmd { return p.copySelection() }},
 		{Binding: b("p", "preview", "p"), Footer: true, Everyday: true,
-			Do: do(func() { p.preview.open = !p.preview.open; p.preview.at = previewAt{} })},
+			Do: do(p.preview.toggle)},
 		{Binding: b("/", "edit", "/", "i"), Footer: true, Everyday: true, Do: do(focusPattern)},
 		{Binding: b("K", "preview up", "K", "shift+up"), Disabled: previewOff, Do: do(func() { p.preview.view.Scroll(-1) })},
 		{Binding: b("J", "preview down", "J", "shift+down"), Disabled: previewOff, Do: do(func() { p.preview.view.Scroll(1) })},
@@ -104,19 +104,12 @@ func (p *Pane) buildKeymaps() keymaps {
 	// while the hit opens, enter and o (which close an open document) are
 	// not "back": a double-tapped enter still opens it
 	km.opening = panes.Keymap{
-		{Binding: b("esc", "back", "esc", "q"), Footer: true, Do: do(p.closeDocument)},
+		{Binding: b("esc", "back", "esc", "q"), Footer: true, Do: do(p.viewer.close)},
 	}
 	km.document = append(panes.Keymap{
-		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(p.closeDocument)},
+		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(p.viewer.close)},
 	}, panes.ViewNav(panes.ViewOf(&p.viewer.view)).Rows()...)
 	return km
-}
-
-// closeDocument goes back from the viewer to the list, also while the
-// document is still opening (its answer is then dropped).
-func (p *Pane) closeDocument() {
-	p.viewer.doc, p.viewer.err, p.viewer.loading = nil, nil, false
-	p.viewer.gen++
 }
 
 // leaveComposer is esc in a field: back to the results; a pattern whose

@@ -9,30 +9,72 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/panes"
 )
 
-// syncPreview loads the selected file for the preview when it changes,
-// off the UI goroutine.
+// syncPreview loads the selected file (or scope hit) for the preview when
+// the selection changes, off the UI goroutine.
 func (p *Pane) syncPreview() tea.Cmd {
 	if !p.preview.open {
 		return nil
 	}
 	if p.composer.isScoped() {
-		return p.syncScopedPreview()
+		i, ok := p.results.selectedHit()
+		if !ok {
+			return nil
+		}
+		return p.preview.loadScoped(p.composer.scope(), p.results.scoped.Hits[i].ID, p.scopeOpen())
 	}
 	ev, ok := p.results.selected()
-	if !ok || ev.Path == p.preview.path {
+	if !ok {
 		return nil
 	}
-	p.preview.path, p.preview.lines, p.preview.err, p.preview.loading = ev.Path, nil, nil, true
-	path, abs := ev.Path, p.absPath(ev.Path)
+	return p.preview.load(ev.Path, p.absPath(ev.Path))
+}
+
+// toggle opens or closes the preview; an opened one aims at the selection
+// afresh.
+func (v *preview) toggle() { v.open, v.at = !v.open, previewAt{} }
+
+// load reads the file at abs (rel to the sandbox root) unless the preview
+// holds or is loading it already.
+func (v *preview) load(rel, abs string) tea.Cmd {
+	if rel == v.path {
+		return nil
+	}
+	v.path, v.lines, v.err, v.loading = rel, nil, nil, true
 	return func() tea.Msg {
 		lines, cut, err := readLines(abs, scope.OpenMaxBytes)
-		return previewMsg{path: path, lines: lines, cut: cut, err: err}
+		return previewMsg{path: rel, lines: lines, cut: cut, err: err}
 	}
+}
+
+// got takes a file's lines if they are still the ones wanted.
+func (v *preview) got(msg previewMsg) {
+	if msg.path == v.path {
+		v.lines, v.cut, v.err, v.loading = msg.lines, msg.cut, msg.err, false
+	}
+}
+
+// reread makes the next sync read the file again (it may have changed).
+func (v *preview) reread() { v.path = "" }
+
+// aim re-aims the preview when the selection changes: centred on line (a
+// content hit's, 0-based), or at the top (line < 0: a scope hit). J/K and
+// the wheel then move from there until the next change.
+func (v *preview) aim(at previewAt, line int) {
+	if at == v.at {
+		return
+	}
+	v.at = at
+	if line >= 0 {
+		v.view.CenterOn(line)
+		return
+	}
+	v.view.Top()
 }
 
 // readLines reads a file's lines up to limit bytes; cut reports a file
@@ -81,26 +123,28 @@ type scopedPreviewMsg struct {
 	err error
 }
 
-// syncScopedPreview opens the selected hit for the preview when the
-// selection changes, off the UI goroutine.
-func (p *Pane) syncScopedPreview() tea.Cmd {
-	i, ok := p.results.selectedHit()
-	if !ok {
+// loadScoped opens scope hit id for the preview unless it is the one
+// shown or opening.
+func (v *preview) loadScoped(sc config.ScopeConfig, id string, open scopeOpener) tea.Cmd {
+	if id == v.scoped.id {
 		return nil
 	}
-	id := p.results.scoped.Hits[i].ID
-	if id == p.preview.scoped.id {
-		return nil
-	}
-	p.preview.scoped = scopedPreview{id: id, loading: true}
-	sc := p.composer.scope()
-	open := p.opts.ScopeOpen
-	if open == nil {
-		open = scope.Open
-	}
+	v.scoped = scopedPreview{id: id, loading: true}
 	return func() tea.Msg {
 		doc, err := open(sc, id)
 		return scopedPreviewMsg{id: id, doc: doc, err: err}
+	}
+}
+
+// gotScoped takes an opened hit if it is still the one wanted.
+func (v *preview) gotScoped(msg scopedPreviewMsg) {
+	if msg.id != v.scoped.id {
+		return
+	}
+	v.scoped.loading, v.scoped.err = false, msg.err
+	if msg.err == nil {
+		d := msg.doc
+		v.scoped.doc = &d
 	}
 }
 
@@ -113,20 +157,14 @@ type previewAt struct {
 	set    bool
 }
 
-// followSelection re-aims the preview when the selection changes: the
-// content preview centres on the hit's line, a scope hit's opens at its top.
-// Scrolling (J/K, the wheel) then moves from there until the next change.
+// followSelection re-aims the preview at the selection (preview.aim).
 func (p *Pane) followSelection() {
 	at := previewAt{gen: p.results.gen, scoped: p.composer.isScoped(), row: p.results.list.Cursor(), set: true}
-	if at == p.preview.at {
-		return
-	}
-	p.preview.at = at
+	line := -1
 	if ev, ok := p.results.selected(); ok {
-		p.preview.view.CenterOn(int(ev.LineNumber) - 1)
-		return
+		line = int(ev.LineNumber) - 1
 	}
-	p.preview.view.Top()
+	p.preview.aim(at, line)
 }
 
 // area is a rectangle of the pane, in its own cells.
@@ -148,7 +186,7 @@ func (p *Pane) scopedPreviewLines(w, h int) []string {
 		return nil
 	}
 	head := p.safeField(pv.doc.Title, w, s.Title)
-	return append([]string{head}, p.preview.view.Window(p.layoutDoc(pv.doc, w), h-1)...)
+	return append([]string{head}, p.preview.view.Window(p.preview.body.layout(pv.doc, w, p.results.scopedText, p.styles), h-1)...)
 }
 
 func (p *Pane) previewBlock(w, h int) string {
@@ -224,4 +262,5 @@ type preview struct {
 	at      previewAt      // the selection the preview was last centred on
 	area    area           // where the preview was last drawn, for the wheel
 	scoped  scopedPreview
+	body    docCache // the scope hit's lines laid out
 }

@@ -220,18 +220,7 @@ func (p *Pane) open() tea.Cmd {
 		if !ok {
 			return nil
 		}
-		sc, id := p.composer.scope(), p.results.scoped.Hits[i].ID
-		p.viewer.loading = true
-		p.viewer.gen++
-		gen := p.viewer.gen
-		open := p.opts.ScopeOpen
-		if open == nil {
-			open = scope.Open
-		}
-		return func() tea.Msg {
-			doc, err := open(sc, id)
-			return docMsg{gen: gen, doc: doc, err: err}
-		}
+		return p.viewer.open(p.composer.scope(), p.results.scoped.Hits[i].ID, p.scopeOpen())
 	}
 	ev, ok := p.results.selected()
 	if !ok {

@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/safetext"
+	"github.com/vigil-dev/vigil/themes"
 )
 
 // listBlock draws the visible window of the results (content or scoped).
@@ -151,10 +152,10 @@ func (p *Pane) scopedRow(i int, selected bool, w int) string {
 	return line
 }
 
-func (p *Pane) errorLines(w, h int) []string {
-	s := p.styles
-	head := s.Heading.Render(fmt.Sprintf("File errors (%d)", len(p.results.fileErrs))) + s.Muted.Render(" · e/esc close · ↑/↓ scroll")
-	return append([]string{head}, p.results.errView.Window(p.layoutErrors(w), h-1)...)
+// errorLines is the file errors list, scrolled, under its heading.
+func (r *resultList) errorLines(w, h int, s *themes.Styles) []string {
+	head := s.Heading.Render(fmt.Sprintf("File errors (%d)", len(r.fileErrs))) + s.Muted.Render(" · e/esc close · ↑/↓ scroll")
+	return append([]string{head}, r.errView.Window(r.layoutErrors(w, s), h-1)...)
 }
 
 // errLayout is the file errors laid out for one width. A search's errors
@@ -167,19 +168,19 @@ type errLayout struct {
 	lines    []string
 }
 
-func (p *Pane) layoutErrors(w int) []string {
+func (r *resultList) layoutErrors(w int, s *themes.Styles) []string {
 	var of *search.FileError
-	if len(p.results.fileErrs) > 0 {
-		of = &p.results.fileErrs[0]
+	if len(r.fileErrs) > 0 {
+		of = &r.fileErrs[0]
 	}
-	if p.results.errBody.width != w || p.results.errBody.of != of || p.results.errBody.n > len(p.results.fileErrs) {
-		p.results.errBody = errLayout{width: w, of: of}
+	if r.errBody.width != w || r.errBody.of != of || r.errBody.n > len(r.fileErrs) {
+		r.errBody = errLayout{width: w, of: of}
 	}
-	for _, e := range p.results.fileErrs[p.results.errBody.n:] {
+	for _, e := range r.fileErrs[r.errBody.n:] {
 		for _, l := range panes.Wrap(safetext.Line(e.Path)+": "+safetext.Line(e.Error), max(w-2, 1)) {
-			p.results.errBody.lines = append(p.results.errBody.lines, "  "+p.styles.Err.Render(l))
+			r.errBody.lines = append(r.errBody.lines, "  "+s.Err.Render(l))
 		}
 	}
-	p.results.errBody.n = len(p.results.fileErrs)
-	return p.results.errBody.lines
+	r.errBody.n = len(r.fileErrs)
+	return r.errBody.lines
 }

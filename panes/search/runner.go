@@ -157,7 +157,7 @@ func (p *Pane) onBatch(m batchMsg) tea.Cmd {
 	}
 	if p.results.gen != m.gen {
 		p.results.begin(m.gen)
-		p.preview.path = "" // the file may have changed since the preview read it: read it again
+		p.preview.reread() // the file may have changed since the preview read it
 		p.composer.clearError()
 	}
 	p.results.add(m.events, m.errs, m.scanned)

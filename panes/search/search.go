@@ -233,7 +233,18 @@ func (p *Pane) Close() {
 // viewing reports whether the viewer fills the pane (a document, the
 // error opening it, or "opening…"): the list is hidden, so its keys, the
 // wheel and clicks do not reach it.
-func (p *Pane) viewing() bool { return p.viewer.doc != nil || p.viewer.err != nil || p.viewer.loading }
+func (p *Pane) viewing() bool { return p.viewer.showing() }
+
+// scopeOpen opens a scope hit: Options.ScopeOpen, or scope.Open.
+func (p *Pane) scopeOpen() scopeOpener {
+	if p.opts.ScopeOpen != nil {
+		return p.opts.ScopeOpen
+	}
+	return scope.Open
+}
+
+// scopeOpener opens a scope hit by id (scope.Open's shape).
+type scopeOpener = func(config.ScopeConfig, string) (scope.Document, error)
 
 func (p *Pane) isScoped() bool {
 	return p.composer.scopeIdx > 0 && p.composer.scopeIdx <= len(p.opts.Scopes)
@@ -278,23 +289,11 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		p.preview.scoped = scopedPreview{}
 		return p.recordRun(msg.gen)
 	case previewMsg:
-		if msg.path == p.preview.path {
-			p.preview.lines, p.preview.cut, p.preview.err, p.preview.loading = msg.lines, msg.cut, msg.err, false
-		}
+		p.preview.got(msg)
 	case docMsg:
-		if msg.gen != p.viewer.gen || !p.viewer.loading {
-			return nil // the person went back before it opened
-		}
-		p.viewer.loading = false
-		if msg.err != nil {
-			p.viewer.err = msg.err
-		} else {
-			d := msg.doc
-			p.viewer.doc = &d
-		}
-		p.viewer.view.Top()
+		p.viewer.got(msg) // dropped if the person went back before it opened
 	case editorMsg:
-		p.preview.path = "" // the editor may have changed the file: the preview reads it again
+		p.preview.reread() // the editor may have changed the file
 		if msg.err != nil {
 			p.notice = "editor: " + msg.err.Error()
 		}
@@ -307,13 +306,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 			p.notice = "copied through the terminal only: " + filepath.Base(msg.Tool) + ": " + msg.Err.Error()
 		}
 	case scopedPreviewMsg:
-		if msg.id == p.preview.scoped.id {
-			p.preview.scoped.loading, p.preview.scoped.err = false, msg.err
-			if msg.err == nil {
-				d := msg.doc
-				p.preview.scoped.doc = &d
-			}
-		}
+		p.preview.gotScoped(msg)
 	case tea.PasteMsg:
 		if p.focus == focusComposer && isTextField(p.composer.field) {
 			p.composer.inputs[p.composer.field].Insert(msg.Content)

@@ -22,9 +22,10 @@ func (p *Pane) View(w, h int) string {
 		return ""
 	}
 	if p.viewing() {
-		return panes.Block(p.docLines(w, h), w, h)
+		return panes.Block(p.viewer.lines(w, h, p.results.scopedText, p.styles), w, h)
 	}
-	top := p.composerLines(w, h)
+	top := p.composer.lines(w, h, composerLook{s: p.styles, focused: p.focus == focusComposer,
+		rg: p.backendKnown && p.backend.Name == "rg"})
 	if len(top) > h-1 {
 		top = top[:max(h-1, 0)]
 	}
@@ -44,7 +45,7 @@ func (p *Pane) View(w, h int) string {
 // area is the results list, or the list and the preview.
 func (p *Pane) area(w, h int) string {
 	if p.results.showErrs {
-		return panes.Block(p.errorLines(w, h), w, h)
+		return panes.Block(p.results.errorLines(w, h, p.styles), w, h)
 	}
 	if !p.preview.open {
 		return p.listBlock(w, h)
