@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -120,7 +120,7 @@ type Pane struct {
 
 	notice   string
 	keysSeen int
-	state    atomic.Pointer[Snapshot]
+	state    published
 }
 
 // Snapshot is the pane's progress, safe to read from any goroutine: tests
@@ -182,14 +182,33 @@ func (p *Pane) Capturing() bool { return p.focus == focusComposer && !p.viewing(
 
 // Snapshot returns the pane's progress (see Snapshot).
 func (p *Pane) Snapshot() Snapshot {
-	if s := p.state.Load(); s != nil {
-		return *s
-	}
-	return Snapshot{}
+	p.state.mu.Lock()
+	defer p.state.mu.Unlock()
+	return p.state.snap
 }
 
+// Changed returns a channel closed when the pane has handled its next
+// message: take it, read Snapshot, and wait on it while the state is not
+// the one wanted (a wait on state, never on time).
+func (p *Pane) Changed() <-chan struct{} {
+	p.state.mu.Lock()
+	defer p.state.mu.Unlock()
+	if p.state.next == nil {
+		p.state.next = make(chan struct{})
+	}
+	return p.state.next
+}
+
+// published is what the pane last published, and who waits for the next.
+type published struct {
+	mu   sync.Mutex
+	snap Snapshot
+	next chan struct{} // closed at the next publish; nil: nobody waits
+}
+
+// publish stores the state for Snapshot and wakes those waiting.
 func (p *Pane) publish() {
-	s := &Snapshot{Busy: p.running || p.seq != 0 || p.preview.loading || p.viewer.loading || !p.backendKnown,
+	s := Snapshot{Busy: p.running || p.seq != 0 || p.preview.loading || p.viewer.loading || !p.backendKnown,
 		Gen: p.gen, Shown: p.results.gen, Finished: !p.running, Pattern: p.results.lastReq.Pattern,
 		Err: p.composer.errText, Keys: p.keysSeen}
 	if p.composer.isScoped() {
@@ -198,7 +217,13 @@ func (p *Pane) publish() {
 	if p.backendKnown {
 		s.Backend = strings.TrimSpace(p.backend.Name + " " + p.backend.Version)
 	}
-	p.state.Store(s)
+	p.state.mu.Lock()
+	p.state.snap = s
+	if p.state.next != nil {
+		close(p.state.next)
+		p.state.next = nil
+	}
+	p.state.mu.Unlock()
 }
 
 // Init detects the backend (it runs `--version`, so off the UI goroutine)

@@ -1,15 +1,9 @@
 package searchpane
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -111,110 +105,6 @@ func findBatch(c tea.Cmd) *batchMsg {
 		}
 	}
 	return nil
-}
-
-// slowBackend is a wrapper around the real ugrep: --version and the
-// pattern check go straight to ugrep; a search records its pid, starts a
-// child that sleeps, and waits for it, so only a kill of the whole process
-// group ends it quickly.
-func slowBackend(t *testing.T) (bin, pidDir string) {
-	ug, err := exec.LookPath("ugrep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	pidDir = filepath.Join(dir, "pids")
-	if err := os.Mkdir(pidDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	script := fmt.Sprintf(`#!/bin/sh
-for a in "$@"; do
-  case "$a" in --version|-) exec %[1]s "$@";; esac
-done
-sleep 300 &
-echo $! > %[2]s/child.$$
-echo $$ > %[2]s/leader.$$
-wait
-exec %[1]s "$@"
-`, ug, pidDir)
-	bin = filepath.Join(dir, "slowgrep")
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return bin, pidDir
-}
-
-// alive is true while pid exists and is not a zombie (a container's init
-// may be slow to reap orphans).
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
-}
-
-func TestNewQueryKillsTheBackendProcessGroup(t *testing.T) {
-	needBackend(t, "ugrep")
-	bin, pidDir := slowBackend(t)
-	o := baseOptions(fixtureTree(t), "")
-	o.Search.Search.Binary, o.Search.Search.FallbackBinary = bin, ""
-	p := typing(New(o, styles()))
-	defer p.Close()
-	for _, r := range "needle" {
-		press(p, string(r))
-	}
-	press(p, "enter")
-	old := p.cur
-	// wait for the wrapper and its sleeping child to be running
-	var pids []int
-	deadline := time.Now().Add(15 * time.Second)
-	for len(pids) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("backend never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-		pids = pids[:0]
-		ents, _ := os.ReadDir(pidDir)
-		for _, e := range ents {
-			b, _ := os.ReadFile(filepath.Join(pidDir, e.Name()))
-			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				pids = append(pids, n)
-			}
-		}
-	}
-	for _, pid := range pids {
-		if !alive(pid) {
-			t.Fatalf("pid %d not running before the new query", pid)
-		}
-	}
-	press(p, "x") // a new query: the old one is cancelled at once (not debounced)
-	if old.ctxErr() == nil {
-		t.Fatal("typing did not cancel the running search")
-	}
-	select {
-	case <-old.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("cancelled search did not return")
-	}
-	// SIGKILL is delivered asynchronously: give the kernel a moment, far
-	// less than the 300 s the sleeper would otherwise live
-	for _, pid := range pids {
-		deadline := time.Now().Add(5 * time.Second)
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("backend process %d survived the cancel", pid)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
 }
 
 func TestHistoryWalks(t *testing.T) {
