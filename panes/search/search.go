@@ -271,10 +271,6 @@ func (p *Pane) scopeOpen() scopeOpener {
 // scopeOpener opens a scope hit by id (scope.Open's shape).
 type scopeOpener = func(config.ScopeConfig, string) (scope.Document, error)
 
-func (p *Pane) isScoped() bool {
-	return p.composer.scopeIdx > 0 && p.composer.scopeIdx <= len(p.opts.Scopes)
-}
-
 // Update handles the pane's messages and, when focused, keys.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	cmd := p.update(msg)
