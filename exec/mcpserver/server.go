@@ -134,9 +134,9 @@ func New(d Deps) *mcp.Server {
 		})
 	}
 	add(&mcp.Tool{Name: ToolSearch, Title: "Search files (ugrep/ripgrep)",
-		Description: "Seed 001's local search over the sandbox root with ugrep or ripgrep. " +
+		Description: "Search the files under the sandbox root with ugrep or ripgrep. " +
 			"Also answered under the names " + strings.Join(SearchAliases, ", ") + ". " +
-			"Result: the text view, and the FR-LS-05 response object as structuredContent.",
+			"Result: the text view, and the response object (matches, counts, truncation) as structuredContent.",
 		InputSchema: searchSchema, Annotations: readOnly}, s.search)
 	for _, sc := range []struct{ name, capID, what string }{
 		{ToolSearchFiles, "SEARCH_FILES", "file names in an allowlisted files scope"},
@@ -144,7 +144,7 @@ func New(d Deps) *mcp.Server {
 		{ToolSearchDatasets, "SEARCH_DATASETS", "records of an allowlisted dataset scope"},
 	} {
 		add(&mcp.Tool{Name: sc.name, Title: "Search " + strings.TrimPrefix(sc.name, "search_"),
-			Description: "Seed 000: search " + sc.what + " under a lease. Result: the signed task result " +
+			Description: "Search " + sc.what + " under a lease. Result: the signed task result " +
 				"(structuredContent). Idempotent per task_id.",
 			InputSchema: scopedSchema, Annotations: readOnly}, s.scoped(sc.capID))
 	}
@@ -157,7 +157,7 @@ func New(d Deps) *mcp.Server {
 		InputSchema: addMemorySchema,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: no, OpenWorldHint: no}}, s.addMemory)
 	add(&mcp.Tool{Name: ToolListMemories, Title: "List memories",
-		Description: "List memories newest first, with seed 002's filters; pass next_cursor back as cursor for more.",
+		Description: "List memories newest first, filtered by tags, source and dates; pass next_cursor back as cursor for more.",
 		InputSchema: listMemoriesSchema, Annotations: readOnly}, s.listMemories)
 	add(&mcp.Tool{Name: ToolDeleteMemory, Title: "Delete a memory",
 		Description: "Delete one memory by id.", InputSchema: deleteMemorySchema,
@@ -169,7 +169,7 @@ func New(d Deps) *mcp.Server {
 		{ToolMediaSeek, "MEDIA_SEEK", "seek target_device to position_seconds"},
 	} {
 		add(&mcp.Tool{Name: m.name, Title: strings.ReplaceAll(m.name, "_", " "),
-			Description: "Seed 004: ask the person to " + m.what + ". The task waits in Vigil's Approvals pane; " +
+			Description: "Ask the person to " + m.what + ". The task waits in Vigil's Approvals pane; " +
 				"this call waits up to wait_seconds (default 30) for the decision, then returns the signed result, " +
 				`or {"task_id","state":"pending","expires_at"}: call get_task_result then. ` +
 				"Repeating the call with the same task_id and request never creates a second task.",
