@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	mask "github.com/vigil-dev/vigil/preview"
 )
 
 // Embedder turns texts into vectors (issue 27). Vigil bundles no model: an
@@ -119,7 +121,7 @@ func (e *HTTPEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 		return nil, e.fail("answer larger than %d bytes", maxEmbedResponse)
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, e.fail("HTTP %d: %s", resp.StatusCode, snippet(data))
+		return nil, e.fail("HTTP %d: %s", resp.StatusCode, e.snippet(data))
 	}
 	vecs, err := e.decode(data, len(texts))
 	if err != nil {
@@ -185,16 +187,27 @@ func (e *HTTPEmbedder) decode(data []byte, n int) ([][]float32, error) {
 func (e *HTTPEmbedder) fail(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	if e.APIKey != "" {
-		msg = strings.ReplaceAll(msg, e.APIKey, "****")
+		msg = strings.ReplaceAll(msg, e.APIKey, keyMask)
 	}
+	// The whole message, not only the answer's snippet: a transport error
+	// quotes the URL, whose query may carry a key.
+	msg = mask.MaskString(msg)
 	return &EmbedError{Msg: e.Kind + " embedder: " + msg}
 }
 
-// snippet is the start of an error answer, on one line.
-func snippet(b []byte) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + "…"
+// maxSnippet bounds the part of an error answer an EmbedError quotes.
+const maxSnippet = 200
+
+// keyMask stands for the embedder's own API key in an error.
+const keyMask = "****"
+
+// snippet is the start of an error answer, on one line: the key and every
+// other secret masked in the whole answer before it is cut, so that a key
+// straddling the cut cannot leave a part of it that no longer matches.
+func (e *HTTPEmbedder) snippet(b []byte) string {
+	s := string(b)
+	if e.APIKey != "" {
+		s = strings.ReplaceAll(s, e.APIKey, keyMask)
 	}
-	return s
+	return mask.Snippet(s, maxSnippet)
 }
