@@ -26,7 +26,7 @@ func leakedRun(s, key string, min int) string {
 func TestEmbedErrorMasksBeforeCutting(t *testing.T) {
 	keys := []string{
 		"q9Zt4LmW2xKp7RvB3nYc8HdF6sJa1GeU5oTi0kQwErTyUiOpAs", // opaque: only the known key finds it
-		"sk-proj-T3BlbkFJq9Zt4LmW2xKp7RvB3nYc8HdF6sJa1GeU5o",   // a vendor shape too
+		"sk-proj-T3BlbkFJq9Zt4LmW2xKp7RvB3nYc8HdF6sJa1GeU5o", // a vendor shape too
 	}
 	for _, key := range keys {
 		for shift := 100; shift <= 160; shift += 3 {
