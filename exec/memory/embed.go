@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-dev/vigil/config"
 	mask "github.com/vigil-dev/vigil/preview"
 )
 
@@ -45,6 +46,9 @@ type HTTPEmbedder struct {
 	Batch      int
 	Timeout    time.Duration // per request
 	Client     *http.Client  // nil: http.DefaultClient
+	// AllowPlainHTTP lets APIKey go over plain http:// to a host that is not
+	// this machine ([memory.embedder] allow_plain_http); refused otherwise.
+	AllowPlainHTTP bool
 }
 
 // maxEmbedResponse bounds what an embedder's answer may take in memory.
@@ -99,6 +103,10 @@ func (e *HTTPEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	if e.Kind == KindOpenAI && e.APIKey != "" {
+		if req.URL.Scheme == "http" && !config.LoopbackHost(req.URL.Hostname()) && !e.AllowPlainHTTP {
+			return nil, e.fail("refusing to send the API key in the clear over plain http:// to %s: "+
+				"use https://, a loopback host, or set [memory.embedder] allow_plain_http = true", req.URL.Hostname())
+		}
 		req.Header.Set("Authorization", "Bearer "+e.APIKey)
 	}
 	client := e.Client

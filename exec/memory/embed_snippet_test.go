@@ -47,3 +47,38 @@ func TestEmbedErrorMasksBeforeCutting(t *testing.T) {
 		}
 	}
 }
+
+type recordingTransport struct{ hosts []string }
+
+func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.hosts = append(r.hosts, req.URL.Host)
+	return &http.Response{StatusCode: http.StatusServiceUnavailable, Body: http.NoBody, Request: req}, nil
+}
+
+// TestEmbedderWillNotSendAKeyInTheClear: the client keeps the config's rule
+// too, so an embedder built any other way cannot send its key over plain
+// http:// to another host unless AllowPlainHTTP says so.
+func TestEmbedderWillNotSendAKeyInTheClear(t *testing.T) {
+	rt := &recordingTransport{}
+	e := &HTTPEmbedder{Kind: KindOpenAI, URL: "http://embed.example.com", ModelName: "m", APIKey: "k-123456789",
+		Client: &http.Client{Transport: rt}}
+	_, err := e.Embed(context.Background(), []string{"hello"})
+	if err == nil || !strings.Contains(err.Error(), "allow_plain_http") || len(rt.hosts) != 0 {
+		t.Fatalf("err %v, requests %v: the key went out in the clear", err, rt.hosts)
+	}
+	e.AllowPlainHTTP = true
+	if _, err := e.Embed(context.Background(), []string{"hello"}); err == nil || len(rt.hosts) != 1 {
+		t.Fatalf("allowed: err %v, requests %v", err, rt.hosts)
+	}
+	// No key, or a loopback host: nothing to protect, the request goes.
+	for _, e := range []*HTTPEmbedder{
+		{Kind: KindOpenAI, URL: "http://embed.example.com", ModelName: "m", Client: &http.Client{Transport: rt}},
+		{Kind: KindOpenAI, URL: "http://127.0.0.1:9", ModelName: "m", APIKey: "k-123456789", Client: &http.Client{Transport: rt}},
+	} {
+		before := len(rt.hosts)
+		_, _ = e.Embed(context.Background(), []string{"hello"})
+		if len(rt.hosts) != before+1 {
+			t.Fatalf("%s: no request made", e.URL)
+		}
+	}
+}
