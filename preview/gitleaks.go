@@ -141,19 +141,17 @@ func bearerChar(c byte) bool { return isAlnum(c) || strings.IndexByte("_=~@.+/-"
 // stay as written. The scheme stays readable.
 func findAuthScheme(_ *masker, s string) []span {
 	var out []span
-	l := strings.ToLower(s)
-	for i := 0; i < len(l); i++ {
-		var basic bool
+	for i := 0; i < len(s); i++ {
+		// ASCII folding on s itself: strings.ToLower may change a string's
+		// length ("İ"), and the offsets must be s's.
+		var word int
 		switch {
-		case strings.HasPrefix(l[i:], "basic"):
-			basic = true
-		case strings.HasPrefix(l[i:], "bearer"):
+		case asciiPrefixFold(s[i:], "basic"):
+			word = 5
+		case asciiPrefixFold(s[i:], "bearer"):
+			word = 6
 		default:
 			continue
-		}
-		word := 6
-		if basic {
-			word = 5
 		}
 		if i > 0 && isAlnum(s[i-1]) {
 			continue
@@ -169,12 +167,32 @@ func findAuthScheme(_ *masker, s string) []span {
 			n--
 		}
 		v := s[a : a+n]
-		if basic && basicPair(v) || !basic && bearerToken(v) {
+		if word == 5 && basicPair(v) || word == 6 && bearerToken(v) {
 			out = append(out, fixedSpan(s, a, a+n))
 		}
-		i = a + n - 1
+		if n > 0 {
+			i = a + n - 1
+		}
 	}
 	return out
+}
+
+// asciiPrefixFold reports whether s starts with the lowercase ASCII word w,
+// in any case.
+func asciiPrefixFold(s, w string) bool {
+	if len(s) < len(w) {
+		return false
+	}
+	for j := 0; j < len(w); j++ {
+		c := s[j]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // basicPair reports whether v is the base64 of "user:password".

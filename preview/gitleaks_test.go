@@ -199,3 +199,13 @@ func TestMaskIdentifier(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthSchemeOffsetsAreTheTexts: a letter whose lower case is longer
+// (İ) before a credential must neither panic nor shift the mask.
+func TestAuthSchemeOffsetsAreTheTexts(t *testing.T) {
+	v := b64("admin:" + "hunter2hunter2")
+	in := strings.Repeat("İ", 40) + " value=Basic " + v
+	if got, want := MaskString(in), strings.Repeat("İ", 40)+" value=Basic "+Fixed; got != want {
+		t.Fatalf("MaskString(%q) = %q", in, got)
+	}
+}
