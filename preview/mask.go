@@ -99,7 +99,8 @@ func scrub(r *scrubber, s string) string {
 }
 
 // MaskString masks every secret the value detectors recognise in free text: PEM private keys, JWTs, vendor
-// API keys (shapes.go) and prefixless tokens (special.go), URLs with and without a scheme (userinfo, secret
+// API keys (shapes.go), prefixless tokens (special.go), gitleaks' structured and name-keyed rules and
+// credentials after an auth scheme (gitleaks.go), URLs with and without a scheme (userinfo, secret
 // query parameters, webhook paths), secret-named "name=value" pairs, Luhn-valid card numbers, valid-looking
 // SSNs, email addresses, and any of these wrapped in base64 or percent-encoding (encoded.go).
 func MaskString(s string) string {
