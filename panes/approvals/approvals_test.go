@@ -253,14 +253,14 @@ func TestArrivalGraceSwallowsKeys(t *testing.T) {
 	env.Submit(env.Play("first", "/media/a.mkv"))
 	p := newPane(env)
 	p.Update(p.reload()())
-	p.Update(p.loadView(p.selID)())
+	p.Update(p.loadView(p.queue.selID)())
 	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
-	if p.confirm != nil {
+	if p.dialogs.confirm != nil {
 		t.Fatal("a during the arrival grace opened the dialog")
 	}
 	env.Clock.Advance(GraceQuiet)
 	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
-	if p.confirm == nil || p.confirm.taskID != "first" {
+	if p.dialogs.confirm == nil || p.dialogs.confirm.taskID != "first" {
 		t.Fatal("a after the grace did not open the dialog")
 	}
 }
@@ -297,7 +297,7 @@ func TestViewAnySize(t *testing.T) {
 	env.Submit(env.Play("sized", secretURI))
 	p := newPane(env)
 	p.Update(p.reload()())
-	p.Update(p.loadView(p.selID)())
+	p.Update(p.loadView(p.queue.selID)())
 	env.Clock.Advance(time.Second)
 	for _, dialog := range []string{"", "a", "d"} {
 		if dialog != "" {

@@ -49,7 +49,7 @@ func TestExpiredRowCannotBeApproved(t *testing.T) {
 		t.Fatalf("the row does not say expired:\n%s", strings.Join(mustRender(p, 100, 28), "\n"))
 	}
 	press(m, "a")
-	if p.confirm != nil {
+	if p.dialogs.confirm != nil {
 		t.Fatal("a opened a prompt for a task whose deadline passed")
 	}
 	if !strings.Contains(p.notice, "expired") {

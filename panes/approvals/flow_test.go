@@ -273,14 +273,14 @@ func TestChangedPreviewClosesThePrompt(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	clk.Advance(GraceMax)
 	press(m, "a")
-	if p.confirm == nil {
+	if p.dialogs.confirm == nil {
 		t.Fatal("no prompt")
 	}
-	v := *p.view
+	v := *p.queue.view
 	v.BindingHash = "0000000000000000"
 	p.Update(viewMsg{id: "moving", view: v})
 	clk.Advance(GraceMax)
-	if press(m, "y"); p.busy || p.confirm != nil {
+	if press(m, "y"); p.busy || p.dialogs.confirm != nil {
 		t.Fatal("y approved after the request changed")
 	}
 	if !strings.Contains(p.notice, "request changed") {

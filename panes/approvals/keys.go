@@ -41,7 +41,7 @@ func (p *Pane) buildKeymaps() keymaps {
 	}
 	final := func() string { return "decided tasks are final: press v for the pending ones" }
 	history := panes.KeyRow{Binding: b("v", "decided ⇄ pending", "v"), Footer: true, Everyday: true,
-		Do: do(func() { p.history = !p.history })}
+		Do: do(func() { p.decided.shown = !p.decided.shown })}
 	decidedHistory := history
 	decidedHistory.Everyday = false // listed once in the README, under the pending list
 	refresh := panes.KeyRow{Binding: b("ctrl+r", "refresh", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.requestReload() }}
@@ -51,28 +51,28 @@ func (p *Pane) buildKeymaps() keymaps {
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, true); return nil }},
 			{Binding: b("d", "deny…", "d"), Footer: true, Everyday: true, Disabled: p.decisionOff,
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, false); return nil }},
-			{Binding: b("↑/k", "previous task", "up", "k"), Do: queue(func() { p.queue.Move(-1) })},
-			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.emptyQueue, Do: queue(func() { p.queue.Move(1) })},
-			{Binding: b("g", "first task", "home", "g"), Do: queue(p.queue.First)},
-			{Binding: b("G", "last task", "end", "G"), Do: queue(p.queue.Last)},
-			{Binding: b("ctrl+u", "page up the tasks", "ctrl+u"), Do: queue(p.queue.PageUp)},
-			{Binding: b("ctrl+d", "page down the tasks", "ctrl+d"), Do: queue(p.queue.PageDown)},
-			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Do: do(func() { p.preview.Scroll(-previewStep) })},
-			{Binding: b("pgdn/J", "scroll preview down", "pgdown", "J", "space"), Do: do(func() { p.preview.Scroll(previewStep) })},
+			{Binding: b("↑/k", "previous task", "up", "k"), Do: queue(func() { p.queue.cur.Move(-1) })},
+			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.emptyQueue, Do: queue(func() { p.queue.cur.Move(1) })},
+			{Binding: b("g", "first task", "home", "g"), Do: queue(p.queue.cur.First)},
+			{Binding: b("G", "last task", "end", "G"), Do: queue(p.queue.cur.Last)},
+			{Binding: b("ctrl+u", "page up the tasks", "ctrl+u"), Do: queue(p.queue.cur.PageUp)},
+			{Binding: b("ctrl+d", "page down the tasks", "ctrl+d"), Do: queue(p.queue.cur.PageDown)},
+			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Do: do(func() { p.queue.preview.Scroll(-previewStep) })},
+			{Binding: b("pgdn/J", "scroll preview down", "pgdown", "J", "space"), Do: do(func() { p.queue.preview.Scroll(previewStep) })},
 			history,
 			refresh,
 		},
 		decided: panes.Keymap{
 			{Binding: b("a", "approve…", "a"), Disabled: final, Do: do(func() {})},
 			{Binding: b("d", "deny…", "d"), Disabled: final, Do: do(func() {})},
-			{Binding: b("↑/k", "previous task", "up", "k"), Do: decided(func() { p.done.Move(-1) })},
-			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.noDecided, Do: decided(func() { p.done.Move(1) })},
-			{Binding: b("g", "newest", "home", "g"), Do: decided(p.done.First)},
-			{Binding: b("G", "oldest", "end", "G"), Do: decided(p.done.Last)},
-			{Binding: b("ctrl+u", "page up the tasks", "ctrl+u"), Do: decided(p.done.PageUp)},
-			{Binding: b("ctrl+d", "page down the tasks", "ctrl+d"), Do: decided(p.done.PageDown)},
-			{Binding: b("pgup/K", "scroll result up", "pgup", "K"), Do: do(func() { p.resultView.Scroll(-previewStep) })},
-			{Binding: b("pgdn/J", "scroll result down", "pgdown", "J", "space"), Footer: true, Do: do(func() { p.resultView.Scroll(previewStep) })},
+			{Binding: b("↑/k", "previous task", "up", "k"), Do: decided(func() { p.decided.cur.Move(-1) })},
+			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.noDecided, Do: decided(func() { p.decided.cur.Move(1) })},
+			{Binding: b("g", "newest", "home", "g"), Do: decided(p.decided.cur.First)},
+			{Binding: b("G", "oldest", "end", "G"), Do: decided(p.decided.cur.Last)},
+			{Binding: b("ctrl+u", "page up the tasks", "ctrl+u"), Do: decided(p.decided.cur.PageUp)},
+			{Binding: b("ctrl+d", "page down the tasks", "ctrl+d"), Do: decided(p.decided.cur.PageDown)},
+			{Binding: b("pgup/K", "scroll result up", "pgup", "K"), Do: do(func() { p.decided.view.Scroll(-previewStep) })},
+			{Binding: b("pgdn/J", "scroll result down", "pgdown", "J", "space"), Footer: true, Do: do(func() { p.decided.view.Scroll(previewStep) })},
 			decidedHistory,
 			refresh,
 		},
@@ -97,7 +97,7 @@ func (p *Pane) decisionOff() string {
 	switch {
 	case p.busy:
 		return "an action is running (" + safetext.Line(p.deciding) + ")"
-	case p.selID == "":
+	case p.queue.selID == "":
 		return "nothing is pending"
 	}
 	return ""
@@ -105,14 +105,14 @@ func (p *Pane) decisionOff() string {
 
 // emptyQueue and noDecided keep ↓ out of the footer over an empty list.
 func (p *Pane) emptyQueue() string {
-	if len(p.list) == 0 {
+	if len(p.queue.list) == 0 {
 		return "nothing is pending"
 	}
 	return ""
 }
 
 func (p *Pane) noDecided() string {
-	if len(p.decided) == 0 {
+	if len(p.decided.list) == 0 {
 		return "no decided tasks yet"
 	}
 	return ""
@@ -121,11 +121,11 @@ func (p *Pane) noDecided() string {
 // keymap is the rows of the current mode.
 func (p *Pane) keymap() panes.Keymap {
 	switch {
-	case p.confirm != nil:
+	case p.dialogs.confirm != nil:
 		return p.km.confirm
-	case p.deny != nil:
+	case p.dialogs.deny != nil:
 		return p.km.deny
-	case p.history:
+	case p.decided.shown:
 		return p.km.decided
 	}
 	return p.km.pending

@@ -30,13 +30,13 @@ func TestTicksReloadOnlyTasksPastTheirDeadline(t *testing.T) {
 	env.Submit(env.Play("second", "/media/b.mkv"))
 	clk := approvaltest.NewClock()
 	p := loadedPane(t, env, clk)
-	base := p.reloads
+	base := p.load.reloads
 	for range resyncTicks - 1 {
 		clk.Advance(time.Second)
 		p.Update(tickMsg{})
 	}
-	if p.reloads != base || p.loading {
-		t.Fatalf("%d ticks started %d reloads", resyncTicks-1, p.reloads-base)
+	if p.load.reloads != base || p.load.loading {
+		t.Fatalf("%d ticks started %d reloads", resyncTicks-1, p.load.reloads-base)
 	}
 	if !strings.Contains(strings.Join(mustRender(p, 100, 30), "\n"), "expires in 5m") { // 10:00 - 4:59
 		t.Fatalf("the countdown did not move:\n%s", strings.Join(mustRender(p, 100, 30), "\n"))
@@ -44,15 +44,15 @@ func TestTicksReloadOnlyTasksPastTheirDeadline(t *testing.T) {
 	// first's deadline passes on the pane's clock: only it is asked for
 	clk.Advance(10*time.Minute - (resyncTicks-1)*time.Second)
 	p.Update(tickMsg{})
-	if p.reloads != base+1 || !p.loading {
-		t.Fatalf("a task past its deadline was not reloaded (%d reloads)", p.reloads-base)
+	if p.load.reloads != base+1 || !p.load.loading {
+		t.Fatalf("a task past its deadline was not reloaded (%d reloads)", p.load.reloads-base)
 	}
 	// and the safety net: a full reload every resyncTicks (five minutes) of ticks
-	p.loading = false
+	p.load.loading = false
 	for range resyncTicks {
 		p.Update(tickMsg{})
 	}
-	if !p.loading {
+	if !p.load.loading {
 		t.Fatal("no full reload after resyncTicks ticks")
 	}
 }
@@ -153,21 +153,21 @@ func BenchmarkIdleTick(b *testing.B) {
 	p := New(Options{Queue: env.Queue, Now: func() time.Time { return now }, Tick: time.Second}, styles())
 	for i := range 1000 {
 		at := now.Add(-time.Duration(i) * 100 * time.Millisecond)
-		p.list = append(p.list, approval.Record{TaskID: fmt.Sprintf("task-%04d", i), CapabilityID: "MEDIA_PLAY",
+		p.queue.list = append(p.queue.list, approval.Record{TaskID: fmt.Sprintf("task-%04d", i), CapabilityID: "MEDIA_PLAY",
 			State: approval.Pending, Agent: "agent:planner", Device: "living-room", SubmittedAt: at,
 			ExpiresAt: at.Add(10 * time.Minute)})
 	}
-	p.selID = p.list[0].TaskID
+	p.queue.selID = p.queue.list[0].TaskID
 	// a preview on screen, as when idle, and never re-read: the benchmark
 	// runs no command, so a read would never answer
-	p.view = &approval.View{Record: p.list[0]}
-	p.viewAge = -1 << 30
+	p.queue.view = &approval.View{Record: p.queue.list[0]}
+	p.queue.viewAge = -1 << 30
 	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	b.ReportAllocs()
 	for b.Loop() {
 		p.Update(tickMsg{})
-		p.ticks = 0
+		p.load.ticks = 0
 		_ = m.Render()
 	}
 }

@@ -29,7 +29,7 @@ func TestDecidedListVerifiesTheSignedResult(t *testing.T) {
 	}
 	p := newPane(env)
 	p.o.ResultKey = signer.Public()
-	p.history = true
+	p.decided.shown = true
 	shown := func() string {
 		p.Update(p.reload()())
 		if c := p.wantResult(); c != nil { // what the reload asked for
