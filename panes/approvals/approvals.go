@@ -106,6 +106,7 @@ type Pane struct {
 	frame renderedFrame
 
 	watchers []*panes.Watcher
+	state    state // what Snapshot returns
 }
 
 // New builds the pane.
@@ -173,6 +174,11 @@ func (p *Pane) tick() tea.Cmd {
 // Update handles the pane's messages and, when focused, its keys.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	p.frame = renderedFrame{}
+	defer p.publish()
+	return p.update(msg)
+}
+
+func (p *Pane) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case listMsg, tasksMsg, changedMsg, followMsg:
 		return p.updateLoad(msg)
@@ -190,6 +196,7 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		}
 		return p.requestTasks(msg.id)
 	case tickMsg:
+		p.state.ticks++
 		return tea.Batch(p.tick(), p.onTick())
 	case tea.MouseWheelMsg:
 		if p.dialogs.open() {

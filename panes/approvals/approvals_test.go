@@ -42,6 +42,13 @@ type session struct {
 
 func start(t *testing.T, env *approvaltest.Env, w, h int, ready string) *session {
 	t.Helper()
+	s, _ := startPane(t, env, w, h, ready)
+	return s
+}
+
+// startPane is start, with the pane (for its Snapshot).
+func startPane(t *testing.T, env *approvaltest.Env, w, h int, ready string) (*session, *Pane) {
+	t.Helper()
 	p := newPane(env)
 	t.Cleanup(p.Close)
 	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
@@ -49,7 +56,25 @@ func start(t *testing.T, env *approvaltest.Env, w, h int, ready string) *session
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	s := &session{t: t, env: env, tm: tm}
 	s.wait(ready)
-	return s
+	return s, p
+}
+
+// waitState waits until the running pane's Snapshot satisfies ok.
+func waitState(t *testing.T, p *Pane, ok func(Snapshot) bool) {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		next := p.Changed()
+		if ok(p.Snapshot()) {
+			return
+		}
+		select {
+		case <-next:
+		case <-timeout.C:
+			t.Fatalf("the pane never reached the state waited for: %+v", p.Snapshot())
+		}
+	}
 }
 
 func (s *session) wait(marker string) {
