@@ -8,7 +8,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/exec/approval"
-	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/safetext"
 )
@@ -134,7 +133,7 @@ func (p *Pane) denyTask(id, reason string) tea.Cmd {
 func (p *Pane) describeOutcome(m outcomeMsg) string {
 	id := safetext.Line(m.id)
 	var de *approval.DecidedError
-	var lost *natsqueue.LostError
+	var lost *approval.LostError
 	switch {
 	case errors.Is(m.err, approval.ErrPreviewChanged):
 		return id + ": the request changed since it was shown — review the new preview; nothing was approved"
