@@ -33,22 +33,15 @@ import (
 
 // Options configure the pane.
 type Options struct {
-	// Queue is this home's queue, followed with fsnotify (TasksDir,
-	// InboxDir, AuditPath); nil when the engine could not start or the
-	// pane is over another Source.
-	Queue *approval.Queue
-	// Source is the queue the pane reads and decides on when it is not
-	// this home's (the shared queue's operator side); a Follower is told
-	// what changed instead of fsnotify. Nil: Queue.
-	Source Source
+	// Queue is the queue the pane reads, follows and decides on: this
+	// home's (*approval.Queue) or the shared queue's operator side. Nil
+	// when it could not be opened: QueueErr says why.
+	Queue approval.Decider
 	// Shared, when set, names the shared queue in the pane's heading
 	// (already safe to show: no credentials).
-	Shared    string
-	QueueErr  error  // why there is no queue, shown in place of it
-	TasksDir  string // watched for tasks arriving and leaving
-	AuditPath string // watched: every decision made elsewhere appends to it
-	InboxDir  string // watched for dropped manifests
-	Operator  string // operator:<user>
+	Shared   string
+	QueueErr error  // why there is no queue, shown in place of it
+	Operator string // operator:<user>
 	// Now is the pane's clock: deadlines, countdowns and the grace period
 	// read it, so a test that drives it never sleeps. Nil: time.Now.
 	Now  func() time.Time
@@ -105,8 +98,7 @@ type Pane struct {
 	// pane out twice); it is used once, and any Update or restyle drops it.
 	frame renderedFrame
 
-	watchers []*panes.Watcher
-	state    state // what Snapshot returns
+	state state // what Snapshot returns
 }
 
 // New builds the pane.
@@ -116,9 +108,6 @@ func New(o Options, styles *themes.Styles) *Pane {
 	}
 	if o.Tick == 0 {
 		o.Tick = time.Second
-	}
-	if o.Source == nil && o.Queue != nil {
-		o.Source = o.Queue
 	}
 	p := &Pane{o: o, styles: styles, legible: true}
 	p.bg.start(context.Background())
@@ -143,10 +132,11 @@ func (p *Pane) Badge() string {
 	return fmt.Sprint(len(p.queue.list))
 }
 
-// Init loads the queue and starts following its changes; the pane's reads
-// and decisions run under ctx from here on.
+// Init loads the queue and starts following its changes (the engine's
+// feed: the pane watches no file); the pane's reads, decisions and the
+// feed run under ctx from here on.
 func (p *Pane) Init(ctx context.Context) tea.Cmd {
-	if p.o.Source == nil {
+	if p.o.Queue == nil {
 		return nil
 	}
 	if ctx != nil {
@@ -155,16 +145,15 @@ func (p *Pane) Init(ctx context.Context) tea.Cmd {
 	return tea.Batch(p.requestReload(), p.tick(), p.follow())
 }
 
-// Close ends the pane's background work and waits for it: the watchers,
-// and every read or decision under way (a decision already sent to the
-// engine finishes, so its outcome is recorded).
+// Close ends the pane's background work and waits for it: the feed of
+// changes, and every read or decision under way (a decision already sent
+// to the engine finishes, so its outcome is recorded).
 func (p *Pane) Close() {
-	for _, w := range p.watchers {
-		if w != nil {
-			w.Close()
+	p.bg.close()
+	if ch := p.load.changes; ch != nil {
+		for range ch { // the feed closes it once it has stopped
 		}
 	}
-	p.bg.close()
 }
 
 func (p *Pane) tick() tea.Cmd {
@@ -180,7 +169,7 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 
 func (p *Pane) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case listMsg, tasksMsg, changedMsg, followMsg:
+	case listMsg, tasksMsg, changeMsg:
 		return p.updateLoad(msg)
 	case viewMsg:
 		if msg.id == p.queue.selID {

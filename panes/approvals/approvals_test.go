@@ -28,7 +28,7 @@ func styles() *themes.Styles {
 }
 
 func newPane(env *approvaltest.Env) *Pane {
-	return New(Options{Queue: env.Queue, TasksDir: env.TasksDir(), InboxDir: env.InboxDir(), AuditPath: env.AuditPath(), Operator: "operator:ada",
+	return New(Options{Queue: env.Queue, Operator: "operator:ada",
 		Now: env.Clock.Now, Tick: 50 * time.Millisecond}, styles())
 }
 
@@ -277,7 +277,7 @@ func TestArrivalGraceSwallowsKeys(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("first", "/media/a.mkv"))
 	p := newPane(env)
-	p.Update(p.reload()())
+	p.Update(p.reload(nil)())
 	p.Update(p.loadView(p.queue.selID)())
 	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
 	if p.dialogs.confirm != nil {
@@ -321,7 +321,7 @@ func TestViewAnySize(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("sized", secretURI))
 	p := newPane(env)
-	p.Update(p.reload()())
+	p.Update(p.reload(nil)())
 	p.Update(p.loadView(p.queue.selID)())
 	env.Clock.Advance(time.Second)
 	for _, dialog := range []string{"", "a", "d"} {

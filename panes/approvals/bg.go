@@ -64,3 +64,10 @@ func (b *background) close() {
 	}
 	b.wg.Wait()
 }
+
+// context is the ctx the pane's work runs under now.
+func (b *background) context() context.Context {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ctx
+}

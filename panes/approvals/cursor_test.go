@@ -51,7 +51,7 @@ func actShown(p *Pane, k string, w, h int) {
 // reloadPane runs a full reload of the queue, and reads the preview when
 // the task under the cursor changed.
 func reloadPane(p *Pane) {
-	p.Update(p.reload()())
+	p.Update(p.reload(nil)())
 	if p.queue.selID != "" && (p.queue.view == nil || p.queue.view.Record.TaskID != p.queue.selID) {
 		p.Update(p.loadView(p.queue.selID)())
 	}

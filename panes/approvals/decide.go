@@ -100,7 +100,7 @@ func (p *Pane) openDecision(msg tea.KeyPressMsg, approve bool) {
 func (p *Pane) approve(id, hash string) tea.Cmd {
 	p.busy, p.deciding = true, id
 	p.notice = safetext.Line(id) + " executing…"
-	q, by := p.o.Source, p.o.Operator
+	q, by := p.o.Queue, p.o.Operator
 	return p.bg.run(func(ctx context.Context) tea.Msg {
 		ctx = context.WithoutCancel(ctx)
 		v, err := q.Preview(ctx, id)
@@ -122,7 +122,7 @@ func (p *Pane) approve(id, hash string) tea.Cmd {
 
 func (p *Pane) denyTask(id, reason string) tea.Cmd {
 	p.busy, p.deciding = true, id
-	q, by := p.o.Source, p.o.Operator
+	q, by := p.o.Queue, p.o.Operator
 	return p.bg.run(func(ctx context.Context) tea.Msg {
 		rec, res, err := q.Decide(context.WithoutCancel(ctx), id, approval.Decision{Approve: false, By: by, Reason: reason, Via: Via})
 		return outcomeMsg{id: id, rec: rec, res: res, err: err}

@@ -144,7 +144,7 @@ func (p *Pane) movedDecided(move func()) tea.Cmd {
 }
 
 func (p *Pane) loadResult(id string) tea.Cmd {
-	q, pub := p.o.Source, p.o.ResultKey
+	q, pub := p.o.Queue, p.o.ResultKey
 	return p.bg.run(func(context.Context) tea.Msg {
 		res, err := q.Result(id)
 		msg := resultMsg{id: id, res: res, err: err}

@@ -192,7 +192,7 @@ func TestSlowExecutionIsNotDecidedElsewhere(t *testing.T) {
 	go func() { done <- runBatch(cmd) }()
 	<-ha.entered // the task is executing: the device has the call
 	for range 2 {
-		p.Update(p.reload()()) // the watcher and tick reloads while the device is slow
+		p.Update(p.reload(nil)()) // the watcher and tick reloads while the device is slow
 		screen := ansi.Strip(m.Render())
 		if strings.Contains(screen, "elsewhere") {
 			t.Fatalf("own slow execution reported as decided elsewhere:\n%s", screen)

@@ -97,7 +97,7 @@ func TestTaskRevealedByClosingTheOverlayHasItsGrace(t *testing.T) {
 	if _, _, err := env.Queue.Decide(context.Background(), "first", approval.Decision{Approve: false, By: "other", Reason: "elsewhere", Via: "cli"}); err != nil {
 		t.Fatal(err)
 	}
-	m.Update(p.reload()())
+	m.Update(p.reload(nil)())
 	if p.queue.selID != "second" {
 		t.Fatalf("after the reload %q is selected", p.queue.selID)
 	}

@@ -62,7 +62,7 @@ func loadedPane(t *testing.T, env *approvaltest.Env, clock ...*approvaltest.Cloc
 	if len(clock) > 0 {
 		p.o.Now = clock[0].Now // the pane's own clock: the queue's tasks do not expire meanwhile
 	}
-	p.Update(p.reload()())
+	p.Update(p.reload(nil)())
 	if p.queue.selID != "" {
 		p.Update(p.loadView(p.queue.selID)())
 	}
@@ -134,7 +134,7 @@ func TestNoKeyActsOnWhatIsNotShown(t *testing.T) {
 	clk := approvaltest.NewClock()
 	clk.Advance(time.Second)
 	first := loadedPane(t, env, clk)
-	list, view := first.reload()(), first.loadView(first.queue.selID)()
+	list, view := first.reload(nil)(), first.loadView(first.queue.selID)()
 	fresh := func() *Pane { // the same loaded state without reading the disk 3,000 times
 		// and a clock of its own: the grace waits below add up to more than
 		// the approval timeout, and a row past its deadline takes no a or d

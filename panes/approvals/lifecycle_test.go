@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/task"
@@ -35,7 +36,7 @@ func heldPane(t *testing.T) (*Pane, *heldSource) {
 	env.Submit(env.Play("held", "/media/a.mkv"))
 	src := &heldSource{Queue: env.Queue, previewing: make(chan context.Context, 1), deciding: make(chan context.Context, 1),
 		release: make(chan struct{})}
-	return New(Options{Source: src, Operator: "operator:ada", Now: env.Clock.Now}, styles()), src
+	return New(Options{Queue: src, Operator: "operator:ada", Now: env.Clock.Now}, styles()), src
 }
 
 // closed reports whether Close returned within a moment (it is expected
@@ -116,5 +117,123 @@ func TestCloseWaitsForADecisionUnderWay(t *testing.T) {
 	m := (<-out).(outcomeMsg)
 	if m.err != nil || m.rec.State != approval.Denied {
 		t.Fatalf("the decision did not finish: %+v", m)
+	}
+}
+
+// feedSource is the env's queue with a feed the test writes.
+type feedSource struct {
+	*approval.Queue
+	ch chan approval.Change
+}
+
+func (s *feedSource) Changes(ctx context.Context) (<-chan approval.Change, error) {
+	out := make(chan approval.Change)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case c := <-s.ch:
+				select {
+				case out <- c:
+				case <-ctx.Done():
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// The pane takes its changes from the feed alone: ids reload those tasks,
+// All reloads everything, one reload is in flight at a time and what comes
+// meanwhile runs next, merged.
+func TestFeedChangesReloadWhatTheyName(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("first", "/media/a.mkv"))
+	src := &feedSource{Queue: env.Queue, ch: make(chan approval.Change)}
+	p := New(Options{Queue: src, Operator: "operator:ada", Now: env.Clock.Now, Tick: time.Hour}, styles())
+	t.Cleanup(p.Close)
+	p.Init(context.Background())
+	reloadPane(p)
+	env.Submit(env.Play("second", "/media/b.mkv"))
+	go func() { src.ch <- approval.Change{IDs: []string{"second"}} }()
+	msg := p.waitChange()()
+	cmd := p.Update(msg)
+	if !p.load.loading || p.load.reloads != 2 {
+		t.Fatalf("a change did not start a reload (%d reloads)", p.load.reloads)
+	}
+	// meanwhile: everything may have changed, and a task changed
+	p.Update(changeMsg{c: approval.Change{All: true}})
+	p.Update(changeMsg{c: approval.Change{IDs: []string{"first"}}})
+	if p.load.reloads != 2 {
+		t.Fatal("a reload started while one was in flight")
+	}
+	tasks := awaitMsg[tasksMsg](t, cmd)
+	next := p.Update(tasks)
+	if got := p.Snapshot().Pending; got != 2 {
+		t.Fatalf("%d pending after the change, want 2", got)
+	}
+	if !p.load.loading || p.load.reloads != 3 || !p.load.work.empty() {
+		t.Fatal("what came meanwhile did not run next, merged")
+	}
+	awaitMsg[listMsg](t, next) // All: everything is reloaded
+}
+
+// awaitMsg runs a command's parts (some wait on the feed, forever here)
+// each on its own and returns the first message of type T.
+func awaitMsg[T tea.Msg](t *testing.T, cmd tea.Cmd) T {
+	t.Helper()
+	out := make(chan tea.Msg, 16)
+	var start func(tea.Cmd)
+	start = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		go func() {
+			msg := c()
+			if b, ok := msg.(tea.BatchMsg); ok {
+				for _, c := range b {
+					start(c)
+				}
+				return
+			}
+			out <- msg
+		}()
+	}
+	start(cmd)
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case msg := <-out:
+			if m, ok := msg.(T); ok {
+				return m
+			}
+		case <-timeout:
+			var zero T
+			t.Fatalf("no %T came", zero)
+			return zero
+		}
+	}
+}
+
+// Close stops the feed and returns once it has ended.
+func TestCloseEndsTheFeed(t *testing.T) {
+	env := approvaltest.New(t)
+	p := New(Options{Queue: env.Queue, Operator: "operator:ada", Now: env.Clock.Now}, styles())
+	p.Init(context.Background())
+	ch := p.load.changes
+	if ch == nil {
+		t.Fatal("the pane does not follow the queue's feed")
+	}
+	waiting := make(chan tea.Msg, 1)
+	go func() { waiting <- p.waitChange()() }()
+	p.Close()
+	if _, open := <-ch; open {
+		t.Fatal("the feed goes on after Close")
+	}
+	if msg := <-waiting; msg != nil {
+		t.Fatalf("the wait on the feed answered %#v after Close", msg)
 	}
 }

@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/task"
-	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/safetext"
 )
 
@@ -27,64 +23,45 @@ type (
 		decided []approval.Record
 		gone    []approval.Record // were pending at the last reload, are not now
 		err     error
-		// auditEnd is where the audit log ended before the reload read the
-		// queue (-1: not read)
-		auditEnd int64
 	}
 	// tasksMsg answers a reload of some tasks: the records of ids (those
 	// with no record are missing from recs).
 	tasksMsg struct {
-		ids      []string
-		recs     []approval.Record
-		auditEnd int64 // where the audit log was read to (-1: not read)
-		full     bool  // the audit log was replaced or cut: reload everything
-		err      error
+		ids  []string
+		recs []approval.Record
+		err  error
 	}
-	// changedMsg says which watched files changed (all: events were lost).
-	changedMsg struct {
-		watcher int
-		names   []string
-		all     bool
+	// changeMsg is the queue's change (closed: the feed ended, nothing
+	// more comes).
+	changeMsg struct {
+		c      approval.Change
+		closed bool
 	}
 	tickMsg struct{}
-	// followMsg is a Follower's change: the tasks it names (all: reload
-	// everything; closed: the source stopped, nothing more comes).
-	followMsg struct {
-		ids         []string
-		all, closed bool
-	}
-)
-
-// Which watcher is which.
-const (
-	watchOpen = iota
-	watchInbox
-	watchAudit
 )
 
 // resyncTicks is how many ticks pass between full reloads: a safety net
-// under fsnotify (a change it did not report, a record repaired by another
-// process without an audit entry); everything else reloads only the tasks
-// that changed. Five minutes: a full reload of 1,000 pending tasks costs
-// about 0.17 s of CPU, which once a minute was a third of the idle pane's
-// cost; the task on screen is read again every few seconds anyway, and a
-// decision is checked against the stored request whatever the list shows.
+// under the queue's feed (a change it did not report, a record repaired by
+// another process without an audit entry); everything else reloads only
+// the tasks that changed. Five minutes: a full reload of 1,000 pending
+// tasks costs about 0.17 s of CPU, which once a minute was a third of the
+// idle pane's cost; the task on screen is read again every few seconds
+// anyway, and a decision is checked against the stored request whatever
+// the list shows.
 const resyncTicks = 300
 
-// refreshWait bounds a Refresher's full read on a reload.
-const refreshWait = 10 * time.Second
-
-// maxWaiting bounds the markers waiting for their record: names in the
-// index folder that never become tasks are not kept forever.
+// maxWaiting bounds the tasks waiting for their record: names that never
+// become tasks are not kept forever.
 const maxWaiting = 1024
 
 // work is the reloading asked for while one was in flight.
 type work struct {
-	full, sweep, audit bool
-	ids                map[string]bool
+	full bool
+	ids  map[string]bool
+	err  error // the feed's, shown with the next reload's
 }
 
-func (w work) empty() bool { return !w.full && !w.sweep && !w.audit && len(w.ids) == 0 }
+func (w work) empty() bool { return !w.full && len(w.ids) == 0 && w.err == nil }
 
 // loader is the pane's reloading: one reload in flight at most, and what
 // was asked for meanwhile merged to run next.
@@ -93,65 +70,35 @@ type loader struct {
 	loading bool // a reload is in flight
 	work    work // what to reload when it is done
 	ticks   int  // ticks since the last full reload
-	// auditFrom is where the audit log was read to: a change there is read
-	// from this offset on, and only the tasks its new entries name reload.
-	auditFrom int64
-	// waiting are tasks whose marker appeared before their record (a
-	// submission under way): read again at the next audit change.
+	// waiting are tasks named before their record could be read (a
+	// submission under way): read again with the next change.
 	waiting map[string]bool
 	reloads int // reloads of any kind, for tests that count them
+	// changes is the queue's feed (nil: not followed, or ended).
+	changes <-chan approval.Change
 }
 
-// follow starts following the source's changes: the Follower's, or the
-// index of open tasks (a marker per task: which tasks arrived or left),
-// the inbox, and the audit log (every decision, wherever it is made,
-// appends to it; its new entries name the tasks to reload) with fsnotify.
+// follow starts following the queue's changes. Without a feed the pane
+// still lists everything at its start, on ctrl+r and every resyncTicks.
 func (p *Pane) follow() tea.Cmd {
-	cmds := []tea.Cmd{p.waitFollow()}
-	if p.o.Queue == nil {
-		return tea.Batch(cmds...)
-	}
-	type watch struct {
-		kind      int
-		dir, name string
-	}
-	watches := []watch{{watchOpen, p.o.Queue.OpenTasksDir(), ""}, {watchInbox, filepath.Join(p.o.InboxDir, "new"), ""}}
-	if p.o.AuditPath != "" {
-		watches = append(watches, watch{watchAudit, filepath.Dir(p.o.AuditPath), filepath.Base(p.o.AuditPath)})
-	}
-	p.watchers = make([]*panes.Watcher, 3)
-	for _, wt := range watches {
-		if wt.dir == "" || wt.dir == "." {
-			continue
-		}
-		if w, err := panes.Watch(wt.dir, wt.name); err == nil {
-			p.watchers[wt.kind] = w
-			cmds = append(cmds, p.waitOn(wt.kind))
-		}
-	}
-	return tea.Batch(cmds...)
-}
-
-func (p *Pane) waitOn(kind int) tea.Cmd {
-	if kind < 0 || kind >= len(p.watchers) || p.watchers[kind] == nil {
+	ch, err := p.o.Queue.Changes(p.bg.context())
+	if err != nil {
 		return nil
 	}
-	return p.watchers[kind].WaitNames(func(names []string, all bool) tea.Msg {
-		return changedMsg{watcher: kind, names: names, all: all}
-	})
+	p.load.changes = ch
+	return p.waitChange()
 }
 
-// waitFollow waits for the Follower's next change (or the pane's end).
-func (p *Pane) waitFollow() tea.Cmd {
-	f, ok := p.o.Source.(Follower)
-	if !ok {
+// waitChange waits for the feed's next change (or the pane's end).
+func (p *Pane) waitChange() tea.Cmd {
+	ch := p.load.changes
+	if ch == nil {
 		return nil
 	}
-	ch := f.Changes()
 	return p.bg.run(func(ctx context.Context) tea.Msg {
 		select {
-		case ids, open := <-ch:
-			return followMsg{ids: ids, all: ids == nil, closed: !open}
+		case c, open := <-ch:
+			return changeMsg{c: c, closed: !open}
 		case <-ctx.Done():
 			return nil
 		}
@@ -164,49 +111,31 @@ func (p *Pane) updateLoad(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case listMsg:
 		p.load.loading = false
-		if msg.auditEnd >= 0 {
-			p.load.auditFrom = msg.auditEnd
-		}
 		p.load.waiting = nil
 		return tea.Batch(p.applyList(msg), p.kick())
 	case tasksMsg:
 		p.load.loading = false
-		if msg.full {
-			return p.requestReload()
-		}
-		if msg.auditEnd >= 0 {
-			p.load.auditFrom = msg.auditEnd
-		}
 		return tea.Batch(p.applyTasks(msg), p.kick())
-	case followMsg:
-		switch {
-		case msg.closed:
+	case changeMsg:
+		if msg.closed {
 			return nil
-		case msg.all:
-			return tea.Batch(p.waitFollow(), p.requestReload())
 		}
-		return tea.Batch(p.waitFollow(), p.requestTasks(msg.ids...))
-	case changedMsg:
-		// re-arm only the watcher that fired: one waiter per watcher
-		next := p.waitOn(msg.watcher)
-		switch {
-		case msg.all:
+		// one waiter on the feed: the next change is waited for once this
+		// one is handled
+		next := p.waitChange()
+		if msg.c.Err != nil {
+			p.load.work.err = msg.c.Err
+		}
+		if msg.c.All {
 			return tea.Batch(next, p.requestReload())
-		case msg.watcher == watchOpen:
-			// markers appeared or went: those tasks arrived or left
-			return tea.Batch(next, p.requestTasks(msg.names...))
-		case msg.watcher == watchInbox:
-			p.load.work.sweep = true
-		case msg.watcher == watchAudit:
-			p.load.work.audit = true
 		}
-		return tea.Batch(next, p.kick())
+		return tea.Batch(next, p.requestTasks(msg.c.IDs...))
 	}
 	return nil
 }
 
-// requestReload asks for a full reload (the inbox swept, every open task
-// and the decided list read). Reloads never run two at a time and never
+// requestReload asks for a full reload (every open task and the decided
+// list read). Reloads never run two at a time and never
 // pile up behind a slow disk or device: what is asked for meanwhile is
 // merged and runs next.
 func (p *Pane) requestReload() tea.Cmd {
@@ -237,53 +166,36 @@ func (p *Pane) kick() tea.Cmd {
 	l.reloads++
 	if w.full {
 		l.ticks = 0
-		return p.reload()
+		return p.reload(w.err)
 	}
+	// a task named before its record existed has one by now, or the
+	// change that names it again is on its way
 	ids := make([]string, 0, len(w.ids)+len(l.waiting))
 	for id := range w.ids {
 		ids = append(ids, id)
 	}
-	if w.audit {
-		// a submission whose marker came before its record has logged its
-		// entry by now; the log's new entries name the rest
-		for id := range l.waiting {
-			if !w.ids[id] {
-				ids = append(ids, id)
-			}
+	for id := range l.waiting {
+		if !w.ids[id] {
+			ids = append(ids, id)
 		}
 	}
-	return p.reloadSome(ids, w.sweep, w.audit)
+	return p.reloadSome(ids, w.err)
 }
 
-// reload sweeps the inbox and lists pending and decided tasks off the UI
-// goroutine (the engine reads only open tasks and the tail of the decided
-// list). It notes where the audit log ended before reading, so changes
-// after that are read from there.
-func (p *Pane) reload() tea.Cmd {
+// reload lists pending and decided tasks off the UI goroutine (the engine
+// reads only open tasks and the tail of the decided list), and what became
+// of the tasks that left the queue. feedErr is the feed's, shown with it.
+func (p *Pane) reload(feedErr error) tea.Cmd {
 	p.load.gen++
-	gen, q, logPath := p.load.gen, p.o.Source, p.o.AuditPath
+	gen, q := p.load.gen, p.o.Queue
 	before := make([]string, len(p.queue.list))
 	for i, r := range p.queue.list {
 		before[i] = r.TaskID
 	}
-	return p.bg.run(func(ctx context.Context) tea.Msg {
-		end := int64(-1)
-		if logPath != "" {
-			if e, err := audit.EndOfCompleteLines(logPath); err == nil {
-				end = e
-			}
-		}
-		var err error
-		if rf, ok := q.(Refresher); ok {
-			rctx, cancel := context.WithTimeout(ctx, refreshWait)
-			err = rf.Refresh(rctx)
-			cancel()
-		}
-		_, serr := q.SweepInbox(ctx)
-		err = errors.Join(err, serr)
+	return p.bg.run(func(context.Context) tea.Msg {
 		list, lerr := q.Pending()
 		decided, derr := q.Decided(decidedLimit)
-		msg := listMsg{gen: gen, list: list, decided: decided, err: errors.Join(err, lerr, derr), auditEnd: end}
+		msg := listMsg{gen: gen, list: list, decided: decided, err: errors.Join(feedErr, lerr, derr)}
 		still := map[string]bool{}
 		for _, r := range list {
 			still[r.TaskID] = true
@@ -299,61 +211,12 @@ func (p *Pane) reload() tea.Cmd {
 	})
 }
 
-// reloadSome reads the records of ids off the UI goroutine: after sweeping
-// the inbox when it changed, and with the tasks named by the audit log's
-// entries since auditFrom when it changed.
-func (p *Pane) reloadSome(ids []string, sweep, readAudit bool) tea.Cmd {
-	q, logPath, from := p.o.Source, p.o.AuditPath, p.load.auditFrom
-	return p.bg.run(func(ctx context.Context) tea.Msg {
-		msg := tasksMsg{auditEnd: -1}
-		if sweep {
-			outs, err := q.SweepInbox(ctx)
-			msg.err = err
-			for _, o := range outs {
-				if o.TaskID != "" {
-					ids = append(ids, o.TaskID)
-				}
-			}
-		}
-		if readAudit && logPath != "" {
-			named, end, cut, err := changedTasks(logPath, from)
-			switch {
-			case cut:
-				msg.full = true
-				return msg
-			case err != nil:
-				msg.err = errors.Join(msg.err, err)
-			default:
-				ids = append(ids, named...)
-				msg.auditEnd = end
-			}
-		}
-		msg.ids = ids
-		msg.recs = q.Tasks(ids)
-		return msg
+// reloadSome reads the records of ids off the UI goroutine.
+func (p *Pane) reloadSome(ids []string, feedErr error) tea.Cmd {
+	q := p.o.Queue
+	return p.bg.run(func(context.Context) tea.Msg {
+		return tasksMsg{ids: ids, recs: q.Tasks(ids), err: feedErr}
 	})
-}
-
-// changedTasks reads the audit log from offset from on and returns the task
-// ids its entries name, and where it ends. cut: the log is shorter than
-// from (replaced or cut), so offsets no longer mean anything.
-func changedTasks(path string, from int64) (ids []string, end int64, cut bool, err error) {
-	size, err := audit.EndOfCompleteLines(path)
-	if err != nil {
-		return nil, from, false, err
-	}
-	if size < from {
-		return nil, from, true, nil
-	}
-	seen := map[string]bool{}
-	end, err = audit.Scan(path, from, func(l audit.Line) bool {
-		if id := l.Entry.TaskID; l.Err == nil && id != "" && !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-		return true
-	})
-	return ids, end, false, err
 }
 
 // onTick repaints the countdowns (the root redraws after every message)
@@ -393,7 +256,7 @@ func (p *Pane) onTick() tea.Cmd {
 // applyTasks folds a reload of some tasks into the list: a pending (or
 // damaged) task is added or updated, any other leaves the queue (and, when
 // final, heads the decided list), and a task with no record yet waits for
-// the next audit change. The rest goes through applyList, like a full reload.
+// the next change. The rest goes through applyList, like a full reload.
 func (p *Pane) applyTasks(msg tasksMsg) tea.Cmd {
 	got := make(map[string]approval.Record, len(msg.recs))
 	for _, r := range msg.recs {
@@ -453,7 +316,7 @@ func (p *Pane) applyTasks(msg tasksMsg) tea.Cmd {
 		}
 		return out[i].TaskID < out[j].TaskID
 	})
-	return p.applyList(listMsg{gen: p.load.gen, list: out, decided: p.decided.with(finished), gone: gone, err: msg.err, auditEnd: -1})
+	return p.applyList(listMsg{gen: p.load.gen, list: out, decided: p.decided.with(finished), gone: gone, err: msg.err})
 }
 
 // wait notes a task named before its record exists, to be read again.

@@ -21,7 +21,7 @@ import (
 // as given; the pane's clock is the queue's.
 func startNotifying(t *testing.T, env *approvaltest.Env, notify bool) (*teatest.TestModel, *Pane) {
 	t.Helper()
-	p := New(Options{Queue: env.Queue, TasksDir: env.TasksDir(), InboxDir: env.InboxDir(), AuditPath: env.AuditPath(),
+	p := New(Options{Queue: env.Queue,
 		Operator: "operator:ada", Now: env.Clock.Now, Tick: 50 * time.Millisecond, Notify: notify}, styles())
 	t.Cleanup(p.Close)
 	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})

@@ -117,7 +117,7 @@ func (p *Pane) movedQueue(move func()) tea.Cmd {
 }
 
 func (p *Pane) loadView(id string) tea.Cmd {
-	gen, q := p.load.gen, p.o.Source
+	gen, q := p.load.gen, p.o.Queue
 	return p.bg.run(func(ctx context.Context) tea.Msg {
 		v, err := q.Preview(ctx, id)
 		return viewMsg{gen: gen, id: id, view: v, err: err}

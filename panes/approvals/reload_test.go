@@ -3,8 +3,6 @@ package approvalspane
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/panes"
@@ -58,10 +55,10 @@ func TestTicksReloadOnlyTasksPastTheirDeadline(t *testing.T) {
 }
 
 // startIdle is a real program whose ticks come once an hour: whatever it
-// shows after a change came through fsnotify.
+// shows after a change came through the queue's feed.
 func startIdle(t *testing.T, env *approvaltest.Env) (*teatest.TestModel, *Pane) {
 	t.Helper()
-	p := New(Options{Queue: env.Queue, TasksDir: env.TasksDir(), InboxDir: env.InboxDir(), AuditPath: env.AuditPath(),
+	p := New(Options{Queue: env.Queue,
 		Operator: "operator:ada", Now: env.Clock.Now, Tick: time.Hour}, styles())
 	t.Cleanup(p.Close)
 	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
@@ -70,9 +67,9 @@ func startIdle(t *testing.T, env *approvaltest.Env) (*teatest.TestModel, *Pane) 
 	return tm, p
 }
 
-// A task submitted by another process shows up without a tick: its index
-// marker and its audit entry name it, and only it is read.
-func TestNewTaskAppearsThroughFsnotify(t *testing.T) {
+// A task submitted by another process shows up without a tick: the queue's
+// feed names it (its index marker and its audit entry), and only it is read.
+func TestNewTaskAppearsThroughTheFeed(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("already", "/media/a.mkv"))
 	tm, _ := startIdle(t, env)
@@ -87,8 +84,8 @@ func TestNewTaskAppearsThroughFsnotify(t *testing.T) {
 	tm.Quit()
 }
 
-// A decision made elsewhere reaches the screen through the audit log's new
-// entry, without a tick.
+// A decision made elsewhere reaches the screen through the feed (the audit
+// log's new entry names it), without a tick.
 func TestDecisionElsewhereThroughTheAuditLog(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("stays", "/media/a.mkv"))
@@ -107,40 +104,6 @@ func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
 	t.Helper()
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), s) },
 		teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
-}
-
-// The audit log is read from where the last reload left it: only the tasks
-// its new entries name, and a log shorter than that offset (replaced, cut)
-// asks for a full reload.
-func TestChangedTasksReadsOnlyNewEntries(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "audit.log")
-	l, err := audit.Open(path, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	add := func(id string) {
-		if _, err := l.Append(audit.Entry{Actor: "agent:a", Event: audit.EventSubmitted, TaskID: id}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add("old-1")
-	add("old-2")
-	end, _ := audit.EndOfCompleteLines(path)
-	add("new-1")
-	add("")
-	add("new-2")
-	add("new-1")
-	ids, next, cut, err := changedTasks(path, end)
-	if err != nil || cut || !slices.Equal(ids, []string{"new-1", "new-2"}) {
-		t.Fatalf("ids %v cut %v err %v", ids, cut, err)
-	}
-	if size, _ := audit.EndOfCompleteLines(path); next != size {
-		t.Fatalf("read to %d, the log ends at %d", next, size)
-	}
-	if _, _, cut, _ := changedTasks(path, next+1); !cut {
-		t.Fatal("a log shorter than the offset read is not reported cut")
-	}
 }
 
 // BenchmarkIdleTick is what a second of an idle Approvals pane costs with

@@ -31,7 +31,7 @@ func TestDecidedListVerifiesTheSignedResult(t *testing.T) {
 	p.o.ResultKey = signer.Public()
 	p.decided.shown = true
 	shown := func() string {
-		p.Update(p.reload()())
+		p.Update(p.reload(nil)())
 		if c := p.wantResult(); c != nil { // what the reload asked for
 			p.Update(c())
 		}

@@ -21,7 +21,7 @@ func TestPromptNeedsEveryWarningAndTheRequestLine(t *testing.T) {
 	env.Submit(env.Play("warned", "https://раураl.com/a\u200bb\u200bc.mp4"))
 	clk := approvaltest.NewClock()
 	first := loadedPane(t, env, clk)
-	list, view := first.reload()(), first.loadView(first.queue.selID)()
+	list, view := first.reload(nil)(), first.loadView(first.queue.selID)()
 	warnings := 0
 	lines, _ := first.previewLines(view.(viewMsg).view, 100)
 	for _, l := range lines {

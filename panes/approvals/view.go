@@ -92,7 +92,7 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	if w <= 0 || h <= 0 {
 		return nil, false
 	}
-	if p.o.Source == nil {
+	if p.o.Queue == nil {
 		msg := "approvals are unavailable"
 		if p.o.QueueErr != nil {
 			msg += ": " + p.safe(p.o.QueueErr.Error())
