@@ -270,8 +270,7 @@ func (p *Pane) FullHelp() [][]key.Binding {
 	if p.decided.shown {
 		list = p.km.decided
 	}
-	actions := append(append(panes.Keymap{}, list[:navFrom]...), list[navTo:]...)
-	groups := [][]key.Binding{list[navFrom:navTo].Help(), actions.Help()}
+	groups := list.HelpGroups()
 	if p.dialogs.open() {
 		return append([][]key.Binding{p.keymap().Help()}, groups...)
 	}
