@@ -7,8 +7,12 @@
 // (queue.go: the pending list and the selected task's preview), the decided
 // list (decided.go: the decided tasks and the selected one's result) and
 // the dialogs (dialog.go: the prompts, which return intents, and the grace
-// period that holds keys back). Reloads are the loader's (load.go);
-// decisions are carried out by the Pane (decide.go).
+// period that holds keys back). Decisions are carried out by the Pane
+// (decide.go). It reads an approval.Decider and takes what changed only
+// from the queue's feed (Decider.Changes): the loader (load.go) keeps one
+// reload in flight; the pane watches no file and knows no transport. Its
+// reads run under the program's ctx and Close waits for them (bg.go);
+// tests wait on its Snapshot (snapshot.go), and its clock is Options.Now.
 //
 // Every string that came from outside — task ids, agent names, jti, device
 // ids, previews, effects, errors, reasons — reaches the screen through

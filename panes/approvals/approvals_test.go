@@ -291,7 +291,7 @@ func TestArrivalGraceSwallowsKeys(t *testing.T) {
 }
 
 // A manifest another program drops into inbox/new shows up in the running
-// screen (fsnotify), and a bad one is moved to inbox/rejected with its reason.
+// screen (the queue's feed sweeps it), and a bad one is moved to inbox/rejected with its reason.
 func TestInboxDropShowsUpLive(t *testing.T) {
 	env := approvaltest.New(t)
 	s := start(t, env, 100, 30, "nothing waiting")
