@@ -481,40 +481,58 @@ func (p *prepared) fileEvents(it item, f *fileRecs) ([]Event, string) {
 // returns out as it was and the per-file error, or whyBinary/whyTooLarge
 // for a file to skip without one.
 func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Event, string) {
-	recs := f.lines
-	if len(recs) == 0 {
+	if len(f.lines) == 0 {
 		return out, ""
 	}
 	var lines [][]byte
 	// ugrep's records carry offsets only: the lines come from the file.
 	if resolve := p.be.Name == "ugrep" && !f.resolved; p.e.context > 0 || resolve {
 		bp := fileBufs.Get().(*[]byte)
-		defer fileBufs.Put(bp)
-		// Sniffed here when the chunk left it for after the match.
-		data, why := p.readMatched(it.abs, bp, resolve && p.sniffAfter())
-		switch {
-		case why == whyTooLarge || why == whyBinary:
-			return out, why // (too large: grew past the cap since it was checked)
-		case why != "" && !resolve:
-			return out, "cannot read file for context lines"
-		case why != "":
-			return out, why // as when the file is gone before the backend runs
-		}
-		var unresolved *fileRecs
-		if resolve {
-			unresolved = f
-		}
-		data = decodeLikeBackend(data, unresolved)
-		if resolve && !resolveLinesCut(data, f, p.e.maxLine) {
-			return out, "file changed while it was searched"
-		}
-		if p.e.context > 0 {
-			lines = bytes.Split(data, []byte{'\n'})
-			if len(data) > 0 && data[len(data)-1] == '\n' {
-				lines = lines[:len(lines)-1]
-			}
+		defer fileBufs.Put(bp) // lines point into it until the events are built
+		var why string
+		if lines, why = p.matchedLines(it, f, resolve, bp); why != "" {
+			return out, why
 		}
 	}
+	return p.appendEvents(out, it, f, lines), ""
+}
+
+// matchedLines reads the matched file into *bp, resolves ugrep's records
+// against it (resolve), and splits it into lines when context is wanted;
+// or it says why the file is skipped or failed.
+func (p *prepared) matchedLines(it item, f *fileRecs, resolve bool, bp *[]byte) ([][]byte, string) {
+	// Sniffed here when the chunk left it for after the match.
+	data, why := p.readMatched(it.abs, bp, resolve && p.sniffAfter())
+	switch {
+	case why == whyTooLarge || why == whyBinary:
+		return nil, why // (too large: grew past the cap since it was checked)
+	case why != "" && !resolve:
+		return nil, "cannot read file for context lines"
+	case why != "":
+		return nil, why // as when the file is gone before the backend runs
+	}
+	var unresolved *fileRecs
+	if resolve {
+		unresolved = f
+	}
+	data = decodeLikeBackend(data, unresolved)
+	if resolve && !resolveLinesCut(data, f, p.e.maxLine) {
+		return nil, "file changed while it was searched"
+	}
+	if p.e.context == 0 {
+		return nil, ""
+	}
+	lines := bytes.Split(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] == '\n' {
+		lines = lines[:len(lines)-1]
+	}
+	return lines, ""
+}
+
+// appendEvents appends each match of f with the context lines around it
+// (from lines, the file's lines), each line once and in order.
+func (p *prepared) appendEvents(out []Event, it item, f *fileRecs, lines [][]byte) []Event {
+	recs := f.lines
 	// The arena is complete and never written again: share it instead of
 	// copying it (strings.Builder's idiom).
 	all := unsafe.String(unsafe.SliceData(f.text), len(f.text))
@@ -559,7 +577,7 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 			}
 		}
 	}
-	return out, ""
+	return out
 }
 
 // endsInString reports whether a line of backend output stops inside a
