@@ -35,7 +35,7 @@ func newSearchCmd(app *App) *cobra.Command {
 	sf := &searchFlags{}
 	cmd := &cobra.Command{
 		Use:   "search [flags] PATTERN [PATH]",
-		Short: "Search files with ugrep or ripgrep; prints the SRD response object as JSON",
+		Short: "Search files with ugrep or ripgrep; prints the response object (matches, counts, truncation) as JSON",
 		Args:  cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := app.Load(); err != nil {
@@ -54,7 +54,7 @@ func newSearchCmd(app *App) *cobra.Command {
 
 func (sf *searchFlags) bind(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&sf.reqFile, "request", "", "read the request JSON (FR-LS-02) from FILE, or - for stdin")
+	f.StringVar(&sf.reqFile, "request", "", "read the request JSON (the Search tool's arguments) from FILE, or - for stdin")
 	f.StringVar(&sf.backend, "backend", "auto", "search backend: auto, ugrep or rg")
 	f.BoolVar(&sf.stream, "stream", false, "print each event as a JSON line as soon as it is final, then the response")
 	f.StringVar(&sf.caseMode, "case", "smart", "case: smart, sensitive or insensitive (ASCII folding)")
