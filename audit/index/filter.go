@@ -1,4 +1,4 @@
-package auditpane
+package index
 
 import (
 	"context"
@@ -8,52 +8,76 @@ import (
 	"sync"
 	"sync/atomic"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/sahilm/fuzzy"
+
+	"github.com/vigil-dev/vigil/audit"
 )
 
-// filterSpec is what the view is filtered by.
-type filterSpec struct {
-	event, outcome, query string
+// Filter is what a viewer's rows are filtered by. It judges rows (the shown
+// columns, damaged lines included as the damaged row), where audit.Query
+// alone judges entries.
+type Filter struct {
+	// Query holds the exact values `vigil audit show --task/--event` select
+	// by, compared with the row's shown column: for a valid entry whose
+	// value is plain text the two agree (TestFilterAgreesWithQuery); the
+	// damaged row's event is DamagedEvent.
+	Query audit.Query
+	// Outcome is "", "ok" (the outcome is ok) or "failed" (it is not).
+	Outcome string
+	// Text is the fuzzy filter: its characters in order in Row.Hay, case
+	// folded, as github.com/sahilm/fuzzy matches.
+	Text string
 }
 
-func (sp filterSpec) empty() bool { return sp == filterSpec{} }
+// Empty says the filter keeps every row.
+func (f Filter) Empty() bool { return f == Filter{} }
 
-// keeps says whether a row passes the filters (the query fuzzily, as the
-// pane has always matched: case-folded, characters in order).
-func (sp filterSpec) keeps(r row) bool {
-	if !sp.keepsColumns([]byte(r.event), []byte(r.outcome)) {
+// Keeps says whether a row passes the filter.
+func (f Filter) Keeps(r Row) bool {
+	if !f.keepsColumns([]byte(r.Event), []byte(r.Task), []byte(r.Outcome)) {
 		return false
 	}
-	return sp.query == "" || len(fuzzy.Find(sp.query, []string{r.hay()})) == 1
+	return f.Text == "" || len(fuzzy.Find(f.Text, []string{r.Hay()})) == 1
 }
 
-func (sp filterSpec) keepsColumns(event, outcome []byte) bool {
-	if sp.event != "" && string(event) != sp.event {
+// columns says whether the exact-value parts of the filter are set.
+func (f Filter) columns() bool {
+	return f.Query.Event != "" || f.Query.TaskID != "" || f.Outcome != ""
+}
+
+func (f Filter) keepsColumns(event, task, outcome []byte) bool {
+	if f.Query.Event != "" && string(event) != f.Query.Event {
+		return false
+	}
+	if f.Query.TaskID != "" && string(task) != f.Query.TaskID {
 		return false
 	}
 	ok := string(outcome) == "ok"
-	return !(sp.outcome == "ok" && !ok) && !(sp.outcome == "failed" && ok)
+	return !(f.Outcome == "ok" && !ok) && !(f.Outcome == "failed" && ok)
 }
 
-// lineFilter judges raw lines against a spec, parsing only the lines the
-// byte scan cannot decide.
-type lineFilter struct {
-	sp  filterSpec
+// LineFilter judges raw lines of the log against a Filter, parsing only the
+// lines the byte scan cannot decide: the prefilter rejects most lines of a
+// large log for a fuzzy text in place, readHead reads the columns of a
+// canonical line without decoding JSON, and only the rest are parsed.
+// A LineFilter keeps scratch space: one per goroutine.
+type LineFilter struct {
+	sp  Filter
 	pat pattern
 	pre prefilter
 	buf []byte // scratch: a row's filter text
 	out []byte // scratch: a row's outcome
 }
 
-func newLineFilter(sp filterSpec) *lineFilter {
-	return &lineFilter{sp: sp, pat: newPattern(sp.query), pre: newPrefilter(sp.query)}
+// NewLineFilter prepares f for judging raw lines.
+func NewLineFilter(f Filter) *LineFilter {
+	return &LineFilter{sp: f, pat: newPattern(f.Text), pre: newPrefilter(f.Text)}
 }
 
 // maybe is the cheap test: whether the row of a line read by readHead (valid
 // or damaged) could pass; every row that passes passes it.
-func (f *lineFilter) maybe(h headFields, damaged bool) bool {
-	if f.sp.event != "" || f.sp.outcome != "" {
+func (f *LineFilter) maybe(h headFields, damaged bool) bool {
+	if f.sp.columns() {
 		event, outcome := h.event, damagedOutcomeB
 		if damaged {
 			event = damagedEventB
@@ -61,81 +85,77 @@ func (f *lineFilter) maybe(h headFields, damaged bool) bool {
 			f.out = h.outcome(f.out[:0])
 			outcome = f.out
 		}
-		if !f.sp.keepsColumns(event, outcome) {
+		if !f.sp.keepsColumns(event, h.task, outcome) {
 			return false
 		}
 	}
-	if f.sp.query == "" {
+	if f.sp.Text == "" {
 		return true
 	}
 	f.buf = h.hay(f.buf[:0], damaged)
 	return f.pat.within(f.buf)
 }
 
-var damagedEventB, damagedOutcomeB = []byte(damagedEvent), []byte(damagedOutcome)
+var damagedEventB, damagedOutcomeB = []byte(DamagedEvent), []byte(DamagedOutcome)
 
-// keeps says whether the row of line passes; verified says the chain has
-// verified the line, so it is valid (its row is the valid one).
-func (f *lineFilter) keeps(line []byte, verified bool) bool {
+// Keeps says whether the row of line (without its newline) passes; verified
+// says the chain has verified the line, so it is valid (its row is the
+// valid one).
+func (f *LineFilter) Keeps(line []byte, verified bool) bool {
 	if f.pre.rejects(line, verified) {
 		return false // most lines of a large log, for a query
 	}
 	h, ok := readHead(line)
 	if !ok {
-		return f.sp.keeps(rowOf(line))
+		return f.sp.Keeps(RowOf(line))
 	}
 	if verified {
 		if !f.maybe(h, false) {
 			return false
 		}
-		return f.sp.query == "" || len(fuzzy.Find(f.sp.query, []string{string(h.hay(nil, false))})) == 1
+		return f.sp.Text == "" || len(fuzzy.Find(f.sp.Text, []string{string(h.hay(nil, false))})) == 1
 	}
 	if !f.maybe(h, false) && !f.maybe(h, true) && tailShaped(line, h) {
 		return false // neither row it can be passes: no need to know which
 	}
-	return f.sp.keeps(rowOf(line))
+	return f.sp.Keeps(RowOf(line))
 }
 
-// A filter pass scans lines [from, to) of the log for a spec and streams the
+// A Pass scans lines [from, to) of the log for a Filter and streams the
 // matching line numbers back. Exactly one pass runs at a time: a new one
 // cancels the one before and starts scanning only once it has stopped.
-type filterPass struct {
-	gen     int
+type Pass struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the pass's goroutine has returned
 	scanned atomic.Int64  // lines judged so far
-	out     chan filterBatch
+	out     chan Batch
 	to      int // the line the pass ends at
 }
 
-// filterBatch is one batch of a pass's results.
-type filterBatch struct {
-	gen     int
-	matches []int // line numbers, ascending
-	next    int   // lines [from, next) are judged
-	done    bool
-	err     error
-}
-
-type filterBatchMsg struct {
-	filterBatch
-	pass *filterPass
+// Batch is one batch of a pass's results.
+type Batch struct {
+	Matches []int // line numbers, ascending
+	Next    int   // lines [from, Next) are judged
+	Done    bool  // the last batch: Err says why the pass ended early
+	Err     error
 }
 
 // passHook, when set by a test, runs after every chunk a pass judges, as the
 // pass hands the chunk's matches on (in line order).
-var passHook func(*filterPass)
+var passHook func(*Pass)
 
 // passChunk is how many bytes a pass reads at once (and how often it checks
 // for cancellation).
 const passChunk = 4 << 20
 
-// startPass starts a pass over lines [from, to) of offs (the index, shared
-// read-only: it is only ever appended to) and returns a command for its first
-// batch.
-func startPass(prev *filterPass, gen int, path string, offs []int64, end int64, from, to int, sp filterSpec, verified *atomic.Int64) (*filterPass, tea.Cmd) {
-	ctx, cancel := context.WithCancel(context.Background())
-	fp := &filterPass{gen: gen, cancel: cancel, done: make(chan struct{}), out: make(chan filterBatch, 4), to: to}
+// StartPass starts a pass over lines [from, to) of lines (the index, shared
+// read-only: it is only ever appended to) of the log at path, after
+// cancelling prev (nil for none). The lines before verified's value are the
+// ones the chain verified: the filter trusts them unparsed (nil: none). The
+// pass ends when ctx does too.
+func StartPass(ctx context.Context, prev *Pass, path string, lines Span, from, to int, f Filter, verified *atomic.Int64) *Pass {
+	ctx, cancel := context.WithCancel(ctx)
+	fp := &Pass{cancel: cancel, done: make(chan struct{}), out: make(chan Batch, 4), to: to}
 	var wait <-chan struct{}
 	if prev != nil {
 		prev.cancel()
@@ -147,30 +167,38 @@ func startPass(prev *filterPass, gen int, path string, offs []int64, end int64, 
 		if wait != nil {
 			<-wait // one pass at a time
 		}
-		err := fp.run(ctx, path, offs, end, from, to, sp, verified)
+		err := fp.run(ctx, path, lines, from, to, f, verified)
 		select { // unless cancelled meanwhile: nobody reads a cancelled pass
-		case fp.out <- filterBatch{gen: gen, next: to, done: true, err: err}:
+		case fp.out <- Batch{Next: to, Done: true, Err: err}:
 		case <-ctx.Done():
 		}
 	}()
-	return fp, fp.wait()
+	return fp
 }
 
-// wait is a command that delivers the pass's next batch.
-func (fp *filterPass) wait() tea.Cmd {
-	return func() tea.Msg {
-		b, ok := <-fp.out
-		if !ok {
-			return nil // cancelled
-		}
-		return filterBatchMsg{filterBatch: b, pass: fp}
-	}
+// Next waits for the pass's next batch; false when the pass was cancelled
+// (or its last batch was taken).
+func (fp *Pass) Next() (Batch, bool) {
+	b, ok := <-fp.out
+	return b, ok
 }
+
+// Cancel stops the pass; Done is closed once it has.
+func (fp *Pass) Cancel() { fp.cancel() }
+
+// Done is closed when the pass's goroutines have returned.
+func (fp *Pass) Done() <-chan struct{} { return fp.done }
+
+// To is the line the pass ends at.
+func (fp *Pass) To() int { return fp.to }
+
+// Scanned is how many lines the pass has judged so far.
+func (fp *Pass) Scanned() int64 { return fp.scanned.Load() }
 
 // run judges the pass's lines chunk by chunk: workers (one per core) each
 // read a chunk of their own and judge it, a few chunks ahead, so reading
 // the file overlaps judging; this goroutine hands the results on in order.
-func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end int64, from, to int, sp filterSpec, verified *atomic.Int64) error {
+func (fp *Pass) run(ctx context.Context, path string, lines Span, from, to int, sp Filter, verified *atomic.Int64) error {
 	if from >= to {
 		return nil
 	}
@@ -183,7 +211,6 @@ func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end in
 		verified = &atomic.Int64{}
 	}
 	ctx, stop := context.WithCancel(ctx)
-	lines := passLines{offs: offs, end: end}
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	ahead := 2 * workers // chunks in flight: each worker has one more waiting
 	jobs := make(chan chunkJob, ahead)
@@ -192,7 +219,7 @@ func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end in
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lf, buf := newLineFilter(sp), make([]byte, passChunk)
+			lf, buf := NewLineFilter(sp), make([]byte, passChunk)
 			for job := range jobs {
 				if ctx.Err() != nil {
 					job.res <- chunkResult{} // nobody reads it: the pass is cancelled
@@ -239,7 +266,7 @@ func (fp *filterPass) run(ctx context.Context, path string, offs []int64, end in
 			passHook(fp)
 		}
 		select {
-		case fp.out <- filterBatch{gen: fp.gen, matches: r.matches, next: job.j}:
+		case fp.out <- Batch{Matches: r.matches, Next: job.j}:
 		case <-ctx.Done():
 			return nil
 		}
@@ -257,25 +284,31 @@ type chunkResult struct {
 	err     error
 }
 
-// passLines are the lines of the index a pass reads.
-type passLines struct {
-	offs []int64
-	end  int64 // where the last line ends
+// Span is lines of the log by where they start: Offs[i] is where line i
+// starts, End where the last one ends (just after its newline).
+type Span struct {
+	Offs []int64
+	End  int64
 }
 
-func (l passLines) lineEnd(i int) int64 {
-	if i+1 < len(l.offs) {
-		return l.offs[i+1]
+// LineEnd is where line i ends (just after its newline).
+func (l Span) LineEnd(i int) int64 {
+	if i+1 < len(l.Offs) {
+		return l.Offs[i+1]
 	}
-	return l.end
+	return l.End
 }
+
+// Line is line i's bytes in b (which holds the log from offset 0), without
+// its newline.
+func (l Span) Line(b []byte, i int) []byte { return b[l.Offs[i] : l.LineEnd(i)-1] }
 
 // chunkEnd is where the chunk starting at line i ends: whole lines up to
 // passChunk bytes, at least one (a longer line is read alone), before to.
-func (l passLines) chunkEnd(i, to int) int {
-	start := l.offs[i]
+func (l Span) chunkEnd(i, to int) int {
+	start := l.Offs[i]
 	j := i + 1
-	for j < to && l.lineEnd(j)-start <= passChunk {
+	for j < to && l.LineEnd(j)-start <= passChunk {
 		j++
 	}
 	return j
@@ -284,9 +317,9 @@ func (l passLines) chunkEnd(i, to int) int {
 // judge reads lines [i, j) into buf (or a buffer of their size, when
 // larger) and returns those lf keeps, ascending; the lines before known
 // are verified.
-func (l passLines) judge(ctx context.Context, f *os.File, buf []byte, lf *lineFilter, i, j, known int) chunkResult {
-	start := l.offs[i]
-	size := l.lineEnd(j-1) - start
+func (l Span) judge(ctx context.Context, f *os.File, buf []byte, lf *LineFilter, i, j, known int) chunkResult {
+	start := l.Offs[i]
+	size := l.LineEnd(j-1) - start
 	if size > int64(len(buf)) {
 		buf = make([]byte, size)
 	}
@@ -304,8 +337,8 @@ func (l passLines) judge(ctx context.Context, f *os.File, buf []byte, lf *lineFi
 		if k&1023 == 0 && ctx.Err() != nil {
 			return chunkResult{} // cancelled: nobody reads it
 		}
-		line := chunk[l.offs[k]-start : l.lineEnd(k)-start-1] // without its newline
-		if lf.keeps(line, k < known) {
+		line := chunk[l.Offs[k]-start : l.LineEnd(k)-start-1] // without its newline
+		if lf.Keeps(line, k < known) {
 			matches = append(matches, k)
 		}
 	}

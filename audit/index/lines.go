@@ -1,4 +1,4 @@
-package auditpane
+package index
 
 import (
 	"bytes"
@@ -8,52 +8,48 @@ import (
 	"os"
 )
 
-// The pane keeps where each line starts, not parsed rows: a million-entry
+// A viewer keeps where each line starts, not parsed rows: a million-entry
 // log costs 8 MB of offsets, and only the lines on screen are ever parsed.
 
-// indexed is the result of a scan for line starts.
-type indexed struct {
-	offs   []int64 // where each complete line starts, ascending
-	end    int64   // just after the last complete line
-	info   os.FileInfo
-	events []string // event names not seen before, in order of appearance
-	raw    []byte   // the bytes [from, end), kept for a small log
-	err    error
+// Scanned is the result of a scan for line starts.
+type Scanned struct {
+	Offs   []int64 // where each complete line starts, ascending
+	End    int64   // just after the last complete line
+	Info   os.FileInfo
+	Events []string // event names not seen before, in order of appearance
+	Raw    []byte   // the bytes [from, End), kept for a small log
+	Err    error
 }
 
-// inMemoryLog is the size up to which the pane keeps the log's bytes: rows
-// and filters are then computed at once, on the UI goroutine, without I/O.
-// (A variable: tests take the large logs' path with small ones.)
-var inMemoryLog int64 = 2 << 20
-
-// maxEvents bounds the event names kept for the event filter's cycle (a
+// MaxEvents bounds the event names kept for the event filter's cycle (a
 // hostile log could hold a million different ones).
-const maxEvents = 256
+const MaxEvents = 256
 
-// scanIndex finds the starts of the complete lines of the log from offset
+// Scan finds the starts of the complete lines of the log from offset
 // from on (from is a line start), reading only bytes: no line is parsed.
 // seen holds the event names already known (read only). progress, when set,
 // is told how far the scan is after every chunk.
-// The bytes read are kept when the file is at most rawLimit bytes (see inMemoryLog).
-func scanIndex(ctx context.Context, path string, from int64, seen map[string]bool, progress func(done, total int64), rawLimit int64) indexed {
-	out := indexed{end: from}
+// The bytes read are kept when the file is at most rawLimit bytes (a
+// viewer then filters and draws a small log without I/O).
+func Scan(ctx context.Context, path string, from int64, seen map[string]bool, progress func(done, total int64), rawLimit int64) Scanned {
+	out := Scanned{End: from}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return out
 	}
 	if err != nil {
-		out.err = err
+		out.Err = err
 		return out
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		out.err = err
+		out.Err = err
 		return out
 	}
-	out.info = st
+	out.Info = st
 	if st.Size() < from {
-		out.err = errShrunk
+		out.Err = ErrShrunk
 		return out
 	}
 	keepRaw := st.Size() <= rawLimit
@@ -65,7 +61,7 @@ func scanIndex(ctx context.Context, path string, from int64, seen map[string]boo
 	pos, start := from, from // pos: where the next read begins; start: the current line's start
 	for {
 		if ctx.Err() != nil {
-			out.err = ctx.Err()
+			out.Err = ctx.Err()
 			return out
 		}
 		n, err := f.ReadAt(buf, pos)
@@ -75,36 +71,48 @@ func scanIndex(ctx context.Context, path string, from int64, seen map[string]boo
 			if nl < 0 {
 				break
 			}
-			out.offs = append(out.offs, start)
-			if start >= pos && len(known) < maxEvents {
+			out.Offs = append(out.Offs, start)
+			if start >= pos && len(known) < MaxEvents {
 				// a line wholly in this chunk: note its event name
-				noteEvent(chunk[start-pos:i+nl], known, &out.events)
+				noteEvent(chunk[start-pos:i+nl], known, &out.Events)
 			}
 			i += nl + 1
 			start = pos + int64(i)
 		}
 		if keepRaw {
-			out.raw = append(out.raw, chunk...)
+			out.Raw = append(out.Raw, chunk...)
 		}
 		pos += int64(n)
-		out.end = start
+		out.End = start
 		if progress != nil {
 			progress(pos, st.Size())
 		}
 		if err == io.EOF || n == 0 {
 			if keepRaw {
-				out.raw = out.raw[:out.end-from] // complete lines only
+				out.Raw = out.Raw[:out.End-from] // complete lines only
 			}
 			return out
 		}
 		if err != nil {
-			out.err = err
+			out.Err = err
 			return out
 		}
 	}
 }
 
-var errShrunk = errors.New("the log is shorter than what was read")
+// ErrShrunk is the error of a scan from an offset the log no longer reaches,
+// or of Extend on a log that is not the one scanned before: read it all again.
+var ErrShrunk = errors.New("the log is shorter than what was read")
+
+// Extend scans the lines appended since from to the log at path, which was
+// info when it was scanned up to from; ErrShrunk when it is not that file
+// any more, or is shorter.
+func Extend(ctx context.Context, path string, from int64, info os.FileInfo, seen map[string]bool, rawLimit int64) Scanned {
+	if st, err := os.Stat(path); err != nil || info == nil || !os.SameFile(st, info) || st.Size() < from {
+		return Scanned{End: from, Err: ErrShrunk}
+	}
+	return Scan(ctx, path, from, seen, nil, rawLimit)
+}
 
 // noteEvent records the event name of a line in canonical shape, if new.
 // It walks the line as readHead does, but only up to the event: the index

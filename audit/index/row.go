@@ -1,4 +1,4 @@
-package auditpane
+package index
 
 import (
 	"bytes"
@@ -10,36 +10,42 @@ import (
 	"github.com/vigil-dev/vigil/safetext"
 )
 
-// row is what the table shows of one line of the log. Rows are built only for
-// the lines on screen (and a small cache around them), never for the whole log.
-type row struct {
-	time    string
-	actor   string
-	event   string
-	task    string
-	target  string
-	outcome string
-	bad     bool
+// Row is what a viewer shows of one line of the log: the entry's columns as
+// shown (controls and invisible characters escaped), or the damaged row of a
+// line that is not a valid entry. A viewer builds rows only for the lines on
+// screen (and a small cache around them), never for the whole log.
+type Row struct {
+	Time    string
+	Actor   string
+	Event   string // DamagedEvent on a damaged line
+	Task    string
+	Target  string
+	Outcome string // DamagedOutcome on a damaged line
+	Bad     bool   // the line is not a valid entry
 }
 
-// hay is what the fuzzy filter searches: the shown columns joined by spaces.
-func (r row) hay() string {
-	return strings.Join([]string{r.time, r.actor, r.event, r.task, r.target, r.outcome}, " ")
+// Hay is what the fuzzy filter searches: the shown columns joined by spaces.
+func (r Row) Hay() string {
+	return strings.Join([]string{r.Time, r.Actor, r.Event, r.Task, r.Target, r.Outcome}, " ")
 }
 
-func newRow(e audit.Entry, bad bool) row {
+// NewRow is the row of entry e; bad makes it the damaged row.
+func NewRow(e audit.Entry, bad bool) Row {
 	// fields come from the file: controls and invisible characters show as escapes
-	r := row{time: shown(e.Time), actor: shown(e.Actor), event: shown(e.Event),
-		task: shown(e.TaskID), target: shown(e.Target), outcome: shown(e.Outcome()), bad: bad}
+	r := Row{Time: shown(e.Time), Actor: shown(e.Actor), Event: shown(e.Event),
+		Task: shown(e.TaskID), Target: shown(e.Target), Outcome: shown(e.Outcome()), Bad: bad}
 	if bad {
-		r.event, r.outcome = damagedEvent, damagedOutcome
+		r.Event, r.Outcome = DamagedEvent, DamagedOutcome
 	}
 	return r
 }
 
+// A line that is not a valid entry shows these for its event and outcome
+// (its other columns as far as they decode): the event filter offers
+// DamagedEvent once the chain has found such a line.
 const (
-	damagedEvent   = "(damaged)"
-	damagedOutcome = "damaged"
+	DamagedEvent   = "(damaged)"
+	DamagedOutcome = "damaged"
 )
 
 // shown is safetext.Line with a fast path for the common case (printable
@@ -55,7 +61,7 @@ func shown(s string) string {
 
 // parseLine decodes one line of the log (without its newline) as the audit
 // package's readers do: strictly, and valid only in canonical form. The audit
-// package exports no single-line parser (only file readers), and the pane
+// package exports no single-line parser (only file readers), and a viewer
 // reads the lines it shows by offset; TestParseLineAgreesWithAudit holds the
 // two to the same answer on valid, edited, non-canonical and garbage lines.
 func parseLine(line []byte) (audit.Entry, bool) {
@@ -74,8 +80,8 @@ func parseLine(line []byte) (audit.Entry, bool) {
 // parsing only what it cannot decide.
 var linesParsed atomic.Int64
 
-// rowOf is the row for one raw line.
-func rowOf(line []byte) row {
+// RowOf is the row for one raw line.
+func RowOf(line []byte) Row {
 	e, ok := parseLine(line)
-	return newRow(e, !ok)
+	return NewRow(e, !ok)
 }

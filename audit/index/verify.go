@@ -1,29 +1,30 @@
-package auditpane
+package index
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"sync/atomic"
 
 	"github.com/vigil-dev/vigil/audit"
 )
 
-// verified is what a verification of the whole log found.
-type verified struct {
-	chain  *audit.Chain
-	anchor *audit.Report // the log disagrees with its head (or the report fails for a reason the chain does not hold)
-	mark   fileMark
-	first  string // entry #0's hash
-	end    int64  // just after the last complete line fed
-	// resumed is how many bytes the verified prefix's hash stood for (0: a full pass)
-	resumed int64
-	err     error
+// Verification is what a verification of the whole log found.
+type Verification struct {
+	Chain  *audit.Chain
+	Anchor *audit.Report // the log disagrees with its head (or the report fails for a reason the chain does not hold)
+	Mark   Mark          // what a later change is compared with (ReadAppended)
+	First  string        // entry #0's hash
+	End    int64         // just after the last complete line fed
+	// Resumed is how many bytes the verified prefix's hash stood for (0: a full pass)
+	Resumed int64
+	Err     error
 }
 
-// verifyLog verifies the log at path through the engine's incremental
+// Verify verifies the log at path through the engine's incremental
 // verifier: a start after one that verified the log checks the recorded
 // prefix by its SHA-256 alone and feeds only the entries after it, so a
 // million-entry log costs a hash of its bytes, not a parse of every line. A
@@ -34,31 +35,31 @@ type verified struct {
 // wrote for exactly the bytes it verified (never from a second read, which
 // an edit could race). progress hears bytes done; good is set to the entries
 // that verified (the filter trusts those lines unparsed).
-func verifyLog(ctx context.Context, path string, progress func(done, total int64), good *atomic.Int64) verified {
+func Verify(ctx context.Context, path string, progress func(done, total int64), good *atomic.Int64) Verification {
 	st, statErr := os.Stat(path) // before the read: a file replaced meanwhile shows as a change
+	if statErr != nil {
+		st = nil
+	}
 	v, err := audit.VerifyIncremental(ctx, path, audit.VerifiedPath(path), audit.VerifyOptions{}, progress)
 	if err != nil {
-		return verified{chain: audit.NewChain(), mark: fileMark{lastOff: -1}, err: err}
+		return Verification{Chain: audit.NewChain(), Mark: newMark(nil), Err: err}
 	}
-	out := verified{chain: v.Chain, end: v.End, first: v.First, mark: fileMark{lastOff: -1}, resumed: v.Resumed}
-	if out.chain == nil { // no log: an empty chain, unless its head says otherwise
-		out.chain, out.end = audit.NewChain(), 0
+	out := Verification{Chain: v.Chain, End: v.End, First: v.First, Mark: newMark(st), Resumed: v.Resumed}
+	if out.Chain == nil { // no log: an empty chain, unless its head says otherwise
+		out.Chain, out.End = audit.NewChain(), 0
 	}
-	if statErr == nil {
-		out.mark.info = st
-	}
-	if !v.OK && out.chain.Bad() == nil {
+	if !v.OK && out.Chain.Bad() == nil {
 		rep := v.Report
-		out.anchor = &rep
+		out.Anchor = &rep
 	}
-	good.Store(out.chain.Len())
-	if out.first == "" && out.chain.Len() > 0 {
+	good.Store(out.Chain.Len())
+	if out.First == "" && out.Chain.Len() > 0 {
 		if ls, err := audit.ReadLinesAt(path, []int64{0}); err == nil && len(ls) == 1 && ls[0].Err == nil {
-			out.first = ls[0].Entry.Hash
+			out.First = ls[0].Entry.Hash
 		}
 	}
 	if v.OK {
-		out.mark.setBase(out.end, verifiedPrefix(path, out.end, out.chain))
+		out.Mark.setBase(out.End, verifiedPrefix(path, out.End, out.Chain))
 	}
 	return out
 }
@@ -87,3 +88,45 @@ func verifiedPrefix(path string, end int64, c *audit.Chain) []byte {
 	}
 	return sum
 }
+
+// Seen is the chain a viewer last showed verified: a log deleted, cut or
+// replaced together with its head verifies on its own, not against it, and
+// LostSince finds it.
+type Seen struct {
+	n      int64
+	first  string
+	sealed int
+}
+
+// LostSince is what became of the chain last seen, given the freshly read
+// one c (entry #0's hash first), or nil: still there, perhaps longer, or
+// cut on purpose (sealed).
+func (s Seen) LostSince(c *audit.Chain, first string) *audit.Report {
+	n := c.Len()
+	switch {
+	case s.n == 0 || c.Bad() != nil:
+		return nil
+	case n == 0:
+		return &audit.Report{Index: 0, Reason: audit.ReasonTruncated,
+			Detail: fmt.Sprintf("the log this screen verified (%d entries) is gone, with its head", s.n)}
+	case first != s.first:
+		return &audit.Report{Index: 0, Reason: audit.ReasonReplaced,
+			Detail: fmt.Sprintf("entry #0 is not the one of the log this screen verified (%d entries): replaced, with its head", s.n)}
+	case n < s.n && len(c.Sealed()) <= s.sealed:
+		return &audit.Report{Index: n, Reason: audit.ReasonTruncated,
+			Detail: fmt.Sprintf("the log ends at %d entries but this screen verified %d: cut, with its head", n, s.n)}
+	}
+	return nil
+}
+
+// Note remembers c, verified, as seen (first: entry #0's hash, "" when
+// unknown: the one seen before is kept).
+func (s *Seen) Note(c *audit.Chain, first string) {
+	s.n, s.sealed = c.Len(), len(c.Sealed())
+	if first != "" {
+		s.first = first
+	}
+}
+
+// First is entry #0's hash of the chain last seen ("" before one was).
+func (s Seen) First() string { return s.first }

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/audit/index/indextest"
 )
 
 // TestFirstFrameComesFromTheTail: the first frame shows the log's last rows
@@ -20,17 +21,17 @@ import (
 func TestFirstFrameComesFromTheTail(t *testing.T) {
 	largePath(t)
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeValidLog(t, path, 3000)
+	indextest.WriteValidLog(t, path, 3000)
 	p := New(path, benchStyles())
 	defer p.Close()
 	if cmd := p.Init(context.Background()); cmd == nil {
 		t.Fatal("Init started nothing")
 	}
-	if p.indexing || p.loading {
+	if p.table.indexing || p.ver.loading {
 		t.Fatal("the full reads started before the first frame")
 	}
-	cmd := p.Update(readTail(path)())
-	if !p.indexing || !p.loading || cmd == nil {
+	cmd := p.Update(p.readTail()())
+	if !p.table.indexing || !p.ver.loading || cmd == nil {
 		t.Fatal("the tail did not start the index and the verification")
 	}
 	frame := p.View(120, 30)
@@ -39,13 +40,13 @@ func TestFirstFrameComesFromTheTail(t *testing.T) {
 			t.Fatalf("the first frame lacks %q:\n%s", want, frame)
 		}
 	}
-	if len(p.offs) != tailRows || p.chain != nil {
-		t.Fatalf("the first frame read %d lines", len(p.offs))
+	if len(p.table.offs) != tailRows || p.ver.chain != nil {
+		t.Fatalf("the first frame read %d lines", len(p.table.offs))
 	}
 	// the reads report progress; a stale read's report is ignored
-	p.Update(progressMsg{kind: "verify", gen: p.gen, done: 43, total: 100})
-	p.Update(progressMsg{kind: "index", gen: p.igen, done: 1, total: 5})
-	p.Update(progressMsg{kind: "verify", gen: p.gen - 1, done: 99, total: 100})
+	p.Update(progressMsg{kind: "verify", gen: p.ver.gen, done: 43, total: 100})
+	p.Update(progressMsg{kind: "index", gen: p.table.gen, done: 1, total: 5})
+	p.Update(progressMsg{kind: "verify", gen: p.ver.gen - 1, done: 99, total: 100})
 	frame = ansi.Strip(p.View(120, 30))
 	for _, want := range []string{"verifying… 43%", "indexing… 20%"} {
 		if !strings.Contains(frame, want) {
@@ -61,7 +62,7 @@ func TestFirstFrameComesFromTheTail(t *testing.T) {
 func TestLargeLogFollowsAndFiltersLive(t *testing.T) {
 	largePath(t) // the bytes read from the file, as a log above inMemoryLog is
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeValidLog(t, path, 2000)
+	indextest.WriteValidLog(t, path, 2000)
 	m, tm := startHost(t, path) // the pane's state belongs to the program now: the test reads the screen
 	for _, r := range "/task-0000123" {
 		tm.Send(keyMsg(r))
