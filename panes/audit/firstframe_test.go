@@ -67,7 +67,7 @@ func TestLargeLogFollowsAndFiltersLive(t *testing.T) {
 	for _, r := range "/task-0000123" {
 		tm.Send(keyMsg(r))
 	}
-	m.waitScreen(t, "the filtered rows", 10*time.Second, func(s string) bool {
+	m.waitScreen(t, "the filtered rows", func(s string) bool {
 		s = ansi.Strip(s)
 		return strings.Count(s, "task-0000123") == 5 && !strings.Contains(s, "filtering") // the rows and the query
 	})
@@ -78,7 +78,7 @@ func TestLargeLogFollowsAndFiltersLive(t *testing.T) {
 	if _, err := l.Append(audit.Entry{Actor: "agent:late", Event: audit.EventSubmitted, TaskID: "task-0000123", Success: true}); err != nil {
 		t.Fatal(err)
 	}
-	m.waitScreen(t, "the appended row", 10*time.Second, func(s string) bool {
+	m.waitScreen(t, "the appended row", func(s string) bool {
 		s = ansi.Strip(s)
 		return strings.Count(s, "task-0000123") == 6 && strings.Contains(s, "agent:late") && strings.Contains(s, "✓ chain verified · 2001 entries")
 	})

@@ -3,7 +3,6 @@ package auditpane
 import (
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -13,16 +12,13 @@ import (
 
 // TestLiveBadgeInPlaceEditLargeLog: above the size where every change
 // re-reads the whole log, an entry edited in place in the middle (same inode,
-// same size, the last line untouched) still turns the badge within a second.
+// same size, the last line untouched) still turns the badge (on the change signal; no timer).
 func TestLiveBadgeInPlaceEditLargeLog(t *testing.T) {
 	largePath(t)
 	path, _ := liveLog(t, 20)
 	m, _ := startHost(t, path)
 	editInPlace(t, path, 7)
-	took := m.waitScreen(t, "BROKEN at #7", 5*time.Second, func(s string) bool { return strings.Contains(s, "✗ BROKEN at #7: hash mismatch") })
-	if took > liveBudget {
-		t.Errorf("the badge took %v to turn", took)
-	}
+	m.waitScreen(t, "BROKEN at #7", func(s string) bool { return strings.Contains(s, "✗ BROKEN at #7: hash mismatch") })
 }
 
 // TestLargeLogAppendsStayIncremental: the prefix check passes a pure
