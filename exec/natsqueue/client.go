@@ -15,19 +15,10 @@ import (
 // ErrNoTask means the bucket has no view of that task.
 var ErrNoTask = errors.New("no such task in the shared queue")
 
-// LostError is a decision that came second: another was made first.
-type LostError struct {
-	TaskID string
-	State  approval.State
-	By     string
-}
-
-func (e *LostError) Error() string {
-	if e.State == approval.Pending {
-		return fmt.Sprintf("task %s already decided by %s (the executor is applying it)", e.TaskID, e.By)
-	}
-	return fmt.Sprintf("task %s already %s by %s", e.TaskID, e.State, e.By)
-}
+// LostError is a decision that came second: another was made first. It is
+// the engine's approval.LostError, so a screen recognises it without
+// knowing the transport.
+type LostError = approval.LostError
 
 // Client is an agent's or an operator's side of the shared queue.
 type Client struct {

@@ -24,7 +24,6 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
-	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/notify"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/panes"
@@ -876,7 +875,7 @@ func (p *Pane) dialogTask() string {
 func (p *Pane) describeOutcome(m outcomeMsg) string {
 	id := safetext.Line(m.id)
 	var de *approval.DecidedError
-	var lost *natsqueue.LostError
+	var lost *approval.LostError
 	switch {
 	case errors.Is(m.err, approval.ErrPreviewChanged):
 		return id + ": the request changed since it was shown — review the new preview; nothing was approved"
