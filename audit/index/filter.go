@@ -168,6 +168,9 @@ func StartPass(ctx context.Context, prev *Pass, path string, lines Span, from, t
 			<-wait // one pass at a time
 		}
 		err := fp.run(ctx, path, lines, from, to, f, verified)
+		if ctx.Err() != nil {
+			return // cancelled: run may have stopped part way, so no last batch
+		}
 		select { // unless cancelled meanwhile: nobody reads a cancelled pass
 		case fp.out <- Batch{Next: to, Done: true, Err: err}:
 		case <-ctx.Done():

@@ -14,7 +14,9 @@ import (
 // Scanned is the result of a scan for line starts.
 type Scanned struct {
 	Offs   []int64 // where each complete line starts, ascending
+	From   int64   // where the scan began
 	End    int64   // just after the last complete line
+	More   bool    // Extend left complete lines past End for the next one
 	Info   os.FileInfo
 	Events []string // event names not seen before, in order of appearance
 	Raw    []byte   // the bytes [from, End), kept for a small log
@@ -32,7 +34,7 @@ const MaxEvents = 256
 // The bytes read are kept when the file is at most rawLimit bytes (a
 // viewer then filters and draws a small log without I/O).
 func Scan(ctx context.Context, path string, from int64, seen map[string]bool, progress func(done, total int64), rawLimit int64) Scanned {
-	out := Scanned{End: from}
+	out := Scanned{From: from, End: from}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return out
@@ -101,17 +103,41 @@ func Scan(ctx context.Context, path string, from int64, seen map[string]bool, pr
 }
 
 // ErrShrunk is the error of a scan from an offset the log no longer reaches,
-// or of Extend on a log that is not the one scanned before: read it all again.
+// or of Extend on a log cut or replaced since it was indexed: index it all
+// again.
 var ErrShrunk = errors.New("the log is shorter than what was read")
 
-// Extend scans the lines appended since from to the log at path, which was
-// info when it was scanned up to from; ErrShrunk when it is not that file
-// any more, or is shorter.
-func Extend(ctx context.Context, path string, from int64, info os.FileInfo, seen map[string]bool, rawLimit int64) Scanned {
-	if st, err := os.Stat(path); err != nil || info == nil || !os.SameFile(st, info) || st.Size() < from {
-		return Scanned{End: from, Err: ErrShrunk}
+// Extend indexes the lines appended since c's last read (c stands at the end
+// of what was indexed), from the bytes its follower read: ErrShrunk when the
+// follower finds a cut. The bytes are kept (Raw) when the log is at most
+// rawLimit bytes. More says complete lines are left for another Extend.
+func Extend(c *Cursor, seen map[string]bool, rawLimit int64) Scanned {
+	b, err := c.read()
+	out := Scanned{From: b.From, End: b.End, More: b.More}
+	switch {
+	case err != nil:
+		out.Err = err
+		return out
+	case b.Cut:
+		out.End, out.Err = b.From, ErrShrunk
+		return out
 	}
-	return Scan(ctx, path, from, seen, nil, rawLimit)
+	known := make(map[string]bool, len(seen))
+	for e := range seen {
+		known[e] = true
+	}
+	for data, start := b.Data, b.From; len(data) > 0; {
+		nl := bytes.IndexByte(data, '\n')
+		out.Offs = append(out.Offs, start)
+		if len(known) < MaxEvents {
+			noteEvent(data[:nl], known, &out.Events)
+		}
+		data, start = data[nl+1:], start+int64(nl)+1
+	}
+	if st, err := os.Stat(c.f.Path()); err == nil && st.Size() <= rawLimit {
+		out.Raw = b.Data
+	}
+	return out
 }
 
 // noteEvent records the event name of a line in canonical shape, if new.

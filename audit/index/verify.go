@@ -36,15 +36,11 @@ type Verification struct {
 // an edit could race). progress hears bytes done; good is set to the entries
 // that verified (the filter trusts those lines unparsed).
 func Verify(ctx context.Context, path string, progress func(done, total int64), good *atomic.Int64) Verification {
-	st, statErr := os.Stat(path) // before the read: a file replaced meanwhile shows as a change
-	if statErr != nil {
-		st = nil
-	}
 	v, err := audit.VerifyIncremental(ctx, path, audit.VerifiedPath(path), audit.VerifyOptions{}, progress)
 	if err != nil {
-		return Verification{Chain: audit.NewChain(), Mark: newMark(nil), Err: err}
+		return Verification{Chain: audit.NewChain(), Err: err}
 	}
-	out := Verification{Chain: v.Chain, End: v.End, First: v.First, Mark: newMark(st), Resumed: v.Resumed}
+	out := Verification{Chain: v.Chain, End: v.End, First: v.First, Resumed: v.Resumed}
 	if out.Chain == nil { // no log: an empty chain, unless its head says otherwise
 		out.Chain, out.End = audit.NewChain(), 0
 	}

@@ -14,13 +14,13 @@ package auditpane
 
 import (
 	"context"
-	"path/filepath"
 	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/audit/index"
+	"github.com/vigil-dev/vigil/internal/fswatch"
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/themes"
 )
@@ -54,9 +54,9 @@ type Pane struct {
 
 	// cancelLoad cancels the reads of the latest full load (index and chain)
 	cancelLoad context.CancelFunc
-	watcher    *panes.Watcher
-	smallLog   int64 // smallLog when the pane was made
-	inMemory   int64 // inMemoryLog when the pane was made
+	watcher    *fswatch.Watcher // audit.Watch: wakes the followers
+	smallLog   int64            // smallLog when the pane was made
+	inMemory   int64            // inMemoryLog when the pane was made
 	life       life
 	state      snapshots
 }
@@ -86,12 +86,26 @@ func (p *Pane) Badge() string              { return "" }
 // program, or at Close.
 func (p *Pane) Init(ctx context.Context) tea.Cmd {
 	p.life.start(ctx)
-	// the head too: an edit to it alone breaks the chain's anchor
-	w, err := panes.Watch(filepath.Dir(p.path), filepath.Base(p.path), filepath.Base(audit.HeadPath(p.path)))
-	if err == nil {
+	// the log and its head: an edit to the head alone breaks the chain's anchor
+	if w, err := audit.Watch(p.path); err == nil {
 		p.watcher = w
 	}
-	return tea.Batch(p.readTail(), p.watcher.Wait(changedMsg{}))
+	return tea.Batch(p.readTail(), p.waitChange())
+}
+
+// waitChange is a command that delivers the next change signal.
+func (p *Pane) waitChange() tea.Cmd {
+	w := p.watcher
+	if w == nil {
+		return nil
+	}
+	return p.life.cmd(func() tea.Msg {
+		if _, ok := <-w.C(); !ok {
+			return nil // closed
+		}
+		w.Take() // the followers read from where they stand: names and losses tell them nothing more
+		return changedMsg{}
+	})
 }
 
 // Update handles the pane's messages and, when focused, keys; then it asks
@@ -128,7 +142,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 			return p.verify(p.life.ctx, true)
 		}
 	case changedMsg:
-		return tea.Batch(p.watcher.Wait(changedMsg{}), p.changed())
+		return tea.Batch(p.waitChange(), p.changed())
 	case moreMsg:
 		return p.applyMoreMsg(msg)
 	case rowsMsg:
@@ -175,7 +189,7 @@ func (p *Pane) changed() tea.Cmd {
 // Close stops the watcher and every read in flight, and waits for the
 // pane's goroutines: after it returns the pane reads and writes nothing.
 func (p *Pane) Close() {
-	p.watcher.Close()
+	p.watcher.Close() // first: it releases the command waiting on it
 	p.life.close()
 	if p.filter.pass != nil {
 		<-p.filter.pass.Done() // it ends with the pane's context

@@ -24,7 +24,8 @@ type chainState struct {
 	good    *atomic.Int64 // lines the latest verification (done or in flight) found valid: the filter trusts them
 	seen    index.Seen    // the chain this screen last showed verified
 	gone    *audit.Report // the log is no longer the one seen
-	mark    index.Mark    // which file the chain came from, and its last line
+	mark    index.Mark    // the bytes the chain stands for, by their hashes
+	fol     *index.Cursor // follows the log from end: appends extend the chain
 	gen     int           // generation of the latest verification
 	loading bool          // a verification is in flight
 	pending bool          // a change arrived while a read ran
@@ -140,6 +141,7 @@ func (p *Pane) applyVerify(msg verifyMsg) tea.Cmd {
 	v.loading = false
 	v.loadErr = msg.Err
 	v.end, v.chain, v.mark, v.anchor = msg.End, msg.Chain, msg.Mark, msg.Anchor
+	v.fol = index.NewCursor(p.path, msg.End)
 	p.noteDamaged()
 	gone := v.seen.LostSince(v.chain, msg.First)
 	var confirm tea.Cmd
@@ -161,10 +163,10 @@ func (p *Pane) applyVerify(msg verifyMsg) tea.Cmd {
 func (p *Pane) readMore() tea.Cmd {
 	v := &p.ver
 	v.reads++
-	path, from, gen, mark, small := p.path, v.end, v.gen, v.mark, p.smallLog
+	fol, gen, mark, small := v.fol, v.gen, v.mark, p.smallLog
 	broken := v.broken() != nil
 	return p.life.cmd(func() tea.Msg {
-		return moreMsg{gen: gen, Appended: index.ReadAppended(path, from, mark, small, broken)}
+		return moreMsg{gen: gen, Appended: index.ReadAppended(fol, mark, small, broken)}
 	})
 }
 
@@ -172,6 +174,7 @@ func (p *Pane) applyMoreMsg(msg moreMsg) tea.Cmd {
 	v := &p.ver
 	v.reads = max(v.reads-1, 0)
 	cmd := p.applyMore(msg)
+	v.pending = v.pending || msg.More && msg.gen == v.gen
 	if v.pending && v.reads == 0 && !v.loading {
 		v.pending = false
 		cmd = tea.Batch(cmd, p.readMore())

@@ -18,13 +18,13 @@ type table struct {
 	// the index: where each line starts; until the full scan lands, only the
 	// tail's lines (numbered from the tail's first)
 	offs     []int64
-	end      int64 // just after the last indexed line
-	info     os.FileInfo
-	raw      []byte // the bytes [0, end) of a small log (see inMemoryLog); nil otherwise
-	indexed  bool   // offs covers the whole file
-	indexing bool   // a full scan is in flight
-	gen      int    // generation of the latest full scan
-	done     int64  // the full scan's progress
+	end      int64         // just after the last indexed line
+	fol      *index.Cursor // follows the log from end: appends extend the index
+	raw      []byte        // the bytes [0, end) of a small log (see inMemoryLog); nil otherwise
+	indexed  bool          // offs covers the whole file
+	indexing bool          // a full scan is in flight
+	gen      int           // generation of the latest full scan
+	done     int64         // the full scan's progress
 	total    int64
 	reads    int  // index extensions in flight
 	pending  bool // a change arrived while the index was read
@@ -96,8 +96,7 @@ type (
 		index.Scanned
 	}
 	indexMoreMsg struct {
-		gen  int
-		from int64
+		gen int
 		index.Scanned
 	}
 	rowsMsg struct {
@@ -158,7 +157,8 @@ func (p *Pane) applyIndex(msg indexMsg) tea.Cmd {
 	if sel := t.list.Cursor(); !t.follow && sel < p.viewLen() {
 		selOff = t.offs[p.lineAt(sel)]
 	}
-	t.offs, t.end, t.info, t.indexed, t.raw = msg.Offs, msg.End, msg.Info, true, msg.Raw
+	t.offs, t.end, t.indexed, t.raw = msg.Offs, msg.End, true, msg.Raw
+	t.fol = index.NewCursor(p.path, msg.End)
 	t.rows.reset()
 	t.asked = map[int64]bool{}
 	t.events, t.seenEvent = nil, nil
@@ -187,12 +187,12 @@ func (p *Pane) applyIndexMore(msg indexMoreMsg) tea.Cmd {
 		return nil // a full scan since (or in flight) covers it
 	}
 	if msg.Err != nil {
-		return p.reload() // replaced or shrunk: read it all again
+		return p.reload() // cut or replaced: read it all again
 	}
 	var cmd tea.Cmd
-	if msg.from == t.end && msg.End >= t.end {
+	if msg.From == t.end && msg.End >= t.end {
 		n := len(t.offs)
-		if t.raw != nil && msg.Raw != nil && int64(len(t.raw)) == msg.from {
+		if t.raw != nil && msg.Raw != nil && int64(len(t.raw)) == msg.From {
 			t.raw = append(t.raw, msg.Raw...)
 		} else {
 			t.raw = nil // grown past inMemoryLog: read from the file from now on
@@ -204,6 +204,7 @@ func (p *Pane) applyIndexMore(msg indexMoreMsg) tea.Cmd {
 		}
 		cmd = p.extendView(n)
 	}
+	t.pending = t.pending || msg.More
 	if t.pending && t.reads == 0 {
 		t.pending = false
 		cmd = tea.Batch(cmd, p.indexMore())
@@ -211,11 +212,11 @@ func (p *Pane) applyIndexMore(msg indexMoreMsg) tea.Cmd {
 	return cmd
 }
 
-// indexMore extends the index by the bytes appended since it was read.
+// indexMore extends the index by the lines appended since it was read.
 func (p *Pane) indexMore() tea.Cmd {
 	t := &p.table
 	t.reads++
-	path, from, gen, info, ctx := p.path, t.end, t.gen, t.info, p.life.ctx
+	fol, gen := t.fol, t.gen
 	limit := int64(-1) // grown past inMemoryLog: the bytes are read from the file
 	if t.raw != nil {
 		limit = p.inMemory
@@ -225,7 +226,7 @@ func (p *Pane) indexMore() tea.Cmd {
 		seen[e] = true
 	}
 	return p.life.cmd(func() tea.Msg {
-		return indexMoreMsg{gen: gen, from: from, Scanned: index.Extend(ctx, path, from, info, seen, limit)}
+		return indexMoreMsg{gen: gen, Scanned: index.Extend(fol, seen, limit)}
 	})
 }
 
