@@ -2,6 +2,7 @@ package auditpane
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -85,3 +86,24 @@ func TestLargeLogFollowsAndFiltersLive(t *testing.T) {
 }
 
 func keyMsg(r rune) tea.Msg { return tea.KeyPressMsg{Code: r, Text: string(r)} }
+
+// TestCloseWaitsAndEndsTheWork: Close returns only once the pane's
+// goroutines have, and a command that runs after it does nothing: no read,
+// no verification writing the record beside the log.
+func TestCloseWaitsAndEndsTheWork(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	indextest.WriteValidLog(t, path, 50)
+	os.Remove(audit.VerifiedPath(path))
+	p := New(path, benchStyles())
+	p.Init(context.Background())
+	tail := p.readTail()
+	load := p.reload() // a verification and an index scan, not yet started
+	p.Close()
+	if msg := tail(); msg != nil {
+		t.Fatalf("a read after Close delivered %T", msg)
+	}
+	runSync(p, load)
+	if _, err := os.Stat(audit.VerifiedPath(path)); !os.IsNotExist(err) {
+		t.Fatalf("a verification ran after Close: %v", err)
+	}
+}

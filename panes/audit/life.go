@@ -12,23 +12,23 @@ import (
 // Close returns only once every read (and the verification, which writes
 // the record beside the log) has returned.
 type life struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup
+	ctx     context.Context
+	cancels []context.CancelFunc // every context start made: close ends them all
+	mu      sync.Mutex
+	closed  bool
+	wg      sync.WaitGroup
 }
 
-// start runs the pane's work under parent from now on (Init's context;
-// New's background one until then).
+// start runs the pane's work started from now on under parent (Init's
+// context; New's background one until then). Work started before goes on
+// under its own context, which close ends too.
 func (l *life) start(parent context.Context) {
 	if parent == nil {
 		parent = context.Background()
 	}
-	if l.cancel != nil {
-		l.cancel()
-	}
-	l.ctx, l.cancel = context.WithCancel(parent)
+	var cancel context.CancelFunc
+	l.ctx, cancel = context.WithCancel(parent)
+	l.cancels = append(l.cancels, cancel)
 }
 
 // enter counts a goroutine in, unless the pane is closed.
@@ -49,7 +49,9 @@ func (l *life) close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
-	l.cancel()
+	for _, cancel := range l.cancels {
+		cancel()
+	}
 	l.wg.Wait()
 }
 
