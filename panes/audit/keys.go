@@ -6,10 +6,6 @@ import (
 	"github.com/vigil-dev/vigil/panes"
 )
 
-// navRows is how many of the list's rows move the selection: the ? overlay
-// shows them apart from the actions.
-const navRows = 6
-
 // keymaps are the pane's rows by mode; each row is the single source of
 // truth for its key (dispatch, footer, ? overlay, README table).
 type keymaps struct {
@@ -21,11 +17,18 @@ func (p *Pane) buildKeymaps() keymaps {
 	do := func(f func()) func(tea.KeyPressMsg) tea.Cmd {
 		return func(tea.KeyPressMsg) tea.Cmd { f(); return nil }
 	}
-	// moved runs a cursor movement; the cursor follows appended lines
-	// again once it is on the last
-	moved := func(f func()) func(tea.KeyPressMsg) tea.Cmd {
-		return do(func() { f(); p.table.follow = p.table.list.Cursor() == p.viewLen()-1 })
-	}
+	// a cursor movement: the cursor follows appended lines again once it
+	// is on the last; g stops following and G starts
+	moves := panes.ListMoves(&p.table.list, func() tea.Cmd {
+		p.table.follow = p.table.list.Cursor() == p.viewLen()-1
+		return nil
+	})
+	moves.First = func() tea.Cmd { p.table.list.First(); p.table.follow = false; return nil }
+	moves.Last = func() tea.Cmd { p.table.list.Last(); p.table.follow = true; return nil }
+	nav := panes.ListNav(moves)
+	nav.Last = nav.Last.Titled("last (follow)")
+	nav.Last.Everyday = true
+	detail := panes.ViewNav(panes.ViewOf(&p.detail.view))
 	noFilter := func() string {
 		if p.filter.none() {
 			return "no filter set"
@@ -33,14 +36,7 @@ func (p *Pane) buildKeymaps() keymaps {
 		return ""
 	}
 	return keymaps{
-		list: panes.Keymap{
-			{Binding: b("↑/k", "up", "up", "k"), Do: do(func() { p.move(-1) })},
-			{Binding: b("↓/j", "down", "down", "j"), Do: do(func() { p.move(1) })},
-			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: moved(p.table.list.PageUp)},
-			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: moved(p.table.list.PageDown)},
-			{Binding: b("g", "first", "home", "g"), Do: do(func() { p.table.list.First(); p.table.follow = false })},
-			{Binding: b("G", "last (follow)", "end", "G"), Everyday: true,
-				Do: do(func() { p.table.list.Last(); p.table.follow = true })},
+		list: append(nav.Rows(), panes.Keymap{
 			{Binding: b("enter", "details", "enter"), Footer: true, Everyday: true, Disabled: func() string {
 				if p.viewLen() == 0 {
 					return "no entry to open"
@@ -61,8 +57,8 @@ func (p *Pane) buildKeymaps() keymaps {
 				}},
 			{Binding: b("x", "clear filters", "x"), Disabled: noFilter,
 				Do: func(tea.KeyPressMsg) tea.Cmd { p.filter.clear(); return p.refilter() }},
-		},
-		filter: panes.Keymap{
+		}...),
+		filter: append(panes.Keymap{
 			{Binding: b("enter", "keep filter", "enter"), Footer: true, Do: do(func() { p.filter.typing = false })},
 			{Binding: b("esc", "clear filter", "esc"), Footer: true,
 				Do: func(tea.KeyPressMsg) tea.Cmd {
@@ -70,18 +66,11 @@ func (p *Pane) buildKeymaps() keymaps {
 					p.filter.field.SetValue("")
 					return p.refilter()
 				}},
-			{Binding: b("↑", "up", "up"), Footer: true, Do: do(func() { p.move(-1) })},
-			{Binding: b("↓", "down", "down"), Footer: true, Do: do(func() { p.move(1) })},
-		},
-		detail: panes.Keymap{
+		}, panes.FieldNav(panes.Moves{Up: func() tea.Cmd { p.move(-1); return nil },
+			Down: func() tea.Cmd { p.move(1); return nil }}).Rows()...),
+		detail: append(panes.Keymap{
 			{Binding: b("esc", "back", "esc", "enter", "q", "backspace"), Footer: true, Everyday: true, Do: do(p.detail.close)},
-			{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.detail.view.Scroll(-1) })},
-			{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.detail.view.Scroll(1) })},
-			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.detail.view.Page(-1) })},
-			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.detail.view.Page(1) })},
-			{Binding: b("g", "top", "home", "g"), Do: do(p.detail.view.Top)},
-			{Binding: b("G", "bottom", "end", "G"), Do: do(p.detail.view.Bottom)},
-		},
+		}, detail.Rows()...),
 	}
 }
 
