@@ -159,19 +159,23 @@ func (s *sharedTasks) pump(ctx context.Context, out chan<- approval.Change) {
 			return
 		case <-s.wake:
 		}
-		if !send(approval.Change{All: true}) {
-			return
-		}
 		s.mu.Lock()
 		tasks := s.tasks
 		s.mu.Unlock()
-		if tasks == nil {
+		var changes <-chan approval.Change
+		if tasks != nil {
+			changes, _ = tasks.Changes(ctx) // followed before the reload: nothing falls between
+		}
+		if !send(approval.Change{All: true}) {
+			return
+		}
+		if changes == nil {
 			continue
 		}
 		for {
 			select {
-			case ids, open := <-tasks.Changes():
-				if !open || !send(approval.Change{IDs: ids, All: ids == nil}) {
+			case c, open := <-changes:
+				if !open || !send(c) {
 					return
 				}
 			case <-ctx.Done():
