@@ -2,10 +2,13 @@ package approvalspane
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/task"
@@ -235,5 +238,21 @@ func TestCloseEndsTheFeed(t *testing.T) {
 	}
 	if msg := <-waiting; msg != nil {
 		t.Fatalf("the wait on the feed answered %#v after Close", msg)
+	}
+}
+
+// What the feed could not do (an inbox sweep that failed) is shown with
+// the reload it asks for, as the pane's own sweep's error was.
+func TestFeedErrorIsShown(t *testing.T) {
+	env := approvaltest.New(t)
+	env.Submit(env.Play("first", "/media/a.mkv"))
+	p := loadedPane(t, env)
+	cmd := p.Update(changeMsg{c: approval.Change{Err: errors.New("inbox: cannot move m.json")}})
+	p.Update(awaitMsg[tasksMsg](t, cmd))
+	if out := ansi.Strip(strings.Join(mustRender(p, 100, 30), "\n")); !strings.Contains(out, "queue error: inbox: cannot move m.json") {
+		t.Fatalf("the feed's error is not shown:\n%s", out)
+	}
+	if p.Snapshot().Pending != 1 {
+		t.Fatal("the feed's error emptied the queue")
 	}
 }
