@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // Size limits of a manifest. They are generous for real tasks and small
@@ -335,9 +336,16 @@ func walk(dec *json.Decoder, path string, depth, maxDepth int) error {
 }
 
 // fieldName keeps hostile keys from flooding an error message.
+// fieldName is an agent's key as an error may quote it: masked whole, then
+// cut (a key cut first could leave part of a secret no mask recognises).
 func fieldName(key string) string {
+	key = preview.MaskString(key)
 	if len(key) > 64 {
-		return fmt.Sprintf("%q…", key[:64])
+		cut := 64
+		for cut > 0 && !utf8.RuneStart(key[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%q…", key[:cut])
 	}
 	return key
 }
