@@ -13,7 +13,9 @@ type NotifyConfig struct {
 	Terminal bool `toml:"terminal" json:"terminal"`
 	// Command is run without a shell by `vigil serve`; {agent} {action}
 	// {device} {task_id} {expires_in} {event} are filled with masked,
-	// display-safe values. Empty: no command.
+	// display-safe values, which are also in its environment (VIGIL_AGENT,
+	// …). A placeholder inside code a shell parses (sh -c) is refused at
+	// load: display-safe is not shell-safe. Empty: no command.
 	Command []string `toml:"command" json:"command"`
 	// Timeout bounds one run of Command; past it the command is killed.
 	Timeout Duration `toml:"timeout" json:"timeout"`
@@ -38,5 +40,5 @@ func (n NotifyConfig) validate() error {
 			return &Error{Key: fmt.Sprintf("notify.command[%d]", i), Rule: "must not contain a NUL byte"}
 		}
 	}
-	return nil
+	return checkNotifyShell(n.Command)
 }

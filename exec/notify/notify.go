@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -96,6 +97,19 @@ func Expand(argv []string, e Event) []string {
 	return out
 }
 
+// Env is the placeholders' values as environment variables, VIGIL_<NAME>
+// (VIGIL_AGENT, VIGIL_TASK_ID, …): the safe way for a shell script to read
+// them ("$VIGIL_AGENT" is never parsed as code, {agent} inside sh -c would
+// be, which config refuses).
+func Env(e Event) []string {
+	f := e.Fields()
+	env := make([]string, 0, len(Placeholders))
+	for _, name := range Placeholders {
+		env = append(env, "VIGIL_"+strings.ToUpper(name)+"="+f[name])
+	}
+	return env
+}
+
 // Message is the one-line text of a notification, for the terminal's OSC 9
 // and for logs: display-safe.
 func Message(e Event) string {
@@ -144,7 +158,8 @@ type Command struct {
 // ErrTimeout means the command was killed after its timeout.
 var ErrTimeout = errors.New("notify command timed out")
 
-// Run runs the command for e, without a shell, in its own process group;
+// Run runs the command for e, without a shell, in its own process group,
+// with the values in its environment too (Env);
 // past the timeout (or when ctx ends) the whole group is killed. The
 // outcome is logged and returned; it never affects anything else.
 func (c Command) Run(ctx context.Context, e Event) error {
@@ -163,6 +178,7 @@ func (c Command) Run(ctx context.Context, e Event) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), Env(e)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// the group: a script's children go too

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/config"
 )
 
 func hostile() Event {
@@ -149,4 +152,52 @@ func TestCommandFailureIsReturnedAndLogged(t *testing.T) {
 	if err := (Command{}).Run(context.Background(), hostile()); err != nil {
 		t.Fatalf("no command: %v", err)
 	}
+}
+
+// A shell script reads an agent's text from the environment, where the
+// shell never parses it: a lease sub like x$(touch PWNED) stays text. The
+// same text through {agent} inside sh -c is what config refuses at load.
+func TestShellScriptReadsValuesFromEnvironment(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	c := Command{Argv: []string{sh, "-c", `cd "$1" && printf '%s|%s|%s' "$VIGIL_AGENT" "$VIGIL_TASK_ID" "$VIGIL_EVENT" > out`, "sh", dir}}
+	e := Event{Kind: Arrived, TaskID: "t-1", Agent: "x$(touch PWNED)`touch PWNED2`;touch PWNED3"}
+	if err := c.Run(context.Background(), e); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "x$(touch PWNED)`touch PWNED2`;touch PWNED3|t-1|arrived" {
+		t.Fatalf("the script got %q", b)
+	}
+	for _, n := range []string{"PWNED", "PWNED2", "PWNED3"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			t.Fatalf("%s: the agent's text ran", n)
+		}
+	}
+	if _, err := config.Load(writeConfig(t, `[notify]
+command = ["sh", "-c", "cd /tmp && notify-send '{agent}'"]
+`), "/"); err == nil || !strings.Contains(err.Error(), "notify.command[2]") {
+		t.Fatalf("config took a placeholder inside sh -c: %v", err)
+	}
+}
+
+func TestPlaceholdersMatchConfig(t *testing.T) {
+	if strings.Join(Placeholders, ",") != strings.Join(config.NotifyPlaceholders, ",") {
+		t.Fatalf("notify fills %q, config checks %q", Placeholders, config.NotifyPlaceholders)
+	}
+}
+
+func writeConfig(t *testing.T, body string) string {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

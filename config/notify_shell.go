@@ -1,0 +1,150 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// NotifyPlaceholders are the names [notify] command fills, each written
+// {name}; exec/notify fills them and also passes each as an environment
+// variable VIGIL_<NAME> (VIGIL_AGENT, VIGIL_TASK_ID, …).
+var NotifyPlaceholders = []string{"agent", "action", "device", "task_id", "expires_in", "event"}
+
+// codeFlags are, for each program that runs code given as an argument,
+// the options whose value is that code (shell scripts, one-liners). A
+// placeholder there is parsed as code: display-safe is not shell-safe, so
+// a lease sub like `x$(touch PWNED)` would run.
+var codeFlags = map[string][]string{
+	"sh": {"-c"}, "bash": {"-c"}, "dash": {"-c"}, "zsh": {"-c"}, "ksh": {"-c"}, "mksh": {"-c"},
+	"ash": {"-c"}, "yash": {"-c"}, "fish": {"-c", "--command"}, "tcsh": {"-c"}, "csh": {"-c"},
+	"pwsh": {"-c", "-command", "-encodedcommand"}, "powershell": {"-c", "-command", "-encodedcommand"},
+	"python": {"-c"}, "python3": {"-c"}, "perl": {"-e", "-E"}, "ruby": {"-e"},
+	"node": {"-e", "--eval", "-p", "--print"}, "osascript": {"-e"},
+}
+
+// wrappers run the rest of their arguments as a command; their own options
+// (and env's NAME=value) come first. env -S splits a string the way a
+// shell would, so it is code too.
+var wrappers = map[string]bool{"env": true, "nohup": true, "setsid": true, "nice": true, "timeout": true,
+	"stdbuf": true, "exec": true, "command": true, "busybox": true, "toybox": true}
+
+// checkNotifyShell refuses a placeholder inside an argument that a shell or
+// interpreter will parse as code.
+func checkNotifyShell(argv []string) error {
+	i := 0
+	for i < len(argv) {
+		prog := strings.ToLower(strings.TrimSuffix(filepath.Base(argv[i]), ".exe"))
+		if wrappers[prog] {
+			next, err := skipWrapper(prog, argv, i)
+			if err != nil {
+				return err
+			}
+			i = next
+			continue
+		}
+		flags, ok := codeFlags[prog]
+		if !ok {
+			return nil
+		}
+		return checkCodeArgs(prog, flags, argv, i)
+	}
+	return nil
+}
+
+// skipWrapper returns the index of the command a wrapper runs.
+func skipWrapper(prog string, argv []string, i int) (int, error) {
+	j := i + 1
+	for j < len(argv) {
+		a := argv[j]
+		switch {
+		case prog == "env" && (a == "-S" || strings.HasPrefix(a, "--split-string") || strings.HasPrefix(a, "-S")):
+			code := strings.TrimPrefix(strings.TrimPrefix(a, "--split-string"), "-S")
+			k := j
+			if code == "" || code == "=" {
+				k = j + 1
+			}
+			if k < len(argv) && hasPlaceholder(argv[k]) {
+				return 0, shellError(k, "env -S")
+			}
+			return len(argv), nil // the rest is env's to split: nothing more to find
+		case prog == "env" && strings.Contains(a, "=") && !strings.HasPrefix(a, "-"):
+			j++
+		case a == "--":
+			return j + 1, nil
+		case strings.HasPrefix(a, "-"):
+			if (prog == "nice" && a == "-n") || (prog == "timeout" && (a == "-s" || a == "-k")) ||
+				(prog == "env" && (a == "-u" || a == "-C")) {
+				j++
+			}
+			j++
+		case prog == "timeout" && j == firstNonOption(argv, i+1):
+			j++ // the duration
+		default:
+			return j, nil
+		}
+	}
+	return j, nil
+}
+
+func firstNonOption(argv []string, from int) int {
+	for k := from; k < len(argv); k++ {
+		if !strings.HasPrefix(argv[k], "-") {
+			return k
+		}
+		if argv[k] == "-s" || argv[k] == "-k" {
+			k++
+		}
+	}
+	return len(argv)
+}
+
+// checkCodeArgs finds the code argument of prog at argv[i] (the value of
+// one of flags, or of a short-option cluster holding it, like sh -ec) and
+// refuses a placeholder in it.
+func checkCodeArgs(prog string, flags []string, argv []string, i int) error {
+	pending := 0 // how many following non-option arguments are code
+	for k := i + 1; k < len(argv); k++ {
+		a := argv[k]
+		if pending > 0 {
+			if hasPlaceholder(a) {
+				return shellError(k, prog)
+			}
+			return nil // what follows are the script's own arguments ($0, $1, …): safe
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+			return nil // a script file or the end of options: its arguments are data
+		}
+		low := strings.ToLower(a)
+		for _, f := range flags {
+			if low == f {
+				pending = 1
+			} else if strings.HasPrefix(low, f+"=") {
+				if hasPlaceholder(a) {
+					return shellError(k, prog)
+				}
+				return nil
+			} else if len(f) == 2 && !strings.HasPrefix(low, "--") && strings.ContainsRune(a[1:], rune(f[1])) {
+				pending = 1 // a cluster: sh -ec, bash -lc
+			}
+		}
+	}
+	return nil
+}
+
+func hasPlaceholder(a string) bool {
+	for _, name := range NotifyPlaceholders {
+		if strings.Contains(a, "{"+name+"}") {
+			return true
+		}
+	}
+	return false
+}
+
+func shellError(k int, prog string) error {
+	return &Error{Key: fmt.Sprintf("notify.command[%d]", k), Rule: fmt.Sprintf(
+		"a placeholder inside code that %s parses would run what an agent wrote (a lease sub like x$(…)); "+
+			"pass values as separate arguments or read them from the environment: "+
+			`["sh", "-c", "notify-send Vigil \"$VIGIL_AGENT asks to $VIGIL_ACTION\""] or `+
+			`["sh", "-c", "notify-send Vigil \"$1\"", "sh", "{agent}"]`, prog)}
+}
