@@ -123,14 +123,22 @@ func Message(e Event) string {
 // Bell is the terminal bell.
 const Bell = "\a"
 
-// OSC9 is the desktop-notification escape sequence (ESC ] 9 ; text BEL) that
-// iTerm2, kitty, WezTerm, Windows Terminal and others turn into a desktop
-// notification. text should come from Message; anything that could end or
-// extend the sequence (C0/C1 controls, DEL) is dropped all the same, and
-// the text is bounded.
+// Prefix starts the text of every OSC 9 notification. OSC 9 is also the
+// introducer of other sub-commands (ConEmu and Windows Terminal read
+// "9;9;path" as the working directory, "9;4;…" as progress): text starting
+// with an agent's own words (a sub of "4;3") could pick one. A fixed
+// prefix makes the sequence only ever a notification.
+const Prefix = "Vigil: "
+
+// OSC9 is the desktop-notification escape sequence (ESC ] 9 ; Prefix text
+// ST) that iTerm2, kitty, WezTerm, Windows Terminal and others turn into a
+// desktop notification. text should come from Message; anything that could
+// end or extend the sequence (C0/C1 controls, DEL) is dropped all the same,
+// and the text is bounded. It ends with ST, not BEL, so the only bell
+// rung is the one asked for (Bell).
 func OSC9(text string) string {
 	var b strings.Builder
-	b.WriteString("\x1b]9;")
+	b.WriteString("\x1b]9;" + Prefix)
 	n := 0
 	for _, r := range text {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
@@ -141,12 +149,68 @@ func OSC9(text string) string {
 		}
 		b.WriteRune(r)
 	}
-	b.WriteString("\a")
+	b.WriteString("\x1b\\")
 	return b.String()
 }
 
-// Terminal is what the TUI writes for an event: the bell, then OSC 9.
+// Terminal is what the TUI writes for one event: the bell, then OSC 9.
 func Terminal(e Event) string { return Bell + OSC9(Message(e)) }
+
+// Burst gathers the events that come together (30 tasks submitted at
+// once) so the person is told once: one bell and one notification saying
+// "30 new tasks", not one each. The zero Burst is empty.
+type Burst struct {
+	arrived, expiring int
+	first             Event // the first event added, told as itself when it is the only one
+}
+
+// Add counts e in the burst.
+func (b *Burst) Add(e Event) {
+	if b.Len() == 0 {
+		b.first = e
+	}
+	if e.Kind == Expiring {
+		b.expiring++
+	} else {
+		b.arrived++
+	}
+}
+
+// Len is how many events the burst holds.
+func (b Burst) Len() int { return b.arrived + b.expiring }
+
+// Message is the burst's one-line text: the event's own (Message) when it
+// holds one, else the counts ("5 new tasks; 2 expire within a minute").
+func (b Burst) Message() string {
+	if b.Len() == 1 {
+		return Message(b.first)
+	}
+	var parts []string
+	switch {
+	case b.arrived == 1:
+		parts = append(parts, "1 new task")
+	case b.arrived > 1:
+		parts = append(parts, fmt.Sprintf("%d new tasks", b.arrived))
+	}
+	switch {
+	case b.expiring == 1:
+		parts = append(parts, "1 expires within a minute")
+	case b.expiring > 1 && b.arrived == 0:
+		parts = append(parts, fmt.Sprintf("%d tasks expire within a minute", b.expiring))
+	case b.expiring > 1:
+		parts = append(parts, fmt.Sprintf("%d expire within a minute", b.expiring))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Terminal is what the TUI writes for the burst: one bell, then one OSC 9;
+// nothing for an empty burst.
+func (b Burst) Terminal() string {
+	if b.Len() == 0 {
+		return ""
+	}
+	return Bell + OSC9(b.Message())
+}
 
 // Command runs the configured notify command. The zero Argv runs nothing.
 type Command struct {

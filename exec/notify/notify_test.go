@@ -51,20 +51,20 @@ func TestExpandSubstitutesOnce(t *testing.T) {
 func TestOSC9AndBell(t *testing.T) {
 	e := hostile()
 	out := Terminal(e)
-	if !strings.HasPrefix(out, "\a\x1b]9;") || !strings.HasSuffix(out, "\a") {
+	if !strings.HasPrefix(out, "\a\x1b]9;Vigil: ") || !strings.HasSuffix(out, "\x1b\\") {
 		t.Fatalf("not bell + OSC 9: %q", out)
 	}
-	body := strings.TrimSuffix(strings.TrimPrefix(out, "\a\x1b]9;"), "\a")
+	body := strings.TrimSuffix(strings.TrimPrefix(out, "\a\x1b]9;Vigil: "), "\x1b\\")
 	if strings.ContainsAny(body, "\x1b\a\n\r\u009c") || strings.IndexByte(body, 0x9c) >= 0 {
 		t.Fatalf("the text can end or extend the sequence: %q", body)
 	}
 	if !strings.Contains(body, "asks to MEDIA_PLAY on living-room") {
 		t.Fatalf("body %q", body)
 	}
-	if got := OSC9("a\x1b\\b\x07c\u009cd"); got != "\x1b]9;a\\bcd\a" {
+	if got := OSC9("a\x1b\\b\x07c\u009cd"); got != "\x1b]9;Vigil: a\\bcd\x1b\\" {
 		t.Fatalf("OSC9 kept a control: %q", got)
 	}
-	if got := OSC9(strings.Repeat("x", 2000)); len(got) > 512+6 {
+	if got := OSC9(strings.Repeat("x", 2000)); len(got) > 512+len("\x1b]9;"+Prefix+"\x1b\\") {
 		t.Fatalf("unbounded: %d bytes", len(got))
 	}
 }
@@ -200,4 +200,48 @@ func writeConfig(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// OSC 9 is also ConEmu's and Windows Terminal's introducer for other
+// sub-commands (9;9 working directory, 9;4 progress): a sub starting "9;"
+// or "4;" must not pick one. Every notification starts with the fixed
+// prefix and ends with ST, so the bell is rung once.
+func TestOSC9StartsWithFixedPrefix(t *testing.T) {
+	for _, sub := range []string{"9;C:\\Windows", "4;3;50", "1;x"} {
+		e := Event{Kind: Arrived, TaskID: "t", Agent: sub, Action: "MEDIA_PLAY", Device: "tv"}
+		want := "\a\x1b]9;Vigil: " + sub + " asks to MEDIA_PLAY on tv\x1b\\"
+		if got := Terminal(e); got != want {
+			t.Errorf("sub %q: got %q, want %q", sub, got, want)
+		}
+	}
+}
+
+// A burst is told once: one bell, one notification with the counts; a
+// burst of one is the event's own message.
+func TestBurstCoalesces(t *testing.T) {
+	var b Burst
+	if b.Terminal() != "" {
+		t.Fatal("an empty burst wrote something")
+	}
+	b.Add(Event{Kind: Arrived, Agent: "a", Action: "MEDIA_PLAY", Device: "tv"})
+	if got := b.Terminal(); got != "\a\x1b]9;Vigil: a asks to MEDIA_PLAY on tv\x1b\\" {
+		t.Fatalf("one: %q", got)
+	}
+	for i := 0; i < 29; i++ {
+		b.Add(Event{Kind: Arrived, Agent: "4;3;50"})
+	}
+	if got := b.Terminal(); got != "\a\x1b]9;Vigil: 30 new tasks\x1b\\" {
+		t.Fatalf("thirty: %q", got)
+	}
+	b.Add(Event{Kind: Expiring})
+	b.Add(Event{Kind: Expiring})
+	if got := b.Message(); got != "30 new tasks; 2 expire within a minute" {
+		t.Fatalf("mixed: %q", got)
+	}
+	var soon Burst
+	soon.Add(Event{Kind: Expiring})
+	soon.Add(Event{Kind: Expiring})
+	if got := soon.Message(); got != "2 tasks expire within a minute" {
+		t.Fatalf("expiring: %q", got)
+	}
 }

@@ -1,7 +1,6 @@
 package approvalspane
 
 import (
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -11,12 +10,19 @@ import (
 )
 
 // alerts remembers what the person was told: the tasks seen (an arrival is
-// announced once, and none of those waiting at start) and those announced
-// as a minute from their deadline.
+// announced once, and none of those waiting at start), those announced as
+// a minute from their deadline, and the burst not told yet.
 type alerts struct {
 	known  map[string]bool // nil before the first list
 	warned map[string]bool
+	burst  notify.Burst // events since the last notification, told together
+	last   time.Time    // when the last notification went out
 }
+
+// burstWindow is the least time between two notifications: what comes
+// within it (30 tasks submitted one after another) is told once when it
+// has passed, as "29 new tasks", not as a bell and a notification each.
+const burstWindow = 5 * time.Second
 
 // arrivals are the tasks in list not seen before; the first list is
 // taken as known.
@@ -42,25 +48,36 @@ func (a *alerts) arrivals(list []approval.Record) []approval.Record {
 // that tasks are a minute from their deadline (each once): the bell and an
 // OSC 9 desktop notification with [notify] terminal, else the bell alone
 // with [approvals] bell. The text is masked and display-safe (notify.Event).
+// A burst is told once: the first event goes out at once, what follows
+// within burstWindow is gathered and told together on the first call (every
+// tick calls) after the window, so a burst rings one bell per window.
 func (p *Pane) announce(arrived []approval.Record) tea.Cmd {
 	now := p.o.Now()
-	var out strings.Builder
+	a := &p.alerts
 	if p.o.Notify {
 		for _, r := range arrived {
-			out.WriteString(notify.Terminal(terminalEvent(notify.Arrived, r, now)))
+			a.burst.Add(terminalEvent(notify.Arrived, r, now))
 		}
 		for _, r := range p.queue.list {
-			if p.alerts.expiring(r, now) {
-				out.WriteString(notify.Terminal(terminalEvent(notify.Expiring, r, now)))
+			if a.expiring(r, now) {
+				a.burst.Add(terminalEvent(notify.Expiring, r, now))
 			}
 		}
-	} else if len(arrived) > 0 && p.o.Bell {
-		out.WriteString(notify.Bell)
+	} else if p.o.Bell {
+		for _, r := range arrived {
+			a.burst.Add(terminalEvent(notify.Arrived, r, now))
+		}
 	}
-	if out.Len() == 0 {
+	// a clock set back does not hold notifications for as long
+	if a.burst.Len() == 0 || (now.Before(a.last.Add(burstWindow)) && !now.Before(a.last)) {
 		return nil
 	}
-	return tea.Raw(out.String())
+	out := notify.Bell
+	if p.o.Notify {
+		out = a.burst.Terminal()
+	}
+	a.burst, a.last = notify.Burst{}, now
+	return tea.Raw(out)
 }
 
 // expiring reports, once for each task, that r is a minute from its deadline.

@@ -34,7 +34,8 @@ func startNotifying(t *testing.T, env *approvaltest.Env, notify bool) (*teatest.
 
 // The TUI tells the person when a task arrives and when one is a minute from
 // its deadline: the bell, then an OSC 9 desktop notification with masked,
-// display-safe text — once each, and nothing for tasks already waiting at start.
+// display-safe text — once each (those near their deadline at one moment
+// together), and nothing for tasks already waiting at start.
 func TestTerminalNotificationsOnArrivalAndNearDeadline(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("already-here", "/media/a.mkv"))
@@ -48,18 +49,18 @@ func TestTerminalNotificationsOnArrivalAndNearDeadline(t *testing.T) {
 		}, teatest.WithDuration(10*time.Second))
 	}
 	env.Submit(env.Play("newcomer", "https://ada:hunter2@media.example.com/s.m3u8"))
-	waitOut("\a\x1b]9;")
+	waitOut("\a\x1b]9;Vigil: ")
 	env.Clock.Advance(9*time.Minute + 30*time.Second) // both tasks are now 30 s from the 10-minute deadline
-	waitOut("expires in 30s\a")
+	waitOut("Vigil: 2 tasks expire within a minute\x1b\\") // told together (one burst)
 	if err := tm.Quit(); err != nil {
 		t.Fatal(err)
 	}
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	all := seen.String()
-	if n := strings.Count(all, "\x1b]9;"); n != 3 {
-		t.Fatalf("%d OSC 9 notifications, want 3 (one arrival, two near their deadline):\n%q", n, all)
+	if n := strings.Count(all, "\x1b]9;"); n != 2 {
+		t.Fatalf("%d OSC 9 notifications, want 2 (one arrival, one for the two near their deadline):\n%q", n, all)
 	}
-	if strings.Count(all, " asks to MEDIA_PLAY on living-room\a") != 1 {
+	if strings.Count(all, " asks to MEDIA_PLAY on living-room\x1b\\") != 1 {
 		t.Fatalf("the arrival notification is not there once:\n%q", all)
 	}
 	if strings.Contains(all, "hunter2") {
