@@ -50,7 +50,7 @@ func TestTerminalNotificationsOnArrivalAndNearDeadline(t *testing.T) {
 	}
 	env.Submit(env.Play("newcomer", "https://ada:hunter2@media.example.com/s.m3u8"))
 	waitOut("\a\x1b]9;Vigil: ")
-	env.Clock.Advance(9*time.Minute + 30*time.Second) // both tasks are now 30 s from the 10-minute deadline
+	env.Clock.Advance(9*time.Minute + 30*time.Second)      // both tasks are now 30 s from the 10-minute deadline
 	waitOut("Vigil: 2 tasks expire within a minute\x1b\\") // told together (one burst)
 	if err := tm.Quit(); err != nil {
 		t.Fatal(err)
