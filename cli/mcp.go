@@ -15,11 +15,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/exec/mcpserver"
+	"github.com/vigil-dev/vigil/internal/httpguard"
 )
 
 // newMcpCmd is `vigil mcp`: Vigil's tools for agents over stdio or
@@ -27,12 +29,15 @@ import (
 func newMcpCmd(app *App) *cobra.Command {
 	var httpAddr string
 	var allowRemote bool
+	var origins []string
 	cmd := &cobra.Command{
-		Use:   "mcp [--http ADDR [--allow-remote]]",
+		Use:   "mcp [--http ADDR [--allow-remote] [--allow-origin ORIGIN]...]",
 		Short: "Serve Vigil's tools to MCP clients over stdio or Streamable HTTP",
 		Long: "Speaks MCP on stdin/stdout (newline-delimited JSON-RPC) until stdin closes, or with --http\n" +
 			"serves Streamable HTTP at ADDR (loopback unless --allow-remote). Every HTTP request must carry\n" +
-			"Authorization: Bearer <token>, the token from VIGIL_MCP_TOKEN or [mcp] token_file.\n" +
+			"Authorization: Bearer <token> (at least 16 characters), the token from VIGIL_MCP_TOKEN or\n" +
+			"[mcp] token_file. A request must name the listening address in Host, and one from a web\n" +
+			"page (an Origin header) is refused with 403 unless --allow-origin names that origin.\n" +
 			"Logs go to stderr as JSON lines; queries appear there cut to their first 50 characters.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -59,7 +64,7 @@ func newMcpCmd(app *App) *cobra.Command {
 			defer closeDeps()
 			srv := mcpserver.New(deps)
 			if httpAddr != "" {
-				return serveMCPHTTP(cmd.Context(), srv, httpAddr, token, log)
+				return serveMCPHTTP(cmd.Context(), srv, httpAddr, token, origins, log)
 			}
 			t := &mcpserver.StdioTransport{Reader: app.In, Writer: app.Out}
 			if err := srv.Run(cmd.Context(), t); err != nil && !errors.Is(err, io.EOF) &&
@@ -71,6 +76,7 @@ func newMcpCmd(app *App) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP at ADDR (host:port) instead of stdio")
 	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow --http on an address other than loopback")
+	cmd.Flags().StringArrayVar(&origins, "allow-origin", nil, "let web pages of `ORIGIN` (scheme://host[:port], exactly) call --http; none by default")
 	return cmd
 }
 
@@ -125,25 +131,43 @@ func mcpDeps(ctx context.Context, app *App, log *slog.Logger) (mcpserver.Deps, f
 	}, nil
 }
 
-// mcpToken reads the HTTP bearer token: VIGIL_MCP_TOKEN, else [mcp] token_file.
+// MinMCPTokenLen is the shortest bearer token `vigil mcp --http` takes: a
+// short one is guessed by anything that can reach the port.
+const MinMCPTokenLen = 16
+
+// mcpToken reads the HTTP bearer token: VIGIL_MCP_TOKEN, else [mcp]
+// token_file; at least MinMCPTokenLen characters.
 func mcpToken(app *App) (string, error) {
-	if err := app.Load(); err != nil {
+	t, from, err := readMCPToken(app)
+	if err != nil {
 		return "", err
 	}
+	if n := utf8.RuneCountInString(t); n < MinMCPTokenLen {
+		return "", fmt.Errorf("%s: the bearer token has %d characters, at least %d are needed "+
+			"(VIGIL_MCP_TOKEN or [mcp] token_file; make one with: openssl rand -hex 32)", from, n, MinMCPTokenLen)
+	}
+	return t, nil
+}
+
+// readMCPToken reads the token and says where it came from.
+func readMCPToken(app *App) (token, from string, err error) {
+	if err := app.Load(); err != nil {
+		return "", "", err
+	}
 	if t := strings.TrimSpace(app.Getenv("VIGIL_MCP_TOKEN")); t != "" {
-		return t, nil
+		return t, "VIGIL_MCP_TOKEN", nil
 	}
 	if f := app.Cfg.MCP.TokenFile; f != "" {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return "", fmt.Errorf("[mcp] token_file: %v", err)
+			return "", "", fmt.Errorf("[mcp] token_file: %v", err)
 		}
 		if t := strings.TrimSpace(string(b)); t != "" {
-			return t, nil
+			return t, "[mcp] token_file " + f, nil
 		}
-		return "", fmt.Errorf("[mcp] token_file %s: empty", f)
+		return "", "", fmt.Errorf("[mcp] token_file %s: empty", f)
 	}
-	return "", errors.New("--http needs a bearer token: set VIGIL_MCP_TOKEN or [mcp] token_file")
+	return "", "", errors.New("--http needs a bearer token: set VIGIL_MCP_TOKEN or [mcp] token_file")
 }
 
 // checkListenAddr allows loopback addresses, and others only when asked.
@@ -165,7 +189,8 @@ func checkListenAddr(addr string, allowRemote bool) error {
 }
 
 // bearerAuth lets through requests carrying the token; the comparison is of
-// fixed-length digests in constant time, and the token is never logged.
+// fixed-length digests in constant time, and the token is never logged. A
+// refused connection is closed after its 401.
 func bearerAuth(token string, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -173,14 +198,17 @@ func bearerAuth(token string, next http.Handler) http.Handler {
 		sum := sha256.Sum256([]byte(got))
 		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vigil"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			httpguard.Refuse(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr, token string, log *slog.Logger) error {
+// serveMCPHTTP serves Streamable HTTP: a request must name the listening
+// address (Host), come from no web page but an allowed one (Origin), carry
+// the token, and hold one JSON-RPC message, not a batch (as on stdio).
+func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr, token string, origins []string, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
@@ -193,7 +221,8 @@ func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr, token string, log 
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
-	hs := &http.Server{Handler: bearerAuth(token, h), ReadHeaderTimeout: 10 * time.Second}
+	hs := httpguard.Server(httpguard.Host(ln.Addr().String(), httpguard.Origin(origins,
+		bearerAuth(token, mcpserver.RefuseBatches(h)))))
 	log.Info("mcp_http_listening", "addr", ln.Addr().String())
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

@@ -287,21 +287,21 @@ func TestMcpHTTPRefusals(t *testing.T) {
 	}
 	cfg, _ := os.ReadFile(filepath.Join(h.home, "config.toml"))
 	os.WriteFile(filepath.Join(h.home, "config.toml"), append(cfg, []byte("\n[mcp]\ntoken_file = \"tok.txt\"\n")...), 0o600)
-	os.WriteFile(filepath.Join(h.home, "tok.txt"), []byte("from-file\n"), 0o600)
+	os.WriteFile(filepath.Join(h.home, "tok.txt"), []byte("from-file-0123456789\n"), 0o600)
 	app := NewApp()
 	app.HomeFlag, app.Getenv, app.Cwd = h.home, func(string) string { return "" }, h.home
-	if tok, err := mcpToken(app); err != nil || tok != "from-file" {
+	if tok, err := mcpToken(app); err != nil || tok != "from-file-0123456789" {
 		t.Fatalf("token_file: %q %v", tok, err)
 	}
 	app = NewApp()
 	app.HomeFlag, app.Cwd = h.home, h.home
 	app.Getenv = func(k string) string {
 		if k == "VIGIL_MCP_TOKEN" {
-			return "from-env"
+			return "from-env-0123456789"
 		}
 		return ""
 	}
-	if tok, err := mcpToken(app); err != nil || tok != "from-env" {
+	if tok, err := mcpToken(app); err != nil || tok != "from-env-0123456789" {
 		t.Fatalf("env wins: %q %v", tok, err)
 	}
 	for addr, ok := range map[string]bool{"127.0.0.1:1": true, "[::1]:1": true, "localhost:1": true, "0.0.0.0:1": false, "192.168.1.2:1": false, ":1": false} {

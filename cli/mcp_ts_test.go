@@ -42,7 +42,7 @@ func TestMcpTypeScriptClient(t *testing.T) {
 	h := mcpHome(t)
 	h.must(0, "memory", "add", "--text", "the boiler code is 4471")
 	os.WriteFile(filepath.Join(h.home, "notes.txt"), []byte("a needle in the notes\n"), 0o644)
-	const token = "ts-test-token"
+	const token = "ts-test-token-0123456789"
 	url, _ := startHTTP(t, h, []string{"VIGIL_MCP_TOKEN=" + token})
 	for _, mode := range []string{"stdio", "http"} {
 		t.Run(mode, func(t *testing.T) {

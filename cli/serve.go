@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/metrics"
 	"github.com/vigil-dev/vigil/exec/notify"
 	"github.com/vigil-dev/vigil/exec/serve"
+	"github.com/vigil-dev/vigil/internal/httpguard"
 	"github.com/vigil-dev/vigil/preview"
 )
 
@@ -106,7 +107,9 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 		if err != nil {
 			return Failf(ExitExecution, "--metrics: %v", err)
 		}
-		srv = &http.Server{Handler: m.Handler(s.Health), ReadHeaderTimeout: 5 * time.Second}
+		// only requests naming this address (no DNS rebinding from a web
+		// page), and no idle connection held open
+		srv = httpguard.Server(httpguard.Host(ln.Addr().String(), m.Handler(s.Health)))
 		go func() { srvDone <- srv.Serve(ln) }()
 		fmt.Fprintf(app.Out, "vigil serve: metrics on http://%s/metrics\n", ln.Addr())
 	}

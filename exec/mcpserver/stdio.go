@@ -188,7 +188,7 @@ func (c *stdioConn) check(l line) (jsonrpc.Message, []byte) {
 		return nil, errorLine(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON")
 	}
 	if data[0] != '{' {
-		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: expected one JSON-RPC 2.0 object (batches are not supported)")
+		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, batchRefused)
 	}
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
