@@ -216,6 +216,11 @@ func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr, token string, orig
 		// A client that vanished without DELETE frees its session after an
 		// hour idle (a waiting call keeps it busy, and waits are <= 10 min).
 		SessionTimeout: time.Hour,
+		// A media call waits minutes for the person: its SSE events carry
+		// ids (after a priming event) and are kept, so a client whose
+		// stream dropped resumes with Last-Event-ID instead of losing the
+		// answer. Bounded: the oldest events go first.
+		EventStore: mcpEventStore(),
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -235,6 +240,16 @@ func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr, token string, orig
 		_ = hs.Shutdown(sctx)
 		return nil
 	}
+}
+
+// mcpEventStoreBytes bounds the SSE events kept for resumption, over all
+// sessions.
+const mcpEventStoreBytes = 8 << 20
+
+func mcpEventStore() *mcp.MemoryEventStore {
+	es := mcp.NewMemoryEventStore(nil)
+	es.SetMaxBytes(mcpEventStoreBytes)
+	return es
 }
 
 // safeJSONWriter passes JSON text through terminalSafeJSON: slog's JSON
