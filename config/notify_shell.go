@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -23,11 +24,30 @@ var codeFlags = map[string][]string{
 	"node": {"-e", "--eval", "-p", "--print"}, "osascript": {"-e"},
 }
 
+// optionValues are, for each program, the options whose value is the next
+// argument (so it is not taken for the command or the script).
+var optionValues = map[string][]string{
+	"env": {"-u", "-C", "--unset", "--chdir"}, "nice": {"-n"}, "timeout": {"-s", "-k", "--signal", "--kill-after"},
+	"stdbuf": {"-i", "-o", "-e"}, "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U"},
+	"doas": {"-u", "-C"}, "pkexec": {"--user"}, "ionice": {"-c", "-n", "-p"},
+	"sh": {"-o", "+o"}, "dash": {"-o", "+o"}, "ash": {"-o", "+o"}, "ksh": {"-o", "+o"}, "mksh": {"-o", "+o"},
+	"yash": {"-o", "+o"}, "zsh": {"-o", "+o"}, "bash": {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"},
+	"python": {"-W", "-X", "-Q"}, "python3": {"-W", "-X", "-Q"}, "ruby": {"-I", "-r"},
+	"node": {"-r", "--require", "--import", "--loader"}, "osascript": {"-l", "-s"},
+}
+
 // wrappers run the rest of their arguments as a command; their own options
 // (and env's NAME=value) come first. env -S splits a string the way a
 // shell would, so it is code too.
 var wrappers = map[string]bool{"env": true, "nohup": true, "setsid": true, "nice": true, "timeout": true,
-	"stdbuf": true, "exec": true, "command": true, "busybox": true, "toybox": true}
+	"stdbuf": true, "exec": true, "command": true, "busybox": true, "toybox": true, "sudo": true, "doas": true,
+	"pkexec": true, "flatpak-spawn": true, "ionice": true}
+
+// parsesAll are programs that parse every argument they are given: ssh
+// joins them into a command line for the remote shell, tmux and screen
+// expand formats (#(command) runs one), su -c runs code. A placeholder
+// anywhere in their arguments is refused.
+var parsesAll = map[string]bool{"ssh": true, "tmux": true, "screen": true, "su": true}
 
 // checkNotifyShell refuses a placeholder inside an argument that a shell or
 // interpreter will parse as code.
@@ -42,6 +62,14 @@ func checkNotifyShell(argv []string) error {
 			}
 			i = next
 			continue
+		}
+		if parsesAll[prog] {
+			for k := i + 1; k < len(argv); k++ {
+				if hasPlaceholder(argv[k]) {
+					return shellError(k, prog)
+				}
+			}
+			return nil
 		}
 		flags, ok := codeFlags[prog]
 		if !ok {
@@ -73,8 +101,7 @@ func skipWrapper(prog string, argv []string, i int) (int, error) {
 		case a == "--":
 			return j + 1, nil
 		case strings.HasPrefix(a, "-"):
-			if (prog == "nice" && a == "-n") || (prog == "timeout" && (a == "-s" || a == "-k")) ||
-				(prog == "env" && (a == "-u" || a == "-C")) {
+			if slices.Contains(optionValues[prog], a) {
 				j++
 			}
 			j++
@@ -103,29 +130,45 @@ func firstNonOption(argv []string, from int) int {
 // one of flags, or of a short-option cluster holding it, like sh -ec) and
 // refuses a placeholder in it.
 func checkCodeArgs(prog string, flags []string, argv []string, i int) error {
-	pending := 0 // how many following non-option arguments are code
+	pending := false // the next non-option argument is code
 	for k := i + 1; k < len(argv); k++ {
 		a := argv[k]
-		if pending > 0 {
+		if pending && a == "--" {
+			if k+1 < len(argv) && hasPlaceholder(argv[k+1]) {
+				return shellError(k+1, prog) // sh -c -- 'code'
+			}
+			return nil
+		}
+		if pending && !strings.HasPrefix(a, "-") {
 			if hasPlaceholder(a) {
 				return shellError(k, prog)
 			}
 			return nil // what follows are the script's own arguments ($0, $1, …): safe
 		}
-		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+		if slices.Contains(optionValues[prog], a) {
+			if k+1 < len(argv) && hasPlaceholder(argv[k+1]) {
+				return shellError(k+1, prog)
+			}
+			k++
+			continue
+		}
+		if !(strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+")) || a == "-" || a == "--" || a == "+" {
 			return nil // a script file or the end of options: its arguments are data
+		}
+		if hasPlaceholder(a) {
+			return shellError(k, prog) // an option is no place for a value
 		}
 		low := strings.ToLower(a)
 		for _, f := range flags {
 			if low == f {
-				pending = 1
+				pending = true
 			} else if strings.HasPrefix(low, f+"=") {
 				if hasPlaceholder(a) {
 					return shellError(k, prog)
 				}
 				return nil
 			} else if len(f) == 2 && !strings.HasPrefix(low, "--") && strings.ContainsRune(a[1:], rune(f[1])) {
-				pending = 1 // a cluster: sh -ec, bash -lc
+				pending = true // a cluster: sh -ec, bash -lc
 			}
 		}
 	}

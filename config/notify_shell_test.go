@@ -37,6 +37,16 @@ func TestNotifyCommandRefusesPlaceholderInShellCode(t *testing.T) {
 		{[]string{"nohup", "timeout", "5", "sh", "-c", "echo {expires_in}"}, 5},
 		{[]string{"osascript", "-e", `display notification "{agent}"`}, 2},
 		{[]string{"python3", "-c", "print('{agent}')"}, 2},
+		{[]string{"bash", "-o", "pipefail", "-c", "echo {agent}"}, 4},
+		{[]string{"sh", "+e", "-c", "echo {agent}"}, 3},
+		{[]string{"python3", "-W", "ignore", "-c", "print('{agent}')"}, 4},
+		{[]string{"sudo", "-u", "ada", "sh", "-c", "echo {agent}"}, 5},
+		{[]string{"doas", "-u", "ada", "bash", "-lc", "echo {agent}"}, 5},
+		{[]string{"ssh", "desktop", "notify-send", "Vigil", "{agent}"}, 4},
+		{[]string{"tmux", "display-message", "{agent} asks"}, 2},
+		{[]string{"su", "ada", "-c", "notify-send {agent}"}, 3},
+		{[]string{"ruby", "-rset", "-e", "puts '{agent}'"}, 3},
+		{[]string{"sh", "-c", "--", "echo {agent}"}, 3},
 	}
 	for _, c := range refused {
 		_, err := Load(write(t, "[notify]\ncommand = "+tomlArray(c.argv)+"\n"), "/")
@@ -52,6 +62,8 @@ func TestNotifyCommandRefusesPlaceholderInShellCode(t *testing.T) {
 		{"sh", "/home/me/notify.sh", "{agent}", "{task_id}"},
 		{"env", "FOO=1", "notify-send", "{agent}"},
 		{"bash", "-c", "echo {not_a_placeholder}"},
+		{"sudo", "-u", "ada", "notify-send", "{agent}"},
+		{"bash", "-o", "pipefail", "-c", `notify-send "$VIGIL_AGENT"`, "bash", "{agent}"},
 	}
 	for _, argv := range allowed {
 		if _, err := Load(write(t, "[notify]\ncommand = "+tomlArray(argv)+"\n"), "/"); err != nil {
