@@ -39,7 +39,8 @@ func Refuse(w http.ResponseWriter, msg string, code int) {
 // Host lets through requests whose Host header names the listening address
 // listen (host:port as listened on): the same host (any spelling of
 // loopback for a loopback address: localhost, 127.0.0.1, [::1]), an IP
-// address when listening on every interface, or this machine's name there.
+// address when listening on every interface, or this machine's host name
+// (or name.local) there.
 // A Host with a port must name the listening port. Any other name is what
 // DNS rebinding sends (the attacker's name now pointing at loopback): 403.
 func Host(listen string, next http.Handler) http.Handler {
@@ -85,7 +86,8 @@ func hostNames(hostHeader, lhost, lport string) bool {
 		}
 		name, err := os.Hostname()
 		name = strings.ToLower(name)
-		return err == nil && name != "" && (host == name || strings.HasPrefix(host, name+"."))
+		// exactly: "name.attacker.example" is a name an attacker can rebind
+		return err == nil && name != "" && (host == name || host == name+".local")
 	}
 	return false
 }

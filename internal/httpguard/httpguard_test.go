@@ -41,6 +41,8 @@ func TestHostNamesTheListeningAddress(t *testing.T) {
 		{"0.0.0.0:9464", "evil.example:9464", false},
 		{":9464", name + ":9464", name != ""},
 		{":9464", "evil.example:9464", false},
+		{":9464", name + ".attacker.example:9464", false},
+		{":9464", name + ".local:9464", name != ""},
 	} {
 		h := Host(c.listen, ok())
 		r := httptest.NewRequest("GET", "/metrics", nil)
