@@ -14,6 +14,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/exec/task"
 )
 
 // The streams, bucket and subjects Vigil creates.
@@ -54,6 +56,23 @@ const (
 	DedupeWindow = 25 * time.Hour
 	TaskMaxAge   = 30 * 24 * time.Hour
 	TaskHistory  = 5
+)
+
+// Bounds of VIGIL_SUBMIT. An agent may publish to any submit subject,
+// including a device no executor serves, where a submission waits up to
+// SubmitMaxAge: unbounded, that is a way to fill the server's storage. The
+// stream refuses what is past a bound (discard new, per subject too) rather
+// than dropping submissions already waiting, so the agent is told
+// (ErrSubmitRefused) and nothing it sent earlier is lost.
+const (
+	// SubmitMaxMsgSize is a manifest at its largest and room for the
+	// headers (the message id, the source).
+	SubmitMaxMsgSize = task.MaxManifestBytes + 4<<10
+	// SubmitMaxPerSubject is how many submissions may wait for one device
+	// (or, on SubmitSubject, for the executor of searches).
+	SubmitMaxPerSubject = 1000
+	// SubmitMaxBytes is what all waiting submissions may hold together.
+	SubmitMaxBytes = 64 << 20
 )
 
 // TaskKey is a task's key in the bucket. Task ids may hold ':' and empty
@@ -134,9 +153,22 @@ func Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, err
 }
 
 func submitStreamConfig() jetstream.StreamConfig {
-	return jetstream.StreamConfig{Name: SubmitStream, Subjects: []string{SubmitSubject, DeviceSubjects},
+	return boundSubmit(jetstream.StreamConfig{Name: SubmitStream, Subjects: []string{SubmitSubject, DeviceSubjects},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, MaxAge: SubmitMaxAge,
-		Duplicates: DedupeWindow, Description: "Vigil: manifests waiting for the executor of their device"}
+		Duplicates: DedupeWindow, Description: "Vigil: manifests waiting for the executor of their device"})
+}
+
+// boundSubmit sets the submit stream's bounds on cfg.
+func boundSubmit(cfg jetstream.StreamConfig) jetstream.StreamConfig {
+	cfg.MaxMsgSize, cfg.MaxMsgsPerSubject, cfg.MaxBytes = SubmitMaxMsgSize, SubmitMaxPerSubject, SubmitMaxBytes
+	cfg.Discard, cfg.DiscardNewPerSubject = jetstream.DiscardNew, true
+	return cfg
+}
+
+// submitUnbounded says whether cfg has none of the bounds (an earlier
+// release made it). Bounds an administrator chose are left as they are.
+func submitUnbounded(cfg jetstream.StreamConfig) bool {
+	return cfg.MaxMsgSize <= 0 && cfg.MaxMsgsPerSubject <= 0 && cfg.MaxBytes <= 0
 }
 
 // setup is Setup; an executor (migrate) also upgrades an earlier release's
@@ -152,6 +184,11 @@ func setup(ctx context.Context, js jetstream.JetStream, migrate bool) (jetstream
 		}
 		if err := migrateSubmitStream(ctx, js, sub); err != nil {
 			return nil, err
+		}
+	} else if cfg := sub.CachedInfo().Config; migrate && submitUnbounded(cfg) {
+		// made by an earlier release, unbounded: what waits in it stays
+		if _, err := js.UpdateStream(ctx, boundSubmit(cfg)); err != nil {
+			return nil, fmt.Errorf("nats stream %s: bounding it: %w", SubmitStream, err)
 		}
 	}
 	aud, err := ensureStream(ctx, js, jetstream.StreamConfig{Name: AuditStream, Subjects: []string{AuditSubject, AuditSubjects},
@@ -184,13 +221,13 @@ func setup(ctx context.Context, js jetstream.JetStream, migrate bool) (jetstream
 }
 
 // migrateSubmitStream upgrades an earlier release's VIGIL_SUBMIT: the
-// per-device subjects are added (vigil.submit stays, so what waits there
+// per-device subjects and the bounds are added (vigil.submit stays, so what waits there
 // and what an earlier agent still sends is served), and the earlier
 // executor's consumer, which took the whole stream, is removed: on a
 // work-queue stream it would overlap every executor's. Removing a consumer
 // leaves its unacknowledged messages in the stream for the next one.
 func migrateSubmitStream(ctx context.Context, js jetstream.JetStream, s jetstream.Stream) error {
-	cfg := s.CachedInfo().Config
+	cfg := boundSubmit(s.CachedInfo().Config)
 	cfg.Subjects = []string{SubmitSubject, DeviceSubjects}
 	if _, err := js.UpdateStream(ctx, cfg); err != nil {
 		return fmt.Errorf("nats stream %s: upgrading it to per-device subjects: %w", SubmitStream, err)
