@@ -259,5 +259,6 @@ func newQueueExecutor(ctx context.Context, app *App, eng *Engine, js jetstream.J
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return natsqueue.NewExecutor(sctx, natsqueue.ExecutorOptions{JS: js, Queue: eng.Queue, AuditPath: eng.Audit.Path(),
-		Host: host, Devices: ids, ID: eng.Signer.KeyID(), Log: app.Log})
+		Host: host, Devices: ids, ID: eng.Signer.KeyID(), Log: app.Log,
+		Layout: natsqueue.Layout{Replicas: app.Cfg.Queue.Replicas}})
 }

@@ -31,7 +31,12 @@ type Client struct {
 // NewClient binds to the streams and bucket (creating them if this is the
 // first Vigil to reach the server).
 func NewClient(ctx context.Context, js jetstream.JetStream) (*Client, error) {
-	kv, err := Setup(ctx, js)
+	return Layout{}.NewClient(ctx, js)
+}
+
+// NewClient is the package's NewClient, making what is missing with l.
+func (l Layout) NewClient(ctx context.Context, js jetstream.JetStream) (*Client, error) {
+	kv, err := l.Setup(ctx, js)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -149,7 +150,23 @@ var ErrOldSubmitStream = errors.New("the stream " + SubmitStream + " is from an 
 // user whose permissions do not allow creating them (an agent's or an
 // operator's, docs/queue.md) is told to start the executor first.
 func Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
-	return setup(ctx, js, false)
+	return Layout{}.setup(ctx, js, false, nil)
+}
+
+// Layout says how the streams and the bucket are made when they are
+// missing ([queue] replicas).
+type Layout struct {
+	// Replicas is how many servers of a cluster keep each stream and the
+	// bucket (0: one; JetStream allows 1 to 5). A stream that exists is
+	// used as it is: an executor only warns when it has fewer.
+	Replicas int
+}
+
+func (l Layout) replicas() int { return max(l.Replicas, 1) }
+
+// Setup is the package's Setup, making what is missing with l.
+func (l Layout) Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
+	return l.setup(ctx, js, false, nil)
 }
 
 func submitStreamConfig() jetstream.StreamConfig {
@@ -172,11 +189,13 @@ func submitUnbounded(cfg jetstream.StreamConfig) bool {
 }
 
 // setup is Setup; an executor (migrate) also upgrades an earlier release's
-// submit stream.
-func setup(ctx context.Context, js jetstream.JetStream, migrate bool) (jetstream.KeyValue, error) {
-	sub, err := ensureStream(ctx, js, submitStreamConfig())
+// submit stream, and warns on log of a stream with fewer replicas than l.
+func (l Layout) setup(ctx context.Context, js jetstream.JetStream, migrate bool, log *slog.Logger) (jetstream.KeyValue, error) {
+	cfg := submitStreamConfig()
+	cfg.Replicas = l.replicas()
+	sub, err := ensureStream(ctx, js, cfg)
 	if err != nil {
-		return nil, err
+		return nil, l.explain(err)
 	}
 	if !slices.Contains(sub.CachedInfo().Config.Subjects, DeviceSubjects) {
 		if !migrate {
@@ -193,9 +212,9 @@ func setup(ctx context.Context, js jetstream.JetStream, migrate bool) (jetstream
 	}
 	aud, err := ensureStream(ctx, js, jetstream.StreamConfig{Name: AuditStream, Subjects: []string{AuditSubject, AuditSubjects},
 		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Duplicates: 10 * time.Minute,
-		Description: "Vigil: the executors' audit logs, line by line"})
+		Replicas: l.replicas(), Description: "Vigil: the executors' audit logs, line by line"})
 	if err != nil {
-		return nil, err
+		return nil, l.explain(err)
 	}
 	if cfg := aud.CachedInfo().Config; migrate && !slices.Contains(cfg.Subjects, AuditSubjects) {
 		// an earlier release's: its one executor's lines stay under
@@ -208,16 +227,48 @@ func setup(ctx context.Context, js jetstream.JetStream, migrate bool) (jetstream
 	kv, err := js.KeyValue(ctx, TasksBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: TasksBucket, History: TaskHistory,
-			TTL: TaskMaxAge, Storage: jetstream.FileStorage, Description: "Vigil: task views and decisions"})
+			TTL: TaskMaxAge, Storage: jetstream.FileStorage, Replicas: l.replicas(),
+			Description: "Vigil: task views and decisions"})
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, TasksBucket)
 		}
 		err = mayNotCreate(js, "bucket "+TasksBucket, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("nats bucket %s: %w", TasksBucket, err)
+		return nil, l.explain(fmt.Errorf("nats bucket %s: %w", TasksBucket, err))
+	}
+	if migrate && log != nil {
+		l.warnFewerReplicas(ctx, js, log)
 	}
 	return kv, nil
+}
+
+// explain adds to an error making a stream what replicas need.
+func (l Layout) explain(err error) error {
+	if l.Replicas > 1 && strings.Contains(err.Error(), "replicas") {
+		return fmt.Errorf("%w ([queue] replicas = %d needs a JetStream cluster of at least %d servers)", err,
+			l.Replicas, l.Replicas)
+	}
+	return err
+}
+
+// warnFewerReplicas logs each stream kept on fewer servers than l says:
+// made before [queue] replicas was raised, or by an administrator. Vigil
+// does not change them (its permissions do not allow it; docs/queue.md).
+func (l Layout) warnFewerReplicas(ctx context.Context, js jetstream.JetStream, log *slog.Logger) {
+	if l.Replicas <= 1 {
+		return
+	}
+	for _, name := range []string{SubmitStream, AuditStream, "KV_" + TasksBucket} {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			continue
+		}
+		if n := s.CachedInfo().Config.Replicas; n < l.Replicas {
+			log.Warn("queue: a stream has fewer replicas than [queue] replicas", "stream", name, "replicas", n,
+				"want", l.Replicas, "fix", fmt.Sprintf("nats stream edit %s --replicas %d", name, l.Replicas))
+		}
+	}
 }
 
 // migrateSubmitStream upgrades an earlier release's VIGIL_SUBMIT: the

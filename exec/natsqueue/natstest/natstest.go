@@ -1,17 +1,21 @@
 // Package natstest runs NATS servers for tests: the distribution's
 // nats-server binary as a real process (Debian's is 2.9.10, older than
-// Vigil supports: the refusal is tested against it), and embedded servers
-// of the version go.mod pins.
+// Vigil supports: the refusal is tested against it), and a cluster of
+// embedded servers of the version go.mod pins.
 package natstest
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // Binary is the nats-server on PATH (or Debian's /usr/sbin/nats-server,
@@ -101,4 +105,116 @@ func (p *Process) Stop() {
 	}
 	_ = p.cmd.Process.Kill()
 	_ = p.cmd.Wait()
+}
+
+// Cluster is n embedded servers (the version go.mod pins) routed into one
+// JetStream cluster on loopback, each with its own store.
+type Cluster struct {
+	Servers []*server.Server
+	// URL lists every server's client URL, comma-separated, as [queue]
+	// url takes them.
+	URL  string
+	t    testing.TB
+	opts []*server.Options
+}
+
+// StartCluster starts the cluster and waits until it has a JetStream meta
+// leader that every server follows. The servers stop when the test ends.
+func StartCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	client, routes := freePorts(t, n), freePorts(t, n)
+	var routeURLs, clientURLs []string
+	for i := range n {
+		routeURLs = append(routeURLs, fmt.Sprintf("nats-route://127.0.0.1:%d", routes[i]))
+		clientURLs = append(clientURLs, fmt.Sprintf("nats://127.0.0.1:%d", client[i]))
+	}
+	c := &Cluster{URL: strings.Join(clientURLs, ","), t: t, Servers: make([]*server.Server, n)}
+	for i := range n {
+		c.opts = append(c.opts, &server.Options{ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1",
+			Port: client[i], JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+			Cluster: server.ClusterOpts{Name: "vigil-test", Host: "127.0.0.1", Port: routes[i]},
+			Routes:  server.RoutesFromStr(strings.Join(routeURLs, ","))})
+	}
+	for i := range n {
+		c.Start(i)
+	}
+	t.Cleanup(func() {
+		for i := range c.Servers {
+			c.Stop(i)
+		}
+	})
+	c.WaitReady(60 * time.Second)
+	return c
+}
+
+// Start starts server i (again, on its port and store).
+func (c *Cluster) Start(i int) {
+	c.t.Helper()
+	s, err := server.NewServer(c.opts[i])
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(20 * time.Second) {
+		c.t.Fatalf("server %d did not start", i)
+	}
+	c.Servers[i] = s
+}
+
+// Stop shuts server i down (nothing if it is down).
+func (c *Cluster) Stop(i int) {
+	if s := c.Servers[i]; s != nil {
+		s.Shutdown()
+		s.WaitForShutdown()
+		c.Servers[i] = nil
+	}
+}
+
+// WaitReady waits until the running servers have one JetStream meta
+// leader and each is current with it.
+func (c *Cluster) WaitReady(within time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		leaders, current, up := 0, 0, 0
+		for _, s := range c.Servers {
+			if s == nil {
+				continue
+			}
+			up++
+			if s.JetStreamIsLeader() {
+				leaders++
+			}
+			if s.JetStreamIsCurrent() {
+				current++
+			}
+		}
+		if leaders == 1 && current == up {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the cluster has %d meta leaders, %d of %d servers current, after %s", leaders, current, up, within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// freePorts finds n loopback ports free now (the kernel's choice, closed
+// again: a server started soon after takes them).
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ports []int
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return ports
 }
