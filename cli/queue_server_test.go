@@ -160,3 +160,34 @@ func TestServeStopsWhenTheServerItWaitedForIsTooOld(t *testing.T) {
 			want, sc.stderr.String())
 	}
 }
+
+// TestDoctorChecksTheHome: `vigil doctor --json` on a home without
+// [queue] reports the home and the search backends; a config others may
+// write fails it (exit 1); --as takes only the three roles.
+func TestDoctorChecksTheHome(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runReal(t, home, "doctor", "--json")
+	var rep struct {
+		Checks []doctorCheck `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || findCheck(rep.Checks, "home") == nil ||
+		findCheck(rep.Checks, "search") == nil || findCheck(rep.Checks, "queue") != nil {
+		t.Fatalf("doctor --json: exit %d %v\n%s%s", code, err, out, errs)
+	}
+	if h := findCheck(rep.Checks, "home"); !h.OK {
+		t.Fatalf("a private home: %+v", h)
+	}
+	if err := os.Chmod(filepath.Join(home, "config.toml"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = runReal(t, home, "doctor")
+	if code != ExitCheck || !strings.Contains(out, "FAIL home") || !strings.Contains(out, "config.toml (-rw-rw-rw-)") {
+		t.Fatalf("doctor with a config others may write: exit %d\n%s%s", code, out, errs)
+	}
+	if _, errs, code := runReal(t, home, "doctor", "--as", "admin"); code != ExitBadInput || !strings.Contains(errs, "--as") {
+		t.Fatalf("doctor --as admin: exit %d\n%s", code, errs)
+	}
+}
