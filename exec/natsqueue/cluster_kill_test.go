@@ -63,6 +63,40 @@ func retry[T any](ctx context.Context, f func(context.Context) (T, error)) (T, i
 // stream is the executor's log and verifies; the node restarted, resending
 // every submission and decision doubles nothing.
 func TestClusterLosesTheExecutorsNode(t *testing.T) {
+	loseANode(t, func(t *testing.T, c *natstest.Cluster, exNC *nats.Conn, _ jetstream.JetStream) int {
+		for i, s := range c.Servers {
+			if s.Name() == exNC.ConnectedServerName() {
+				return i
+			}
+		}
+		t.Fatalf("the executor is connected to %q, no server of the cluster", exNC.ConnectedServerName())
+		return -1
+	})
+}
+
+// TestClusterLosesTheSubmitStreamsLeader is the same with the node that
+// leads VIGIL_SUBMIT (and its consumers' placement follows) killed,
+// whichever node the executor is connected to.
+func TestClusterLosesTheSubmitStreamsLeader(t *testing.T) {
+	loseANode(t, func(t *testing.T, c *natstest.Cluster, _ *nats.Conn, js jetstream.JetStream) int {
+		s, err := js.Stream(context.Background(), natsqueue.SubmitStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leader := s.CachedInfo().Cluster.Leader
+		for i, srv := range c.Servers {
+			if srv.Name() == leader {
+				return i
+			}
+		}
+		t.Fatalf("%s's leader %q is no server of the cluster", natsqueue.SubmitStream, leader)
+		return -1
+	})
+}
+
+// loseANode runs the flow of TestClusterLosesTheExecutorsNode, killing the
+// node pick names.
+func loseANode(t *testing.T, pick func(*testing.T, *natstest.Cluster, *nats.Conn, jetstream.JetStream) int) {
 	if testing.Short() {
 		t.Skip("a three-node cluster killed mid-flow: not in -short")
 	}
@@ -135,16 +169,9 @@ func TestClusterLosesTheExecutorsNode(t *testing.T) {
 	for i := range n / 4 {
 		decide(i)
 	}
-	// the executor's node goes, with decisions waiting and more to come
-	victim := -1
-	for i, s := range c.Servers {
-		if s.Name() == exNC.ConnectedServerName() {
-			victim = i
-		}
-	}
-	if victim < 0 {
-		t.Fatalf("the executor is connected to %q, no server of the cluster", exNC.ConnectedServerName())
-	}
+	// the node goes, with decisions waiting and more to come
+	victim := pick(t, c, exNC, cliJS)
+	executors := victim >= 0 && c.Servers[victim].Name() == exNC.ConnectedServerName()
 	killed := time.Now()
 	c.Stop(victim)
 	for i := n / 2; i < n; i++ {
@@ -159,7 +186,8 @@ func TestClusterLosesTheExecutorsNode(t *testing.T) {
 			t.Fatalf("%s after the node was killed: %s %v", ids[i], v.Record.State, err)
 		}
 	}
-	t.Logf("node %d (the executor's) killed; all %d tasks done %s later", victim+1, n, time.Since(killed).Round(time.Millisecond))
+	t.Logf("node %d killed (the executor's: %v); all %d tasks done %s later", victim+1, executors, n,
+		time.Since(killed).Round(time.Millisecond))
 	checkOnce := func(when string) {
 		t.Helper()
 		for _, id := range ids {
