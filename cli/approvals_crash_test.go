@@ -261,9 +261,7 @@ func (h *crashHome) checkInvariants(label string) map[string]approval.Record {
 // deny and expire, lets the next command recover, and checks the
 // invariants; then it kills `vigil approve` at 200+ random moments.
 func TestApprovalsCrashAtEveryDurableWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds vigil and kills it a few hundred times")
-	}
+	testbin.FullRunOnly(t, "kills vigil a few hundred times")
 	bin := testbin.Vigil(t)
 
 	t.Run("points", func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 // progress shows) draws a progress line on stderr and erases it before the
 // verdict; piped, it prints the verdict alone.
 func TestAuditVerifyProgressOnATerminal(t *testing.T) {
+	testbin.FullRunOnly(t, "vigil in a real terminal (tmux)")
 	tmux := testbin.Tool(t, "tmux")
 	bin := testbin.Vigil(t)
 	home := t.TempDir()

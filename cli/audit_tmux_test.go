@@ -18,6 +18,7 @@ import (
 // over audit.log); the screen shows the BROKEN badge within a couple of
 // seconds, as `vigil audit verify` does.
 func TestAuditBadgeTmuxSedInPlace(t *testing.T) {
+	testbin.FullRunOnly(t, "vigil in a real terminal (tmux)")
 	tmux := testbin.Tool(t, "tmux")
 	if _, err := exec.LookPath("sed"); err != nil {
 		t.Fatal("sed is required: it makes the in-place edit")

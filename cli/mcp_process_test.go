@@ -153,6 +153,7 @@ func newProgressClient(name string) (*mcp.Client, func() int) {
 // TestMcpStdioProcess: `vigil mcp` as a real process with the go-sdk client:
 // memory tools, Search, a media call decided by `vigil approve`/`vigil deny`.
 func TestMcpStdioProcess(t *testing.T) {
+	testbin.FullRunOnly(t, "vigil mcp and vigil approve processes, waiting for a decision")
 	h := mcpHome(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -233,6 +234,7 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestMcpHTTPProcess: Streamable HTTP with the token rules, two clients at
 // once, and the waiting media call decided by other processes.
 func TestMcpHTTPProcess(t *testing.T) {
+	testbin.FullRunOnly(t, "vigil mcp over HTTP and vigil approve processes, waiting for decisions")
 	h := mcpHome(t)
 	const token = "s3cret-token-for-tests"
 	url, log := startHTTP(t, h, []string{"VIGIL_MCP_TOKEN=" + token})

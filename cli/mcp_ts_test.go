@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // tsClientDir holds the TypeScript SDK client (package.json and its lockfile;
@@ -38,6 +40,7 @@ func needTSClient(t *testing.T) string {
 // and calls Search, search_memory and media_play (approved by a parallel
 // `vigil approve`) over stdio and over Streamable HTTP.
 func TestMcpTypeScriptClient(t *testing.T) {
+	testbin.FullRunOnly(t, "node and vigil processes over stdio and HTTP")
 	node := needTSClient(t)
 	h := mcpHome(t)
 	h.must(0, "memory", "add", "--text", "the boiler code is 4471")

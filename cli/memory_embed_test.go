@@ -235,6 +235,7 @@ func TestMemoryProgressLine(t *testing.T) {
 // On a real terminal (tmux) `vigil memory reindex` draws one bar, redrawn in
 // place, that ends at 100%.
 func TestMemoryReindexBarTmux(t *testing.T) {
+	testbin.FullRunOnly(t, "vigil in a real terminal (tmux)")
 	tmux := testbin.Tool(t, "tmux")
 	bin := testbin.Vigil(t)
 	home, es, srv := memoryEmbedHome(t, "model-a", true)
@@ -287,6 +288,7 @@ func TestMemoryReindexBarTmux(t *testing.T) {
 // those batches; the next reindex embeds only the rest, and every memory ends
 // with exactly one vector of the new model.
 func TestMemoryReindexKilledKeepsItsBatches(t *testing.T) {
+	testbin.FullRunOnly(t, "kills a real reindex")
 	bin := testbin.Vigil(t)
 	home, es, srv := memoryEmbedHome(t, "model-a", true)
 	for i := 0; i < 10; i++ {

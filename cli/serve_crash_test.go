@@ -192,9 +192,7 @@ func httpGet(t *testing.T, url string) (int, string) {
 // anything ran, is carried out exactly once by `vigil serve`, which nothing
 // else prompts (no command opens the queue meanwhile).
 func TestServeRunsAnApprovalWhoseProcessDied(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills real processes")
-	}
+	testbin.FullRunOnly(t, "kills real processes")
 	h := newCrashHome(t, testbin.Vigil(t))
 	h.must(0, "submit", h.manifest("orphan", "30m"))
 	h.approveAndDie("orphan")
@@ -253,9 +251,7 @@ func TestServeRunsAnApprovalWhoseProcessDied(t *testing.T) {
 // SIGTERM while serve carries out an execution: the device call finishes,
 // the outcome is recorded, then serve exits 0.
 func TestServeGracefulShutdownDuringExecution(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills real processes")
-	}
+	testbin.FullRunOnly(t, "kills real processes")
 	bin := testbin.Vigil(t)
 	// started: the approval is carried out while serve opens the queue;
 	// running: an approver dies while serve is up, and serve's pass runs it

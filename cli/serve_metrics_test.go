@@ -65,9 +65,7 @@ func serveScrape(t *testing.T, url string) (map[string]float64, map[string]map[f
 // there to carry out — then /metrics over HTTP, exactly; and the [notify]
 // command is run for the task that waited.
 func TestServeMetricsAfterScriptedSequence(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs a real vigil serve")
-	}
+	testbin.FullRunOnly(t, "runs a real vigil serve through a scripted sequence")
 	h := newCrashHome(t, testbin.Vigil(t))
 	notified := filepath.Join(t.TempDir(), "notified")
 	script := filepath.Join(t.TempDir(), "notify.sh")
