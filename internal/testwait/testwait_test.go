@@ -47,7 +47,7 @@ type fakeT struct {
 	failed string
 }
 
-func (f *fakeT) Helper() {}
+func (f *fakeT) Helper()                           {}
 func (f *fakeT) Fatalf(format string, args ...any) { f.failed = fmt.Sprintf(format, args...) }
 
 // TestUntilFailsNamingWhatItWaitedFor: the failure message says what never
