@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,10 +58,12 @@ func TestMcpTypeScriptClient(t *testing.T) {
 			}
 			cmd := exec.CommandContext(t.Context(), node, args...)
 			cmd.Dir = tsClientDir
-			var stderr strings.Builder
+			var stderr lockedBuilder
 			cmd.Stderr = &stderr
-			// node starts and makes other calls first: no latency check here
-			dec := decideByProcess(t, h, id, "ts-agent", time.Time{}, "approve", "--yes")
+			// node starts and makes other calls first: no latency check here;
+			// client.mjs says on stderr when media_play has its first progress
+			waiting := func() bool { return strings.Contains(stderr.String(), "media_play: waiting") }
+			dec := decideByProcess(t, h, id, "ts-agent", time.Time{}, waiting, "approve", "--yes")
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("node: %v\n%s\n%s", err, out, stderr.String())
@@ -102,4 +105,23 @@ func TestMcpTypeScriptClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockedBuilder is a strings.Builder a child process writes while the test
+// reads it.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
