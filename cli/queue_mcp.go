@@ -9,28 +9,20 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/lease"
-	"github.com/vigil-dev/vigil/exec/mcpserver"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/task"
 )
 
-// queueMCPPoll is how often a waiting MCP call re-reads the task's view
-// besides the bucket watch that wakes it on each change: a backstop for a
-// watch that missed an update across a reconnect.
+// queueMCPPoll is how often a waiting MCP call (or `vigil result --wait`)
+// re-reads the task's view besides the bucket watch that wakes it on each
+// change: a backstop for a watch that missed an update across a reconnect.
 const queueMCPPoll = 500 * time.Millisecond
-
-// queueTasks is the shared queue in the MCP server's Tasks shape.
-type queueTasks struct{ natsqueue.AgentTasks }
-
-func (q queueTasks) Status(ctx context.Context, id string) (mcpserver.TaskStatus, error) {
-	rec, res, err := q.Result(ctx, id)
-	return mcpserver.TaskStatus{Record: rec, Result: res}, err
-}
 
 // mcpQueueTasks connects `vigil mcp`'s task tools to the shared queue as
 // an agent.
-func mcpQueueTasks(ctx context.Context, app *App) (mcpserver.Tasks, func(), error) {
+func mcpQueueTasks(ctx context.Context, app *App) (approval.Submitter, func(), error) {
 	key, err := agentOperatorKey(app)
 	if err != nil {
 		return nil, nil, err
@@ -39,7 +31,7 @@ func mcpQueueTasks(ctx context.Context, app *App) (mcpserver.Tasks, func(), erro
 	if err != nil {
 		return nil, nil, err
 	}
-	t := queueTasks{natsqueue.AgentTasks{Client: r.c, VerdictWait: remoteSubmitWait, OperatorKey: key}}
+	t := natsqueue.AgentTasks{Client: r.c, VerdictWait: remoteSubmitWait, OperatorKey: key}
 	return t, r.Close, nil
 }
 

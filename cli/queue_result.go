@@ -31,14 +31,14 @@ func remoteResult(cmd *cobra.Command, app *App, id string, wait time.Duration) e
 	defer r.Close()
 	t := natsqueue.AgentTasks{Client: r.c, OperatorKey: key}
 	ctx := cmd.Context()
-	changes, stop, err := t.Changes(ctx, id)
+	changes, stop, err := t.TaskChanges(ctx, id)
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
 	defer stop()
 	deadline := time.Now().Add(wait)
 	for {
-		rec, res, err := t.Result(ctx, id)
+		rec, res, err := t.Task(ctx, id)
 		found := !errors.Is(err, approval.ErrNotFound)
 		switch {
 		case errors.Is(err, natsqueue.ErrUnverified):

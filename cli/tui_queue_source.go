@@ -104,24 +104,34 @@ func (s *sharedTasks) poke() {
 func (s *sharedTasks) pump() {
 	defer close(s.done)
 	defer close(s.out)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	for {
 		select {
 		case <-s.quit:
 			return
 		case <-s.wake:
 		}
+		s.mu.Lock()
+		tasks := s.tasks
+		s.mu.Unlock()
+		var changes <-chan approval.Change
+		if tasks != nil {
+			changes, _ = tasks.Changes(ctx) // followed before the reload: nothing falls between
+		}
 		select {
 		case s.out <- nil:
 		case <-s.quit:
 			return
 		}
-		s.mu.Lock()
-		tasks := s.tasks
-		s.mu.Unlock()
-		if tasks == nil {
+		if changes == nil {
 			continue
 		}
-		for ids := range tasks.Changes() {
+		for c := range changes {
+			ids := c.IDs
+			if c.All {
+				ids = nil
+			}
 			select {
 			case s.out <- ids:
 			case <-s.quit:

@@ -28,7 +28,27 @@ type KeyRow struct {
 	Footer bool
 	// Everyday puts the row in the README's table of everyday keys.
 	Everyday bool
+	// Group is the row's section in the ? overlay: HelpGroups lists the
+	// navigation rows in a column apart from the pane's actions, whatever
+	// their order in the keymap.
+	Group KeyGroup
 }
+
+// KeyGroup is a section of the ? overlay a row belongs to.
+type KeyGroup uint8
+
+const (
+	// GroupActions is what a pane does (the zero value: a row is an
+	// action unless it says otherwise).
+	GroupActions KeyGroup = iota
+	// GroupNav moves a selection or scrolls a view; the Nav builders put
+	// their rows here.
+	GroupNav
+)
+
+// helpOrder is the order of the overlay's columns: moving first, as the
+// overlay has always shown them, then acting.
+var helpOrder = [...]KeyGroup{GroupNav, GroupActions}
 
 // KeyDisabledMsg reports a key pressed while its row was disabled; the
 // root shows the reason in the footer until the next key.
@@ -110,6 +130,25 @@ func (km Keymap) Help() []key.Binding {
 			b.SetHelp(b.Help().Key, b.Help().Desc+" (off)")
 		}
 		out = append(out, b)
+	}
+	return out
+}
+
+// HelpGroups is Help split by the rows' Group, one column a group in
+// helpOrder, each in the keymap's order; a group with no row in force is
+// left out.
+func (km Keymap) HelpGroups() [][]key.Binding {
+	var out [][]key.Binding
+	for _, g := range helpOrder {
+		var rows Keymap
+		for _, r := range km {
+			if r.Group == g {
+				rows = append(rows, r)
+			}
+		}
+		if h := rows.Help(); len(h) > 0 {
+			out = append(out, h)
+		}
 	}
 	return out
 }

@@ -35,14 +35,16 @@ type Deps struct {
 	// Tasks) is nil.
 	Queue    *approval.Queue
 	QueueErr error
-	// Tasks is where the task tools submit and wait: the shared queue
-	// when [queue] url is set; nil means LocalTasks on Queue.
-	Tasks Tasks
+	// Tasks is where the task tools submit and wait: the shared queue's
+	// agent side when [queue] url is set; nil means Queue.
+	Tasks approval.Submitter
 	// Audit records memory writes; nil skips them (tests only).
 	Audit *audit.Log
 	Now   func() time.Time
 	Log   *slog.Logger
-	// Poll is how often a waiting call re-reads the task (0: 200ms).
+	// Poll is how often a waiting call re-reads the task besides the
+	// queue's changes, which wake it at once: a backstop for a change the
+	// feed could not see (DefaultPoll when 0).
 	Poll time.Duration
 }
 
@@ -73,9 +75,22 @@ const DefaultWait = 30 * time.Second
 // MaxWait bounds wait_seconds.
 const MaxWait = 600 * time.Second
 
+// DefaultPoll is how often a waiting call re-reads its task when nothing
+// woke it. A decision, an expiry by another process and the inbox wake it
+// through the queue's change feed; the re-read is only a backstop.
+const DefaultPoll = 5 * time.Second
+
+// AfterDeadline is how long past a task's deadline a wait may go on for the
+// expiry to be recorded: this home's queue records it when the task is read
+// at its deadline, the shared queue's executor at its next pass. A wait
+// never ends pending on a task whose deadline came within it, unless the
+// expiry is not recorded by then.
+const AfterDeadline = 10 * time.Second
+
 type server struct {
 	d      Deps
 	memory *memory.Tool
+	feed   *changeFeed // the queue's changes, shared by the waiting calls
 }
 
 // New returns the MCP server with every tool. It is safe to serve several
@@ -88,12 +103,15 @@ func New(d Deps) *mcp.Server {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	if d.Poll <= 0 {
-		d.Poll = 200 * time.Millisecond
+		d.Poll = DefaultPoll
 	}
 	if d.Tasks == nil && d.Queue != nil {
-		d.Tasks = LocalTasks{Queue: d.Queue}
+		d.Tasks = d.Queue
 	}
 	s := &server{d: d}
+	if d.Tasks != nil {
+		s.feed = newChangeFeed(d.Tasks)
+	}
 	var core memory.Searcher = memory.Unavailable(errOr(d.MemoryErr, "memory store not open"))
 	if d.Memory != nil {
 		core = d.Memory
@@ -116,9 +134,9 @@ func New(d Deps) *mcp.Server {
 		})
 	}
 	add(&mcp.Tool{Name: ToolSearch, Title: "Search files (ugrep/ripgrep)",
-		Description: "Seed 001's local search over the sandbox root with ugrep or ripgrep. " +
+		Description: "Search the files under the sandbox root with ugrep or ripgrep. " +
 			"Also answered under the names " + strings.Join(SearchAliases, ", ") + ". " +
-			"Result: the text view, and the FR-LS-05 response object as structuredContent.",
+			"Result: the text view, and the response object (matches, counts, truncation) as structuredContent.",
 		InputSchema: searchSchema, Annotations: readOnly}, s.search)
 	for _, sc := range []struct{ name, capID, what string }{
 		{ToolSearchFiles, "SEARCH_FILES", "file names in an allowlisted files scope"},
@@ -126,7 +144,7 @@ func New(d Deps) *mcp.Server {
 		{ToolSearchDatasets, "SEARCH_DATASETS", "records of an allowlisted dataset scope"},
 	} {
 		add(&mcp.Tool{Name: sc.name, Title: "Search " + strings.TrimPrefix(sc.name, "search_"),
-			Description: "Seed 000: search " + sc.what + " under a lease. Result: the signed task result " +
+			Description: "Search " + sc.what + " under a lease. Result: the signed task result " +
 				"(structuredContent). Idempotent per task_id.",
 			InputSchema: scopedSchema, Annotations: readOnly}, s.scoped(sc.capID))
 	}
@@ -139,7 +157,7 @@ func New(d Deps) *mcp.Server {
 		InputSchema: addMemorySchema,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: no, OpenWorldHint: no}}, s.addMemory)
 	add(&mcp.Tool{Name: ToolListMemories, Title: "List memories",
-		Description: "List memories newest first, with seed 002's filters; pass next_cursor back as cursor for more.",
+		Description: "List memories newest first, filtered by tags, source and dates; pass next_cursor back as cursor for more.",
 		InputSchema: listMemoriesSchema, Annotations: readOnly}, s.listMemories)
 	add(&mcp.Tool{Name: ToolDeleteMemory, Title: "Delete a memory",
 		Description: "Delete one memory by id.", InputSchema: deleteMemorySchema,
@@ -151,7 +169,7 @@ func New(d Deps) *mcp.Server {
 		{ToolMediaSeek, "MEDIA_SEEK", "seek target_device to position_seconds"},
 	} {
 		add(&mcp.Tool{Name: m.name, Title: strings.ReplaceAll(m.name, "_", " "),
-			Description: "Seed 004: ask the person to " + m.what + ". The task waits in Vigil's Approvals pane; " +
+			Description: "Ask the person to " + m.what + ". The task waits in Vigil's Approvals pane; " +
 				"this call waits up to wait_seconds (default 30) for the decision, then returns the signed result, " +
 				`or {"task_id","state":"pending","expires_at"}: call get_task_result then. ` +
 				"Repeating the call with the same task_id and request never creates a second task.",

@@ -15,6 +15,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/memory"
 	"github.com/vigil-dev/vigil/exec/search"
+	"github.com/vigil-dev/vigil/exec/task"
 )
 
 // searchSchema is FR-LS-02a exactly.
@@ -147,7 +148,7 @@ func (a taskArgs) manifest(capID string) []byte {
 // Approvals pane shows it; the audit entry's details keep it).
 func source(req *mcp.CallToolRequest) string { return "mcp:" + clientName(req) }
 
-func (s *server) queue() (Tasks, *mcp.CallToolResult) {
+func (s *server) queue() (approval.Submitter, *mcp.CallToolResult) {
 	if s.d.Tasks == nil {
 		return nil, toolError("ExecutionFailed", "the approval engine is not available: "+errOr(s.d.QueueErr, "not configured").Error())
 	}
@@ -282,69 +283,126 @@ func (s *server) getTaskResult(ctx context.Context, req *mcp.CallToolRequest) (*
 	return s.wait(ctx, req, q, a.TaskID, wait), nil
 }
 
-// wait reads the task until it is final or the wait ends (never past the
-// task's deadline: a wait that would outlast it stops just after it, so the
-// expiry is what the agent gets), sending progress notifications when the
-// client gave a progress token. It reads again every Poll, and at once when
-// the queue signals a change (the shared queue's bucket watch).
-func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q Tasks, id string, wait time.Duration) *mcp.CallToolResult {
-	start := s.d.Now()
-	until := start.Add(wait)
-	var token any
+// wait reads the task until it is final or the wait ends (never long past
+// the task's deadline: a wait that would outlast it stops once the expiry
+// is recorded, AfterDeadline at most, so the expiry is what the agent
+// gets), sending progress notifications each second when the client gave a
+// progress token. It reads again when the queue's changes name the task,
+// at the deadline, and every Poll as a backstop.
+func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q approval.Reader, id string, wait time.Duration) *mcp.CallToolResult {
+	w := waiting{s: s, req: req, id: id, start: s.d.Now(), poll: s.d.Poll}
+	w.until = w.start.Add(wait)
 	if req != nil && req.Params != nil {
-		token = req.Params.GetProgressToken()
+		w.token = req.Params.GetProgressToken()
 	}
-	changes, stop, err := q.Changes(ctx, id)
-	if err != nil {
-		return toolError("ExecutionFailed", err.Error())
-	}
-	defer stop()
-	tick := time.NewTicker(s.d.Poll)
-	defer tick.Stop()
-	lastNote := time.Time{}
+	var wake <-chan struct{}
+	following := false
+	timer := time.NewTimer(s.d.Poll) // set again before each pause
+	defer timer.Stop()
 	for {
-		st, err := q.Status(ctx, id)
+		rec, res, err := status(q, id)
 		if err != nil {
 			if errors.Is(err, approval.ErrNotFound) {
 				return toolError("BadArgs", fmt.Sprintf("task_id: no task %q", id))
 			}
 			return toolError("ExecutionFailed", err.Error())
 		}
-		rec := st.Record
-		deadline, _ := rec.Deadline()
-		end := until
-		if !deadline.IsZero() && deadline.Add(time.Second).Before(end) {
-			end = deadline.Add(time.Second)
+		if answer := w.answer(ctx, rec, res); answer != nil {
+			return answer
 		}
-		now := s.d.Now()
-		if rec.State.Final() {
-			if res := st.Result; res != nil {
-				return jsonResult(res, res.Status != "SUCCESS")
+		if !following {
+			// followed only by a call that waits; read again once
+			// followed, so no change falls between the read and the feed
+			following = true
+			var leave func()
+			if wake, leave, err = s.feed.wait(id); err != nil {
+				s.d.Log.Warn("mcp: the queue's changes are not followed; a wait re-reads often", "err", err)
+				w.poll = min(w.poll, unfollowedPoll)
 			}
-			// A record that is final while log_from is set is being finished
-			// (exec/approval/doc.go, F1): its signed result is stored next, so
-			// the agent waits for it rather than getting a bare state.
-			if rec.LogFrom == nil || !now.Before(end) || ctx.Err() != nil {
-				return jsonResult(map[string]any{"task_id": id, "state": rec.State, "error": rec.Error}, true)
-			}
+			defer leave()
+			continue
 		}
-		if !rec.State.Final() && (!now.Before(end) || ctx.Err() != nil) {
-			return jsonResult(map[string]any{"task_id": id, "state": "pending",
-				"expires_at": deadline.UTC().Format(time.RFC3339)}, false)
-		}
-		if token != nil && req.Session != nil && now.Sub(lastNote) >= time.Second {
-			lastNote = now
-			left := end.Sub(now).Round(time.Second)
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
-				Progress: now.Sub(start).Seconds(), Total: end.Sub(start).Seconds(),
-				Message: fmt.Sprintf("waiting for the person's decision on %s: %s left", id, left)})
-		}
+		w.note(ctx)
+		timer.Reset(w.next(rec))
 		select {
-		case <-tick.C:
-		case <-changes:
+		case <-timer.C:
+		case <-wake:
 		case <-ctx.Done():
 		}
 	}
+}
+
+// unfollowedPoll is how often a wait re-reads its task when the queue's
+// changes cannot be followed (no file watch left, say).
+const unfollowedPoll = 200 * time.Millisecond
+
+// waiting is one wait's state.
+type waiting struct {
+	s            *server
+	req          *mcp.CallToolRequest
+	id           string
+	token        any
+	start, until time.Time
+	end          time.Time // the wait's end as the task's deadline bounds it
+	lastNote     time.Time
+	poll         time.Duration // the backstop re-read
+}
+
+// answer is the call's answer once there is one: the signed result, the
+// final state, or pending at the wait's end (nil: wait on).
+func (w *waiting) answer(ctx context.Context, rec approval.Record, res *task.Result) *mcp.CallToolResult {
+	deadline, _ := rec.Deadline()
+	w.end = w.until
+	if !deadline.IsZero() && deadline.Add(AfterDeadline).Before(w.end) {
+		w.end = deadline.Add(AfterDeadline)
+	}
+	now := w.s.d.Now()
+	over := !now.Before(w.end) || ctx.Err() != nil
+	if rec.State.Final() {
+		if res != nil {
+			return jsonResult(res, res.Status != "SUCCESS")
+		}
+		// A record that is final while log_from is set is being finished
+		// (exec/approval/doc.go, F1): its signed result is stored next, so
+		// the agent waits for it rather than getting a bare state.
+		if rec.LogFrom == nil || over {
+			return jsonResult(map[string]any{"task_id": w.id, "state": rec.State, "error": rec.Error}, true)
+		}
+		return nil
+	}
+	if over {
+		return jsonResult(map[string]any{"task_id": w.id, "state": "pending",
+			"expires_at": deadline.UTC().Format(time.RFC3339)}, false)
+	}
+	return nil
+}
+
+// note sends a progress notification, at most one a second.
+func (w *waiting) note(ctx context.Context) {
+	now := w.s.d.Now()
+	if w.token == nil || w.req.Session == nil || now.Sub(w.lastNote) < time.Second {
+		return
+	}
+	w.lastNote = now
+	left := w.end.Sub(now).Round(time.Second)
+	_ = w.req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: w.token,
+		Progress: now.Sub(w.start).Seconds(), Total: w.end.Sub(w.start).Seconds(),
+		Message: fmt.Sprintf("waiting for the person's decision on %s: %s left", w.id, left)})
+}
+
+// next is how long until the task is read again if no change comes first:
+// the wait's end, the deadline (this home's queue expires a task read at
+// it), the next progress notification, or Poll, whichever is soonest.
+func (w *waiting) next(rec approval.Record) time.Duration {
+	now := w.s.d.Now()
+	d := min(w.poll, w.end.Sub(now))
+	if deadline, _ := rec.Deadline(); deadline.After(now) {
+		d = min(d, deadline.Sub(now))
+	}
+	if w.token != nil {
+		d = min(d, time.Second)
+	}
+	return max(d, 0)
 }
 
 // searchMemory is search_memory as `vigil memory search` answers it.

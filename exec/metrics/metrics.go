@@ -4,10 +4,8 @@
 package metrics
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -56,15 +54,11 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	pending  prometheus.Gauge
 
-	mu        sync.Mutex
-	path      string
-	offset    int64       // where the next unread line starts
-	lastHash  string      // the hash of the last line read, to notice a rewritten log
-	lastStart int64       // where that line starts
-	file      os.FileInfo // the file read, to notice a replaced one
-	approved  map[string]time.Time
-	timer     Timer
-	waiting   map[string]*waitingRun // ended executions whose precise span is not readable yet
+	mu       sync.Mutex
+	follow   *audit.Follower // the log counted; it says when the log is not the one read before
+	approved map[string]time.Time
+	timer    Timer
+	waiting  map[string]*waitingRun // ended executions whose precise span is not readable yet
 }
 
 // Timer gives an ended execution's precise span from the task's record: when
@@ -138,41 +132,35 @@ func Action(capability string) string {
 }
 
 // Follow reads what was appended to the audit log at path since the last
-// call and counts it. A log that is not the one read before (replaced,
-// shrunk, or its last read line changed) is counted again from its start:
-// counters are reset first, so they always describe the log as it is.
+// call and counts it. A log that is not the one read before (the follower's
+// cut: replaced, shrunk, or its last read line changed) is counted again
+// from its start: counters are reset first, so they always describe the log
+// as it is.
 func (m *Metrics) Follow(path string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		if m.offset > 0 {
-			m.resetLocked(path)
+	if m.follow == nil || m.follow.Path() != path {
+		m.resetLocked()
+		m.follow = audit.NewFollower(path, 0)
+	}
+	defer m.settleLocked()
+	for {
+		b, err := m.follow.Read()
+		if err != nil {
+			return fmt.Errorf("audit log: %w", err)
 		}
-		m.path = path
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("audit log: %w", err)
-	}
-	if path != m.path || m.file == nil || !os.SameFile(fi, m.file) || fi.Size() < m.offset || !m.sameLastLine(path) {
-		m.resetLocked(path)
-	}
-	m.file = fi
-	end, err := audit.Scan(path, m.offset, func(l audit.Line) bool {
-		m.lastStart, m.lastHash = l.Offset, ""
-		if l.Err == nil {
-			m.count(l.Entry)
-			m.lastHash = l.Entry.Hash
+		if b.Cut {
+			m.resetLocked()
 		}
-		return true
-	})
-	m.offset = end
-	m.settleLocked()
-	if err != nil {
-		return fmt.Errorf("audit log: %w", err)
+		for _, l := range b.Lines() {
+			if l.Err == nil {
+				m.count(l.Entry)
+			}
+		}
+		if !b.More {
+			return nil
+		}
 	}
-	return nil
 }
 
 // settleLocked times the executions waiting for their record.
@@ -192,25 +180,12 @@ func (m *Metrics) settleLocked() {
 	}
 }
 
-func (m *Metrics) resetLocked(path string) {
+// resetLocked forgets what was counted (the follower starts over by itself).
+func (m *Metrics) resetLocked() {
 	m.requests.Reset()
 	m.duration.Reset()
-	m.path, m.offset, m.lastStart, m.lastHash, m.file = path, 0, 0, "", nil
 	m.approved = map[string]time.Time{}
 	m.waiting = map[string]*waitingRun{}
-}
-
-// sameLastLine checks that the line last read is still there, unchanged
-// (a log rewritten in place to the same size or longer).
-func (m *Metrics) sameLastLine(path string) bool {
-	if m.offset == 0 || m.lastHash == "" {
-		return true // nothing read, or a line that was not an entry: nothing to compare
-	}
-	lines, _, err := audit.ReadRange(path, m.lastStart, m.offset)
-	if err != nil || len(lines) != 1 {
-		return false
-	}
-	return lines[0].Err == nil && lines[0].Entry.Hash == m.lastHash
 }
 
 func (m *Metrics) count(e audit.Entry) {

@@ -296,6 +296,47 @@ func TestFollowRecountsAReplacedLog(t *testing.T) {
 	equal(t, "replaced", counters(t, scrape(t, url)), map[string]float64{"MEDIA_STOP/expired": 5})
 }
 
+// A log rewritten in place (the same file, longer, its last read line now
+// another entry) is the follower's cut: counted again from its start, never
+// added on top; what is appended after is counted once.
+func TestFollowRecountsALogRewrittenInPlace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	clock := approvaltest.NewClock()
+	log, _ := audit.Open(path, clock.Now)
+	for _, id := range []string{"a", "b"} {
+		log.Append(audit.Entry{Actor: "x", Event: audit.EventDenied, TaskID: id, Capability: "MEDIA_PLAY"})
+	}
+	m := New(Build{})
+	if err := m.Follow(path); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.log")
+	olog, _ := audit.Open(other, clock.Now)
+	for _, id := range []string{"x", "y", "z"} {
+		olog.Append(audit.Entry{Actor: "someone-else", Event: audit.EventExpired, TaskID: id, Capability: "MEDIA_STOP"})
+	}
+	b, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// os.WriteFile truncates and writes the same file: only its bytes say it changed
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Follow(path); err != nil {
+		t.Fatal(err)
+	}
+	url := serveMetrics(t, m, func() error { return nil })
+	equal(t, "rewritten", counters(t, scrape(t, url)), map[string]float64{"MEDIA_STOP/expired": 3})
+	olog.Append(audit.Entry{Actor: "x", Event: audit.EventDenied, TaskID: "w", Capability: "MEDIA_STOP"})
+	b, _ = os.ReadFile(other)
+	os.WriteFile(path, b, 0o600)
+	m.Follow(path)
+	m.Follow(path)
+	equal(t, "appended", counters(t, scrape(t, url)), map[string]float64{"MEDIA_STOP/expired": 3, "MEDIA_STOP/denied": 1})
+}
+
 func TestHealthz(t *testing.T) {
 	m := New(Build{})
 	var why error

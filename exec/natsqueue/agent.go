@@ -23,14 +23,18 @@ var ErrNoVerdict = errors.New("submitted to the shared queue, but no executor ha
 	"executor serving its target_device is not running, or no executor's [[devices]] lists that device " +
 	"(it waits in the stream until one does); submitting the same manifest again waits again")
 
+// readWait bounds one read of a task's view through approval.Reader's
+// methods, which take no context.
+const readWait = 10 * time.Second
+
 // ErrUnverified is a result in the bucket that does not verify with the
 // operator key the agent holds.
 var ErrUnverified = errors.New("the result does not verify with the operator key; it was altered or is not this executor's")
 
-// AgentTasks is an agent's side of the shared queue in the shape of the
-// MCP server's Tasks (exec/mcpserver): submit a manifest and take the
+// AgentTasks is an agent's side of the shared queue, an approval.Submitter
+// (what exec/mcpserver's task tools run on): submit a manifest and take the
 // executor's verdict, read a task's view and its signed result, and follow
-// the task's key for changes.
+// the bucket for changes.
 type AgentTasks struct {
 	Client *Client
 	// VerdictWait bounds the wait for a submission's verdict
@@ -69,10 +73,10 @@ func (a AgentTasks) Submit(ctx context.Context, raw []byte, source string) (appr
 	return approval.Outcome{TaskID: v.TaskID, State: v.State, Error: v.Error, Result: v.Result}, nil
 }
 
-// Result is a task's view with its signed result (nil until the task is
+// Task reads a task's view with its signed result (nil until the task is
 // final and its result stored). A task the bucket does not hold is
 // approval.ErrNotFound, as the local queue says it.
-func (a AgentTasks) Result(ctx context.Context, id string) (approval.Record, *task.Result, error) {
+func (a AgentTasks) Task(ctx context.Context, id string) (approval.Record, *task.Result, error) {
 	if err := task.ValidateTaskID(id); err != nil {
 		return approval.Record{}, nil, err
 	}
@@ -92,6 +96,35 @@ func (a AgentTasks) Result(ctx context.Context, id string) (approval.Record, *ta
 	return v.Record, v.Result, nil
 }
 
+// Get reads the task's record from its view (approval.Reader).
+func (a AgentTasks) Get(id string) (approval.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), readWait)
+	defer cancel()
+	rec, _, err := a.Task(ctx, id)
+	if errors.Is(err, ErrUnverified) {
+		err = nil // the record is the bucket's; only the result is refused (Result says so)
+	}
+	return rec, err
+}
+
+// Result reads the task's signed result from its view, checked with
+// OperatorKey when set (approval.Reader): task.ErrNotFound until there is
+// one, ErrUnverified for one that does not verify.
+func (a AgentTasks) Result(id string) (*task.Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), readWait)
+	defer cancel()
+	_, res, err := a.Task(ctx, id)
+	switch {
+	case errors.Is(err, approval.ErrNotFound):
+		return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
+	case err != nil:
+		return nil, err
+	case res == nil:
+		return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
+	}
+	return res, nil
+}
+
 func (a AgentTasks) check(res *task.Result) error {
 	if res == nil || a.OperatorKey == nil {
 		return nil
@@ -102,8 +135,9 @@ func (a AgentTasks) check(res *task.Result) error {
 	return nil
 }
 
-// Changes signals each change of the task's key after the watch started.
-func (a AgentTasks) Changes(ctx context.Context, id string) (<-chan struct{}, func(), error) {
+// TaskChanges signals each change of one task's key after the watch
+// started (`vigil result --wait`: one key, not the bucket).
+func (a AgentTasks) TaskChanges(ctx context.Context, id string) (<-chan struct{}, func(), error) {
 	w, err := a.Client.kv.Watch(ctx, TaskKey(id), jetstream.UpdatesOnly())
 	if err != nil {
 		return nil, nil, fmt.Errorf("nats watch: %w", err)
@@ -128,3 +162,62 @@ func (a AgentTasks) Changes(ctx context.Context, id string) (<-chan struct{}, fu
 	}()
 	return ch, func() { close(done); _ = w.Stop() }, nil
 }
+
+// Changes follows the bucket's task keys from now until ctx ends
+// (approval.Reader): each update names its task. A watch that ended (the
+// connection was lost) is started again after a pause and says All, since
+// updates in between were not seen.
+func (a AgentTasks) Changes(ctx context.Context) (<-chan approval.Change, error) {
+	w, err := a.Client.kv.Watch(ctx, "task.>", jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("nats watch: %w", err)
+	}
+	sub := newChangeSub()
+	out := make(chan approval.Change)
+	go func() {
+		for {
+			forward(ctx, w, sub)
+			_ = w.Stop()
+			if ctx.Err() != nil {
+				return
+			}
+			sub.add(approval.Change{All: true})
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(retryWatch):
+			}
+			if w, err = a.Client.kv.Watch(ctx, "task.>", jetstream.UpdatesOnly(), jetstream.IgnoreDeletes()); err != nil {
+				w = nil // tried again after the next pause
+			}
+		}
+	}()
+	go sub.deliver(ctx, nil, out)
+	return out, nil
+}
+
+// forward adds the task each update of w names to sub, until the watch or
+// ctx ends; a nil w ends at once.
+func forward(ctx context.Context, w jetstream.KeyWatcher, sub *changeSub) {
+	if w == nil {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ent, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if ent == nil {
+				continue
+			}
+			if id, ok := taskIDOfKey(ent.Key()); ok {
+				sub.add(approval.Change{IDs: []string{id}})
+			}
+		}
+	}
+}
+
+var _ approval.Submitter = AgentTasks{}

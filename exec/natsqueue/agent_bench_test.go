@@ -31,7 +31,7 @@ func BenchmarkAgentTasksLatency(b *testing.B) {
 			b.Fatalf("%s: %+v %v", id, out, err)
 		}
 		verdict = append(verdict, time.Since(t0))
-		changes, stop, err := a.Changes(ctx, id)
+		changes, stop, err := a.TaskChanges(ctx, id)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func BenchmarkAgentTasksLatency(b *testing.B) {
 		}
 		for {
 			<-changes
-			_, res, err := a.Result(ctx, id)
+			_, res, err := a.Task(ctx, id)
 			if err != nil {
 				b.Fatal(err)
 			}

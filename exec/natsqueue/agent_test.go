@@ -38,14 +38,14 @@ func TestAgentTasksSubmitWaitResult(t *testing.T) {
 	if err != nil || out.State != "pending" || out.TaskID != "ag-1" || out.Result != nil {
 		t.Fatalf("submit: %+v %v", out, err)
 	}
-	rec, res, err := a.Result(ctx, "ag-1")
+	rec, res, err := a.Task(ctx, "ag-1")
 	if err != nil || rec.State != approval.Pending || res != nil {
 		t.Fatalf("pending: %+v %v %v", rec, res, err)
 	}
 	if rec.Source != "mcp:test" { // recorded as a local MCP submit is
 		t.Fatalf("source %q, want mcp:test", rec.Source)
 	}
-	changes, stop, err := a.Changes(ctx, "ag-1")
+	changes, stop, err := a.TaskChanges(ctx, "ag-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestAgentTasksSubmitWaitResult(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("no change signalled before the result")
 		}
-		if rec, res, err = a.Result(ctx, "ag-1"); err != nil {
+		if rec, res, err = a.Task(ctx, "ag-1"); err != nil {
 			t.Fatal(err)
 		}
 		if res != nil {
@@ -79,7 +79,7 @@ func TestAgentTasksSubmitWaitResult(t *testing.T) {
 	if err != nil || out.State != "rejected" || out.Error == nil || out.Error.Code != task.InvalidLease {
 		t.Fatalf("rejection: %+v %v", out, err)
 	}
-	if _, _, err := a.Result(ctx, "ag-none"); !errors.Is(err, approval.ErrNotFound) {
+	if _, _, err := a.Task(ctx, "ag-none"); !errors.Is(err, approval.ErrNotFound) {
 		t.Fatalf("unknown task: %v", err)
 	}
 }
@@ -108,11 +108,11 @@ func TestAgentTasksRefusesAForgedResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := natsqueue.AgentTasks{Client: r.c, OperatorKey: r.operatorKey()}
-	if _, res, err := a.Result(ctx, "ag-forged"); !errors.Is(err, natsqueue.ErrUnverified) || res != nil {
+	if _, res, err := a.Task(ctx, "ag-forged"); !errors.Is(err, natsqueue.ErrUnverified) || res != nil {
 		t.Fatalf("forged result passed: %+v %v", res, err)
 	}
 	a.OperatorKey = nil // no key to check with: passed on, unchecked
-	if _, res, err := a.Result(ctx, "ag-forged"); err != nil || res == nil {
+	if _, res, err := a.Task(ctx, "ag-forged"); err != nil || res == nil {
 		t.Fatalf("without a key: %+v %v", res, err)
 	}
 }
@@ -129,7 +129,7 @@ func TestAgentTasksSourceIsCheckedByTheExecutor(t *testing.T) {
 		if out, err := a.Submit(ctx, r.env.Play(id, "/media/"+id+".mkv"), src); err != nil || out.State != "pending" {
 			t.Fatalf("submit %q: %+v %v", src, out, err)
 		}
-		rec, _, err := a.Result(ctx, id)
+		rec, _, err := a.Task(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package natsqueue
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -9,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -41,11 +39,12 @@ type auditFollower struct {
 	path     string
 	subject  string // this executor's own (AuditSubjectFor)
 	executor string
-	offset   int64
+	follow   *audit.Follower // from where the stream ends; nil before start
+	sent     int64           // the offset just past the last line published
 	stuck    bool
 }
 
-// start finds where the stream ends.
+// start finds where the stream ends and follows the log from there.
 func (a *auditFollower) start(ctx context.Context) error {
 	s, err := a.js.Stream(ctx, AuditStream)
 	if err != nil {
@@ -53,7 +52,7 @@ func (a *auditFollower) start(ctx context.Context) error {
 	}
 	m, err := s.GetLastMsgForSubject(ctx, a.subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		a.offset = 0
+		a.sent, a.follow = 0, audit.NewFollower(a.path, 0)
 		return nil
 	}
 	if err != nil {
@@ -63,60 +62,58 @@ func (a *auditFollower) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("nats stream %s: last message has no %s header", AuditStream, OffsetHeader)
 	}
-	a.offset = off + int64(len(m.Data)) + 1
+	a.sent = off + int64(len(m.Data)) + 1
+	a.follow = audit.NewFollower(a.path, a.sent)
 	return nil
 }
 
-// publish sends every complete line past the offset.
+// publish sends every complete line the follower reads. A line whose
+// publish failed is read again next time (the message id drops a line
+// that went through twice). A cut log (not the one published: shorter,
+// replaced, its last published line changed) is not published further:
+// publishing it as a continuation would mix two chains, so it stops and
+// says so (a pulled copy then shows the cut).
 func (a *auditFollower) publish(ctx context.Context) error {
-	if a.stuck {
+	if a.stuck || a.follow == nil {
 		return nil
 	}
-	f, err := os.Open(a.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if fi.Size() < a.offset {
-		// the log is shorter than what was published: it was cut or
-		// replaced; publishing the new one as a continuation would mix two
-		// chains, so stop and say so (a pulled copy then shows the cut)
-		a.stuck = true
-		return fmt.Errorf("audit log %s is shorter (%d) than what was published (%d); not publishing further",
-			a.path, fi.Size(), a.offset)
-	}
-	if fi.Size() == a.offset {
-		return nil
-	}
-	if _, err := f.Seek(a.offset, io.SeekStart); err != nil {
-		return err
-	}
-	r := bufio.NewReaderSize(f, 1<<16)
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) == 0 || line[len(line)-1] != '\n' {
-			return nil // a line being written is published next time
-		}
-		msg := nats.NewMsg(a.subject)
-		msg.Data = line[:len(line)-1]
-		msg.Header.Set(OffsetHeader, strconv.FormatInt(a.offset, 10))
-		msg.Header.Set(ExecutorHeader, a.executor)
-		id := "audit:" + a.subject + ":" + strconv.FormatInt(a.offset, 10)
-		if _, perr := a.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id)); perr != nil {
-			return perr
-		}
-		a.offset += int64(len(line))
+		b, err := a.follow.Read()
 		if err != nil {
+			return err
+		}
+		if b.Cut {
+			a.stuck = true
+			return fmt.Errorf("audit log %s is not the log published up to %d (cut, replaced or rewritten); "+
+				"not publishing further", a.path, a.sent)
+		}
+		for off, data := b.From, b.Data; len(data) > 0; {
+			i := bytes.IndexByte(data, '\n')
+			if err := a.send(ctx, off, data[:i]); err != nil {
+				a.follow.Rewind(off)
+				return err
+			}
+			off += int64(i + 1)
+			data = data[i+1:]
+		}
+		if !b.More {
 			return nil
 		}
 	}
+}
+
+// send publishes one line (without its newline) found at off.
+func (a *auditFollower) send(ctx context.Context, off int64, line []byte) error {
+	msg := nats.NewMsg(a.subject)
+	msg.Data = line
+	msg.Header.Set(OffsetHeader, strconv.FormatInt(off, 10))
+	msg.Header.Set(ExecutorHeader, a.executor)
+	id := "audit:" + a.subject + ":" + strconv.FormatInt(off, 10)
+	if _, err := a.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id)); err != nil {
+		return err
+	}
+	a.sent = off + int64(len(line)) + 1
+	return nil
 }
 
 // PullAudit writes every line of the executor's log in VIGIL_AUDIT to w,

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/internal/testwait"
 )
@@ -199,4 +202,63 @@ func TestAuditMirrorKeepsToOneExecutor(t *testing.T) {
 	if err := m.Run(ctx); err == nil || !strings.Contains(err.Error(), "another executor's log") {
 		t.Fatalf("Run on another executor's copy: %v", err)
 	}
+}
+
+// TestExecutorPublishesTheLogWhenItChanges: an entry appended to the
+// executor's log reaches VIGIL_AUDIT with nothing else happening (the
+// executor's poll is an hour): the log's change wakes its follower.
+func TestExecutorPublishesTheLogWhenItChanges(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(20 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	r := &rig{t: t, url: s.ClientURL(), env: approvaltest.New(t)}
+	js := r.connect()
+	ctx, cancel := context.WithCancel(context.Background())
+	ex, err := natsqueue.NewExecutor(ctx, natsqueue.ExecutorOptions{JS: r.connect(), Queue: r.env.Queue,
+		AuditPath: r.env.AuditPath(), Host: "exec-host", Devices: []string{"living-room"}, ID: "exec-1", Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ex.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("executor: %v", err)
+		}
+	}()
+	stream, err := js.Stream(ctx, natsqueue.AuditStream)
+	for deadline := time.Now().Add(20 * time.Second); err != nil; stream, err = js.Stream(ctx, natsqueue.AuditStream) {
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	subject := natsqueue.AuditSubjectFor("exec-1")
+	published := func(id string) {
+		t.Helper()
+		if _, err := r.env.Audit.Append(audit.Entry{Actor: "x", Event: audit.EventDenied, TaskID: id}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			m, err := stream.GetLastMsgForSubject(ctx, subject)
+			if err == nil && bytes.Contains(m.Data, []byte(`"`+id+`"`)) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the appended entry %s is not in the stream: %v", id, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	published("first") // the executor's start may publish this one
+	published("woken") // only the log's change can
 }

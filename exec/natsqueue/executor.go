@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/internal/crashpoint"
@@ -159,8 +160,17 @@ func (e *Executor) run(ctx context.Context) error {
 			return err
 		}
 	}
+	// the log's changes wake the audit follower; without a watch it
+	// publishes on the loop's other wake-ups (each Poll at the latest)
+	var logChanged <-chan struct{}
+	if w, err := audit.Watch(e.o.AuditPath); err != nil {
+		e.o.Log.Warn("queue: audit log not watched, published each poll", "err", err)
+	} else {
+		defer w.Close()
+		logChanged = w.C()
+	}
 	for first := true; ; first = false {
-		again, err := e.follow(ctx, first)
+		again, err := e.follow(ctx, first, logChanged)
 		if err != nil || !again {
 			return err
 		}
@@ -169,8 +179,9 @@ func (e *Executor) run(ctx context.Context) error {
 }
 
 // follow takes submissions and decisions until ctx ends or the connection
-// comes back (again: follow anew). first says the audit follower starts too.
-func (e *Executor) follow(ctx context.Context, first bool) (again bool, err error) {
+// comes back (again: follow anew). first says the audit follower starts too;
+// logChanged wakes it when the audit log changed.
+func (e *Executor) follow(ctx context.Context, first bool, logChanged <-chan struct{}) (again bool, err error) {
 	subs := make(chan jetstream.Msg)
 	// a delivery nobody will read (this follow returned) is let go: the
 	// submission comes back after AckWait
@@ -216,6 +227,10 @@ func (e *Executor) follow(ctx context.Context, first bool) (again bool, err erro
 			}
 		case <-tick.C:
 			e.sync(ctx)
+		case _, ok := <-logChanged:
+			if !ok {
+				logChanged = nil // the watch ended: the tick still comes
+			}
 		}
 		if err := e.audit.publish(ctx); err != nil {
 			e.o.Log.Warn("queue: audit stream", "err", err)

@@ -32,8 +32,8 @@ const retryWatch = time.Second
 // of (the bucket keeps every task for TaskMaxAge; a screen lists the newest).
 const maxFinishedKept = 1000
 
-// OperatorTasks is an operator screen's side of the shared queue, in the
-// shape of the Approvals pane's Source (panes/approvals): the records of
+// OperatorTasks is an operator screen's side of the shared queue, an
+// approval.Decider (what the Approvals pane runs on): the records of
 // every task, kept current by one watch of the bucket (no polling), the
 // masked previews and signed results read fresh from the bucket, and
 // decisions made with the compare-and-set and waited on until the executor
@@ -47,16 +47,13 @@ type OperatorTasks struct {
 
 	mu     sync.Mutex
 	recs   map[string]approval.Record
-	pend   []string // ids changed since the screen last took them
-	all    bool     // the watch started over: everything may have changed
+	subs   map[*changeSub]bool // the Changes calls being followed
 	w      jetstream.KeyWatcher
 	closed bool
 	life   context.Context // the watches' context, ended by Close
 	end    context.CancelFunc
 
-	wake    chan struct{} // a change is noted (holds at most one)
 	restart chan struct{} // Restart asks for a new watch now (holds at most one)
-	out     chan []string // Changes
 	quit    chan struct{} // closed by Close
 	done    chan struct{} // closed when follow returned
 }
@@ -67,9 +64,8 @@ func NewOperatorTasks(ctx context.Context, c *Client, now func() time.Time) (*Op
 	if now == nil {
 		now = time.Now
 	}
-	o := &OperatorTasks{c: c, now: now, recs: map[string]approval.Record{}, wake: make(chan struct{}, 1),
-		restart: make(chan struct{}, 1),
-		out:     make(chan []string), quit: make(chan struct{}), done: make(chan struct{})}
+	o := &OperatorTasks{c: c, now: now, recs: map[string]approval.Record{}, subs: map[*changeSub]bool{},
+		restart: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	// the watch lives until Close, not as long as ctx (which bounds only
 	// the start): a watch's context ending ends the watch
 	o.life, o.end = context.WithCancel(context.WithoutCancel(ctx))
@@ -85,7 +81,6 @@ func NewOperatorTasks(ctx context.Context, c *Client, now func() time.Time) (*Op
 	}
 	o.w = w
 	go o.follow(w)
-	go o.pump()
 	return o, nil
 }
 
@@ -177,46 +172,18 @@ func (o *OperatorTasks) pruneLocked() {
 	}
 }
 
-// signal notes the changed id (or that everything may have changed) and
-// wakes the pump; changes pile up while the screen is busy and go as one
-// list.
+// signal notes the changed id (or that everything may have changed) for
+// every reader of Changes; changes pile up while a reader is busy and go
+// as one.
 func (o *OperatorTasks) signal(id string, all bool) {
+	c := approval.Change{All: all}
+	if !all {
+		c.IDs = []string{id}
+	}
 	o.mu.Lock()
-	if all {
-		o.all, o.pend = true, nil
-	} else if !o.all {
-		o.pend = append(o.pend, id)
-	}
-	o.mu.Unlock()
-	select {
-	case o.wake <- struct{}{}:
-	default: // a wake-up is already waiting; it takes this change too
-	}
-}
-
-// pump hands the piled-up changes to whoever reads Changes.
-func (o *OperatorTasks) pump() {
-	defer close(o.out)
-	for {
-		select {
-		case <-o.quit:
-			return
-		case <-o.wake:
-		}
-		o.mu.Lock()
-		ids, all := o.pend, o.all
-		o.pend, o.all = nil, false
-		o.mu.Unlock()
-		if all {
-			ids = nil
-		} else if len(ids) == 0 {
-			continue
-		}
-		select {
-		case o.out <- ids:
-		case <-o.quit:
-			return
-		}
+	defer o.mu.Unlock()
+	for s := range o.subs {
+		s.add(c)
 	}
 }
 
@@ -239,9 +206,30 @@ func (o *OperatorTasks) Restart() {
 	_ = w.Stop()
 }
 
-// Changes signals the tasks that changed: a list of ids, or nil when
-// everything may have (the watch started over). It closes on Close.
-func (o *OperatorTasks) Changes() <-chan []string { return o.out }
+// Changes signals the tasks that changed from now on (approval.Reader):
+// their ids, or All when everything may have (the watch started over). It
+// closes when ctx ends or on Close.
+func (o *OperatorTasks) Changes(ctx context.Context) (<-chan approval.Change, error) {
+	s := newChangeSub()
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return nil, errClosed
+	}
+	o.subs[s] = true
+	o.mu.Unlock()
+	out := make(chan approval.Change)
+	go func() {
+		s.deliver(ctx, o.quit, out)
+		o.mu.Lock()
+		delete(o.subs, s)
+		o.mu.Unlock()
+	}()
+	return out, nil
+}
+
+// errClosed is Changes after Close.
+var errClosed = errors.New("natsqueue: the operator's tasks are closed")
 
 // Close stops following the bucket.
 func (o *OperatorTasks) Close() {
@@ -473,3 +461,5 @@ func (o *OperatorTasks) keep(r approval.Record) {
 	defer o.mu.Unlock()
 	o.recs[r.TaskID] = r
 }
+
+var _ approval.Decider = (*OperatorTasks)(nil)

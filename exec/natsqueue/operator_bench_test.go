@@ -24,6 +24,7 @@ func BenchmarkOperatorScreenLatency(b *testing.B) {
 	r := newRig(b)
 	r.submit("scr-first") // the executor's log is on the stream: the mirror knows its subject
 	o := r.operator()
+	changes := opChanges(b, o)
 	path := filepath.Join(b.TempDir(), "audit.log")
 	r.runMirror(path)
 	ctx := context.Background()
@@ -38,7 +39,7 @@ func BenchmarkOperatorScreenLatency(b *testing.B) {
 			b.Fatal(err)
 		}
 		for listed := false; !listed; {
-			ids := <-o.Changes()
+			ids := <-changes
 			if ids != nil && !slices.Contains(ids, id) {
 				continue
 			}

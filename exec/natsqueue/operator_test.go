@@ -32,14 +32,42 @@ func (r *rig) operator() *natsqueue.OperatorTasks {
 	return o
 }
 
+// opChanges follows o's changes as the Approvals pane reads them: the ids,
+// or nil when everything may have changed.
+func opChanges(t testing.TB, o *natsqueue.OperatorTasks) <-chan []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ch, err := o.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan []string)
+	go func() {
+		defer close(out)
+		for c := range ch {
+			ids := c.IDs
+			if c.All {
+				ids = nil
+			}
+			select {
+			case out <- ids:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
 // waitChange waits until the operator is told that id changed (or that
 // everything may have).
-func waitChange(t *testing.T, o *natsqueue.OperatorTasks, id string) {
+func waitChange(t *testing.T, changes <-chan []string, id string) {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
 		select {
-		case ids, ok := <-o.Changes():
+		case ids, ok := <-changes:
 			if !ok {
 				t.Fatal("changes closed")
 			}
@@ -60,11 +88,12 @@ func TestOperatorTasksFollowsAndDecides(t *testing.T) {
 	r := newRig(t)
 	r.submit("op-before")
 	o := r.operator()
+	changes := opChanges(t, o)
 	if recs, _ := o.Pending(); len(recs) != 1 || recs[0].TaskID != "op-before" {
 		t.Fatalf("pending at start: %+v", recs)
 	}
 	v := r.submit("op-1")
-	waitChange(t, o, "op-1")
+	waitChange(t, changes, "op-1")
 	recs, _ := o.Pending()
 	if len(recs) != 2 || !slices.ContainsFunc(recs, func(r approval.Record) bool { return r.TaskID == "op-1" }) {
 		t.Fatalf("pending after the submit: %+v", recs)
@@ -225,14 +254,15 @@ func TestOperatorTasksWatchOutlivesItsStart(t *testing.T) {
 	r := newRig(t)
 	r.submit("idle-1")
 	o := r.operator()
+	changes := opChanges(t, o)
 	select {
-	case ids := <-o.Changes():
+	case ids := <-changes:
 		t.Fatalf("an idle bucket changed: %q", ids)
 	case <-time.After(2500 * time.Millisecond): // past retryWatch, twice
 	}
 	r.submit("idle-2")
 	select {
-	case ids := <-o.Changes():
+	case ids := <-changes:
 		if len(ids) == 0 || slices.ContainsFunc(ids, func(id string) bool { return id != "idle-2" }) {
 			t.Fatalf("change %q, want idle-2's alone", ids)
 		}
@@ -247,13 +277,14 @@ func TestOperatorTasksRestart(t *testing.T) {
 	r := newRig(t)
 	r.submit("rst-1")
 	o := r.operator()
+	changes := opChanges(t, o)
 	o.Restart()
 	// the new watch replays the bucket (its tasks may come as changes of
 	// their own first), then says everything may have changed
 	deadline := time.After(30 * time.Second)
 	for all := false; !all; {
 		select {
-		case ids := <-o.Changes():
+		case ids := <-changes:
 			if ids != nil && !slices.Equal(ids, []string{"rst-1"}) {
 				t.Fatalf("after a restart: %q", ids)
 			}
@@ -263,7 +294,7 @@ func TestOperatorTasksRestart(t *testing.T) {
 		}
 	}
 	r.submit("rst-2")
-	waitChange(t, o, "rst-2")
+	waitChange(t, changes, "rst-2")
 	if recs, _ := o.Pending(); len(recs) != 2 {
 		t.Fatalf("pending: %+v", recs)
 	}

@@ -133,7 +133,7 @@ func TestPermissionsLetEachRoleDoItsPartOnly(t *testing.T) {
 	if err != nil || len(views) != 1 {
 		t.Fatalf("operator list: %d %v", len(views), err)
 	}
-	changes, stop, err := a.Changes(ctx, "perm-1")
+	changes, stop, err := a.TaskChanges(ctx, "perm-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestPermissionsLetEachRoleDoItsPartOnly(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the agent's watch saw no change")
 	}
-	rec, res, err := a.Result(ctx, "perm-1")
+	rec, res, err := a.Task(ctx, "perm-1")
 	if err != nil || rec.State != approval.Done || res == nil {
 		t.Fatalf("agent result: %+v %v %v", rec.State, res, err)
 	}

@@ -1,7 +1,7 @@
 // Package serve is `vigil serve`'s loop: it keeps the approval queue moving
 // with nobody at a screen — expiring tasks on time, carrying out approvals
-// whose process died before running them, sweeping the inbox — and feeds
-// the metrics and the notifications.
+// whose process died before running them, running the queue's change feed
+// (which sweeps the inbox) — and feeds the metrics and the notifications.
 package serve
 
 import (
@@ -10,11 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
@@ -24,13 +21,13 @@ import (
 )
 
 // DefaultMaxTick is the longest the loop sleeps between passes when no
-// deadline or file change comes first.
+// deadline or change of the queue comes first.
 const DefaultMaxTick = time.Second
 
 // Options wire the loop to one home's queue.
 type Options struct {
 	Queue    *approval.Queue // the state machine: every transition goes through it
-	TasksDir string          // tasks/ (the queue's folder: health check and timer spans; the open-task index in it is watched)
+	TasksDir string          // tasks/ (the queue's folder: health check and timer spans)
 	Audit    *audit.Log      // followed for the metrics, checked for /healthz
 	Metrics  *metrics.Metrics
 	// Notify is called for each event, one at a time, off the loop; a slow
@@ -48,6 +45,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	lastErr error // the last pass's problem, for /healthz
+	feedErr error // what the change feed last could not do (an inbox sweep), nil once it could
 
 	seen   map[string]bool // pending tasks announced as arrived
 	warned map[string]bool // pending tasks announced as expiring
@@ -80,16 +78,18 @@ func New(o Options) (*Server, error) {
 // Run works until ctx ends, then returns nil once the pass in flight is
 // over: an execution that started is finished and recorded (executions run
 // on a context of their own), and no new task is started after ctx ends.
+//
+// A pass runs when the queue's change feed says something changed (it
+// sweeps the inbox itself), at the soonest deadline or expiry warning, and
+// at least every MaxTick (which also carries out approvals whose process
+// died, and sweeps what such a process left in the inbox).
 func (s *Server) Run(ctx context.Context) error {
 	if err := os.MkdirAll(s.o.TasksDir, 0o700); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	wake := make(chan struct{}, 1)
-	w, err := s.watch(wake)
+	changes, err := s.o.Queue.Changes(ctx)
 	if err != nil {
-		s.o.Log.Warn("serve: no file watching, polling every tick", "err", err)
-	} else {
-		defer w.Close()
+		s.o.Log.Warn("serve: no change feed, polling every tick", "err", err)
 	}
 	nctx, stopNotify := context.WithCancel(context.WithoutCancel(ctx))
 	var nwg sync.WaitGroup
@@ -107,33 +107,50 @@ func (s *Server) Run(ctx context.Context) error {
 
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	sweep := changes == nil // the feed sweeps when it starts
 	for {
 		if ctx.Err() != nil {
 			return nil
 		}
-		next := s.pass(ctx)
+		next := s.pass(ctx, sweep)
 		if ctx.Err() != nil {
 			return nil
 		}
-		sleep := s.o.MaxTick
-		if !next.IsZero() {
-			if d := next.Sub(s.o.Now()); d < sleep {
-				sleep = max(d, 0)
-			}
-		}
-		timer.Reset(sleep)
+		timer.Reset(s.sleep(next))
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-timer.C:
-		case <-wake:
+			sweep = true
+		case c, ok := <-changes:
 			timer.Stop() // Go ≥ 1.23: no stale tick is left to drain
+			if !ok {
+				changes, sweep = nil, true // the feed ended: every tick sweeps
+				continue
+			}
+			s.mu.Lock()
+			s.feedErr = c.Err
+			s.mu.Unlock()
+			sweep = false // the feed swept what arrived
 		}
 	}
 }
 
-// Pass runs one pass now, for tests; not while Run runs.
-func (s *Server) Pass(ctx context.Context) time.Time { return s.pass(ctx) }
+// sleep is how long the loop waits for a change before the next pass: until
+// next (a deadline or warning; zero: none), at most MaxTick.
+func (s *Server) sleep(next time.Time) time.Duration {
+	sleep := s.o.MaxTick
+	if !next.IsZero() {
+		if d := next.Sub(s.o.Now()); d < sleep {
+			sleep = max(d, 0)
+		}
+	}
+	return sleep
+}
+
+// Pass runs one pass now, sweeping the inbox too, for tests; not while Run
+// runs.
+func (s *Server) Pass(ctx context.Context) time.Time { return s.pass(ctx, true) }
 
 // Health is /healthz's check: the audit log can take an entry and the
 // queue's folder can be read, and the last pass had no problem.
@@ -149,16 +166,28 @@ func (s *Server) Health() error {
 	return s.lastErr
 }
 
-// pass sweeps the inbox, brings every task up to date through the queue
-// (repair, expiry, approved-but-not-run executions), refreshes the pending
-// gauge, notifies, and returns when the next pass is due at the latest (a
-// deadline or an expiry warning; zero: none).
-func (s *Server) pass(ctx context.Context) time.Time {
+// pass sweeps the inbox when asked (the change feed sweeps it otherwise),
+// brings every task up to date through the queue (repair, expiry,
+// approved-but-not-run executions), refreshes the pending gauge, notifies,
+// and returns when the next pass is due at the latest (a deadline or an
+// expiry warning; zero: none).
+func (s *Server) pass(ctx context.Context, sweep bool) time.Time {
 	var errs []error
 	q := s.o.Queue
-	if _, err := q.SweepInbox(context.WithoutCancel(ctx)); err != nil {
-		errs = append(errs, fmt.Errorf("inbox: %w", err))
+	if sweep {
+		_, err := q.SweepInbox(context.WithoutCancel(ctx))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("inbox: %w", err))
+		}
+		s.mu.Lock()
+		s.feedErr = nil // this sweep's outcome replaces the feed's last
+		s.mu.Unlock()
 	}
+	s.mu.Lock()
+	if s.feedErr != nil {
+		errs = append(errs, fmt.Errorf("change feed: %w", s.feedErr))
+	}
+	s.mu.Unlock()
 	ids, err := s.openIDs()
 	if err != nil {
 		errs = append(errs, fmt.Errorf("queue: %w", err))
@@ -284,60 +313,4 @@ func (s *Server) follow() error {
 		return err
 	}
 	return nil
-}
-
-// watch signals wake when the open-task index (tasks/.index/open), inbox/new
-// or the audit log change (the log's folder is watched: the log may be
-// replaced). A marker comes and goes as a task opens and finishes; every
-// transition ends with an audit entry, so a change there is when a task's
-// record is complete — a new task's marker may appear before its record.
-// Finished tasks' folders are never watched: they cannot change.
-func (s *Server) watch(wake chan struct{}) (*fsnotify.Watcher, error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, err
-	}
-	open := s.o.Queue.OpenTasksDir()
-	dirs := []string{open, s.o.Queue.InboxNew(), filepath.Dir(s.o.Audit.Path())}
-	for _, d := range dirs {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			w.Close()
-			return nil, err
-		}
-		if err := w.Add(d); err != nil {
-			w.Close()
-			return nil, err
-		}
-	}
-	signal := func() {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	}
-	logName := filepath.Base(s.o.Audit.Path())
-	go func() {
-		for {
-			select {
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				switch filepath.Dir(ev.Name) {
-				case filepath.Clean(open), filepath.Clean(s.o.Queue.InboxNew()):
-					signal()
-				default:
-					if filepath.Base(ev.Name) == logName {
-						signal()
-					}
-				}
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-				signal() // events may be lost: look at everything
-			}
-		}
-	}()
-	return w, nil
 }

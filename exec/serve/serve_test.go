@@ -80,6 +80,15 @@ func (e *realEnv) open(timeout time.Duration) *approval.Queue {
 
 func (e *realEnv) submit(id string) {
 	e.T.Helper()
+	out, err := e.q.Submit(context.Background(), e.manifest(id), "cli")
+	if err != nil || out.State != "pending" {
+		e.T.Fatalf("submit %s: %+v %v", id, out, err)
+	}
+}
+
+// manifest is a MEDIA_PLAY request with a lease on the real clock.
+func (e *realEnv) manifest(id string) []byte {
+	e.T.Helper()
 	tok, err := lease.Issue(e.Issuer, lease.IssueOptions{Subject: "agent:planner", TaskID: id, Caps: []string{"MEDIA_PLAY"},
 		TTL: 30 * time.Minute, JTI: "jti-" + id})
 	if err != nil {
@@ -87,10 +96,7 @@ func (e *realEnv) submit(id string) {
 	}
 	b, _ := json.Marshal(map[string]any{"task_id": id, "capability_id": "MEDIA_PLAY", "lease": tok,
 		"inputs": map[string]any{"media_uri": "/media/" + id + ".mkv", "target_device": "living-room"}})
-	out, err := e.q.Submit(context.Background(), b, "cli")
-	if err != nil || out.State != "pending" {
-		e.T.Fatalf("submit %s: %+v %v", id, out, err)
-	}
+	return b
 }
 
 // recordState reads record.json directly: going through a queue would
@@ -271,6 +277,84 @@ func TestServeKeepsMetricsCurrent(t *testing.T) {
 	waitFor(t, "executed counted", func() bool { return executed() == 1 })
 	if err := s.Health(); err != nil {
 		t.Fatalf("health: %v", err)
+	}
+}
+
+// A manifest dropped in the inbox is taken in, and its arrival told, at
+// once: the queue's change feed that wakes serve sweeps the inbox (the
+// tick here is far longer than the wait).
+func TestServeTakesInTheInboxAtOnce(t *testing.T) {
+	e := newRealEnv(t, time.Minute)
+	var ev events
+	_, stop := start(t, Options{Queue: e.open(time.Minute), TasksDir: e.TasksDir(), Audit: e.Audit, Notify: ev.add,
+		MaxTick: time.Hour})
+	defer stop()
+	if err := os.MkdirAll(e.q.InboxNew(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	drop := func(id string) {
+		tmp := filepath.Join(e.InboxDir(), id+".tmp")
+		if err := os.WriteFile(tmp, e.manifest(id), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(e.q.InboxNew(), id+".json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drop("inbox-1")
+	arrived := func(id string) bool {
+		got, _ := ev.list()
+		for _, g := range got {
+			if g.TaskID == id && g.Kind == notify.Arrived {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, "inbox-1 arrived", func() bool { return arrived("inbox-1") })
+	drop("inbox-2")
+	waitFor(t, "inbox-2 arrived", func() bool { return arrived("inbox-2") })
+	if st := e.recordState("inbox-2"); st != "pending" {
+		t.Fatalf("record state %q", st)
+	}
+	if left, _ := os.ReadDir(e.q.InboxNew()); len(left) != 0 {
+		t.Fatalf("the inbox still holds %d files", len(left))
+	}
+}
+
+// What the change feed could not do (a sweep of an inbox whose processing
+// folder is not a folder) is /healthz's to report, as serve's own sweep's
+// failure was; serve's next sweep of its own settles it.
+func TestServeReportsWhatTheFeedCouldNotDo(t *testing.T) {
+	e := newRealEnv(t, time.Minute)
+	s, stopRun := start(t, Options{Queue: e.open(time.Minute), TasksDir: e.TasksDir(), Audit: e.Audit, MaxTick: time.Hour})
+	var once sync.Once
+	stop := func() { once.Do(stopRun) }
+	defer stop()
+	if err := os.MkdirAll(e.q.InboxNew(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	processing := filepath.Join(e.InboxDir(), "processing")
+	if err := os.RemoveAll(processing); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(processing, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.q.InboxNew(), "m.json"), e.manifest("feed-err"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the feed's error reported", func() bool {
+		err := s.Health()
+		return err != nil && strings.Contains(err.Error(), "change feed")
+	})
+	stop()
+	if err := os.Remove(processing); err != nil {
+		t.Fatal(err)
+	}
+	s.Pass(context.Background())
+	if err := s.Health(); err != nil {
+		t.Fatalf("after serve's own sweep: %v", err)
 	}
 }
 

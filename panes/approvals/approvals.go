@@ -1105,8 +1105,7 @@ func (p *Pane) FullHelp() [][]key.Binding {
 	if p.history {
 		list = p.km.decided
 	}
-	actions := append(append(panes.Keymap{}, list[:navFrom]...), list[navTo:]...)
-	groups := [][]key.Binding{list[navFrom:navTo].Help(), actions.Help()}
+	groups := list.HelpGroups()
 	if p.confirm != nil || p.deny != nil {
 		return append([][]key.Binding{p.keymap().Help()}, groups...)
 	}

@@ -8,9 +8,8 @@ import (
 )
 
 // Each list's rows are its two decisions (first: the footer leads with
-// them), then navFrom..navTo moving the selection or the preview — the ?
-// overlay shows those apart from the actions — then the rest.
-const navFrom, navTo = 2, 10
+// them), then those moving the selection or the preview (in GroupNav: the
+// ? overlay shows them apart from the actions), then the rest.
 
 // previewStep is how many lines pgup/pgdn move the preview: a few, not a
 // page, so the request's top is not skipped past by one key.
@@ -33,17 +32,16 @@ func (p *Pane) buildKeymaps() keymaps {
 	}
 	// every move of a cursor goes through movedQueue / movedDecided: a
 	// different task under it reloads its preview or result
-	queue := func(move func()) func(tea.KeyPressMsg) tea.Cmd {
-		return func(tea.KeyPressMsg) tea.Cmd { return p.movedQueue(move) }
-	}
-	decided := func(move func()) func(tea.KeyPressMsg) tea.Cmd {
-		return func(tea.KeyPressMsg) tea.Cmd { return p.movedDecided(move) }
-	}
 	final := func() string { return "decided tasks are final: press v for the pending ones" }
 	history := panes.KeyRow{Binding: b("v", "decided ⇄ pending", "v"), Footer: true, Everyday: true,
 		Do: do(func() { p.history = !p.history })}
 	decidedHistory := history
 	decidedHistory.Everyday = false // listed once in the README, under the pending list
+	q := tasksNav(panes.ListMoves(&p.queue, func() tea.Cmd { return p.movedQueue(func() {}) }))
+	q.Down.Disabled = p.emptyQueue
+	h := tasksNav(panes.ListMoves(&p.done, func() tea.Cmd { return p.movedDecided(func() {}) }))
+	h.Down.Disabled = p.noDecided
+	h.First, h.Last = h.First.Titled("newest"), h.Last.Titled("oldest")
 	refresh := panes.KeyRow{Binding: b("ctrl+r", "refresh", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.requestReload() }}
 	return keymaps{
 		pending: panes.Keymap{
@@ -51,28 +49,19 @@ func (p *Pane) buildKeymaps() keymaps {
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, true); return nil }},
 			{Binding: b("d", "deny…", "d"), Footer: true, Everyday: true, Disabled: p.decisionOff,
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, false); return nil }},
-			{Binding: b("↑/k", "previous task", "up", "k"), Do: queue(func() { p.queue.Move(-1) })},
-			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.emptyQueue, Do: queue(func() { p.queue.Move(1) })},
-			{Binding: b("g", "first task", "home", "g"), Do: queue(p.queue.First)},
-			{Binding: b("G", "last task", "end", "G"), Do: queue(p.queue.Last)},
-			{Binding: b("ctrl+u", "page up the tasks", "ctrl+u"), Do: queue(p.queue.PageUp)},
-			{Binding: b("ctrl+d", "page down the tasks", "ctrl+d"), Do: queue(p.queue.PageDown)},
-			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Do: do(func() { p.preview.Scroll(-previewStep) })},
-			{Binding: b("pgdn/J", "scroll preview down", "pgdown", "J", "space"), Do: do(func() { p.preview.Scroll(previewStep) })},
+			q.Up, q.Down, q.First, q.Last, q.PageUp, q.PageDown,
+			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Group: panes.GroupNav, Do: do(func() { p.preview.Scroll(-previewStep) })},
+			{Binding: b("pgdn/J", "scroll preview down", "pgdown", "J", "space"), Group: panes.GroupNav, Do: do(func() { p.preview.Scroll(previewStep) })},
 			history,
 			refresh,
 		},
 		decided: panes.Keymap{
 			{Binding: b("a", "approve…", "a"), Disabled: final, Do: do(func() {})},
 			{Binding: b("d", "deny…", "d"), Disabled: final, Do: do(func() {})},
-			{Binding: b("↑/k", "previous task", "up", "k"), Do: decided(func() { p.done.Move(-1) })},
-			{Binding: b("↓/j", "next task", "down", "j"), Footer: true, Disabled: p.noDecided, Do: decided(func() { p.done.Move(1) })},
-			{Binding: b("g", "newest", "home", "g"), Do: decided(p.done.First)},
-			{Binding: b("G", "oldest", "end", "G"), Do: decided(p.done.Last)},
-			{Binding: b("ctrl+u", "page up the tasks", "ctrl+u"), Do: decided(p.done.PageUp)},
-			{Binding: b("ctrl+d", "page down the tasks", "ctrl+d"), Do: decided(p.done.PageDown)},
-			{Binding: b("pgup/K", "scroll result up", "pgup", "K"), Do: do(func() { p.resultView.Scroll(-previewStep) })},
-			{Binding: b("pgdn/J", "scroll result down", "pgdown", "J", "space"), Footer: true, Do: do(func() { p.resultView.Scroll(previewStep) })},
+			h.Up, h.Down, h.First, h.Last, h.PageUp, h.PageDown,
+			{Binding: b("pgup/K", "scroll result up", "pgup", "K"), Group: panes.GroupNav, Do: do(func() { p.resultView.Scroll(-previewStep) })},
+			{Binding: b("pgdn/J", "scroll result down", "pgdown", "J", "space"), Group: panes.GroupNav, Footer: true,
+				Do: do(func() { p.resultView.Scroll(previewStep) })},
 			decidedHistory,
 			refresh,
 		},
@@ -85,6 +74,18 @@ func (p *Pane) buildKeymaps() keymaps {
 			{Binding: b("esc", "cancel", "esc"), Footer: true},
 		},
 	}
+}
+
+// tasksNav is a task list's navigation rows: pgup and pgdn scroll the
+// preview, so only ctrl+u and ctrl+d page the tasks, and ↓ is in the footer.
+func tasksNav(m panes.Moves) panes.Nav {
+	n := panes.ListNav(m)
+	n.Up, n.Down = n.Up.Titled("previous task"), n.Down.Titled("next task")
+	n.Down.Footer = true
+	n.First, n.Last = n.First.Titled("first task"), n.Last.Titled("last task")
+	n.PageUp.Binding = panes.Bind("ctrl+u", "page up the tasks", "ctrl+u")
+	n.PageDown.Binding = panes.Bind("ctrl+d", "page down the tasks", "ctrl+d")
+	return n
 }
 
 // decisionOff is why a and d do nothing in the pending list, or "". The

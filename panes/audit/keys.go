@@ -6,10 +6,6 @@ import (
 	"github.com/vigil-dev/vigil/panes"
 )
 
-// navRows is how many of the list's rows move the selection: the ? overlay
-// shows them apart from the actions.
-const navRows = 6
-
 // keymaps are the pane's rows by mode; each row is the single source of
 // truth for its key (dispatch, footer, ? overlay, README table).
 type keymaps struct {
@@ -21,11 +17,15 @@ func (p *Pane) buildKeymaps() keymaps {
 	do := func(f func()) func(tea.KeyPressMsg) tea.Cmd {
 		return func(tea.KeyPressMsg) tea.Cmd { f(); return nil }
 	}
-	// moved runs a cursor movement; the cursor follows appended lines
-	// again once it is on the last
-	moved := func(f func()) func(tea.KeyPressMsg) tea.Cmd {
-		return do(func() { f(); p.follow = p.list.Cursor() == p.viewLen()-1 })
-	}
+	// a cursor movement: the cursor follows appended lines again once it
+	// is on the last; g stops following and G starts
+	moves := panes.ListMoves(&p.list, func() tea.Cmd { p.follow = p.list.Cursor() == p.viewLen()-1; return nil })
+	moves.First = func() tea.Cmd { p.list.First(); p.follow = false; return nil }
+	moves.Last = func() tea.Cmd { p.list.Last(); p.follow = true; return nil }
+	nav := panes.ListNav(moves)
+	nav.Last = nav.Last.Titled("last (follow)")
+	nav.Last.Everyday = true
+	detail := panes.ViewNav(panes.ViewOf(&p.detailView))
 	noFilter := func() string {
 		if p.event == "" && p.outcome == 0 && p.filter.Value() == "" {
 			return "no filter set"
@@ -33,14 +33,7 @@ func (p *Pane) buildKeymaps() keymaps {
 		return ""
 	}
 	return keymaps{
-		list: panes.Keymap{
-			{Binding: b("↑/k", "up", "up", "k"), Do: do(func() { p.move(-1) })},
-			{Binding: b("↓/j", "down", "down", "j"), Do: do(func() { p.move(1) })},
-			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: moved(p.list.PageUp)},
-			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: moved(p.list.PageDown)},
-			{Binding: b("g", "first", "home", "g"), Do: do(func() { p.list.First(); p.follow = false })},
-			{Binding: b("G", "last (follow)", "end", "G"), Everyday: true,
-				Do: do(func() { p.list.Last(); p.follow = true })},
+		list: append(nav.Rows(), panes.Keymap{
 			{Binding: b("enter", "details", "enter"), Footer: true, Everyday: true, Disabled: func() string {
 				if p.viewLen() == 0 {
 					return "no entry to open"
@@ -58,23 +51,16 @@ func (p *Pane) buildKeymaps() keymaps {
 				Do: func(tea.KeyPressMsg) tea.Cmd { p.outcome = (p.outcome + 1) % len(outcomes); return p.refilter() }},
 			{Binding: b("x", "clear filters", "x"), Disabled: noFilter,
 				Do: func(tea.KeyPressMsg) tea.Cmd { p.event, p.outcome = "", 0; p.filter.SetValue(""); return p.refilter() }},
-		},
-		filter: panes.Keymap{
+		}...),
+		filter: append(panes.Keymap{
 			{Binding: b("enter", "keep filter", "enter"), Footer: true, Do: do(func() { p.filtering = false })},
 			{Binding: b("esc", "clear filter", "esc"), Footer: true,
 				Do: func(tea.KeyPressMsg) tea.Cmd { p.filtering = false; p.filter.SetValue(""); return p.refilter() }},
-			{Binding: b("↑", "up", "up"), Footer: true, Do: do(func() { p.move(-1) })},
-			{Binding: b("↓", "down", "down"), Footer: true, Do: do(func() { p.move(1) })},
-		},
-		detail: panes.Keymap{
+		}, panes.FieldNav(panes.Moves{Up: func() tea.Cmd { p.move(-1); return nil },
+			Down: func() tea.Cmd { p.move(1); return nil }}).Rows()...),
+		detail: append(panes.Keymap{
 			{Binding: b("esc", "back", "esc", "enter", "q", "backspace"), Footer: true, Everyday: true, Do: do(p.closeDetail)},
-			{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.detailView.Scroll(-1) })},
-			{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.detailView.Scroll(1) })},
-			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.detailView.Page(-1) })},
-			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.detailView.Page(1) })},
-			{Binding: b("g", "top", "home", "g"), Do: do(p.detailView.Top)},
-			{Binding: b("G", "bottom", "end", "G"), Do: do(p.detailView.Bottom)},
-		},
+		}, detail.Rows()...),
 	}
 }
 

@@ -567,7 +567,7 @@ func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
 // FullHelp is the ? overlay's keys for the current mode, from its rows (the
 // table's after another mode's, for what esc returns to).
 func (p *Pane) FullHelp() [][]key.Binding {
-	list := [][]key.Binding{p.km.list[:navRows].Help(), p.km.list[navRows:].Help()}
+	list := p.km.list.HelpGroups()
 	if p.filtering || p.inDetail() {
 		return append([][]key.Binding{p.keymap().Help()}, list...)
 	}

@@ -23,7 +23,7 @@ func mustContain(t *testing.T, out string, wants ...string) {
 func TestGoldenResults(t *testing.T) {
 	s := start(t, newPane(demoStore(t)), 100, 30)
 	s.keys("python threads<enter>")
-	s.wait("Found 10 results:")
+	s.waitFor(answered)
 	out := s.final()
 	mustContain(t, out, "Found 10 results:", "  1 ", "#python", "0.87", "The GIL means threads")
 	golden.RequireEqual(t, out)
@@ -32,9 +32,9 @@ func TestGoldenResults(t *testing.T) {
 func TestGoldenDetail(t *testing.T) {
 	s := start(t, newPane(demoStore(t)), 60, 14)
 	s.keys("deliberately long memory<enter>")
-	s.wait("Found")
+	s.waitFor(answered)
 	s.keys("<enter>")
-	s.wait("Memory #")
+	s.waitFor(opened)
 	s.keys("j")
 	out := s.final()
 	// the full text is wrapped, not cut at the 200-character preview, and the
@@ -46,7 +46,7 @@ func TestGoldenDetail(t *testing.T) {
 func TestGoldenFilter(t *testing.T) {
 	s := start(t, newPane(demoStore(t)), 100, 30)
 	s.keys("python<enter>")
-	s.wait("Found 10 results:")
+	s.waitFor(answered)
 	s.keys("/mypy")
 	out := s.final()
 	mustContain(t, out, "/ mypy", "of 10 match", "mypy")
@@ -56,7 +56,7 @@ func TestGoldenFilter(t *testing.T) {
 func TestGoldenEmpty(t *testing.T) {
 	s := start(t, newPane(demoStore(t)), 100, 20)
 	s.keys("zzyzx quixotic<enter>")
-	s.wait(memory.NoResultsText)
+	s.waitFor(answered)
 	out := s.final()
 	mustContain(t, out, memory.NoResultsText)
 	golden.RequireEqual(t, out)
@@ -70,7 +70,7 @@ func TestGoldenClosedStore(t *testing.T) {
 	st.Close()
 	s := start(t, p, 100, 20)
 	s.keys("python<enter>")
-	s.wait("Processing error")
+	s.waitFor(answered)
 	out := s.final()
 	mustContain(t, out, "Error: Processing error: Database connection failed: memory database is closed")
 	golden.RequireEqual(t, out)
@@ -91,7 +91,7 @@ func TestGoldenCorruptedStore(t *testing.T) {
 	p := typing(New(Options{Tool: memory.NewTool(memory.Unavailable(err), nil), OpenErr: err, Now: clock}, styles()))
 	s := start(t, p, 100, 20)
 	s.keys("python<enter>")
-	s.wait("Processing error")
+	s.waitFor(answered)
 	out := s.final()
 	mustContain(t, out, "memory store unavailable:", "Error: Processing error: Memory database is damaged")
 	golden.RequireEqual(t, out)
@@ -100,7 +100,7 @@ func TestGoldenCorruptedStore(t *testing.T) {
 func TestGoldenValidation(t *testing.T) {
 	s := start(t, newPane(demoStore(t)), 100, 20)
 	s.keys("python<tab><tab><tab>2025-06-02<tab>2025-06-01<tab>abc<enter>")
-	s.wait("value is not a valid integer")
+	s.waitFor(invalid)
 	out := s.final()
 	mustContain(t, out, "✗ limit: value is not a valid integer", "✗ filters: date_from must be <= date_to",
 		"fix the form above to search")

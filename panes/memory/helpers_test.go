@@ -98,6 +98,7 @@ func drain(p *Pane, cmd tea.Cmd) {
 
 type session struct {
 	t  *testing.T
+	p  *Pane
 	tm *teatest.TestModel
 }
 
@@ -108,14 +109,40 @@ func start(t *testing.T, p *Pane, w, h int) *session {
 	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
-	return &session{t: t, tm: tm}
+	return &session{t: t, p: p, tm: tm}
 }
 
-func (s *session) wait(marker string) {
+// waitFor blocks until cond holds for the pane's snapshot, woken by each
+// change (Pane.Changed); the timeout only ends a test that would hang.
+func (s *session) waitFor(cond func(Snapshot) bool) {
 	s.t.Helper()
-	teatest.WaitFor(s.t, s.tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(marker)) },
-		teatest.WithDuration(10*time.Second))
+	hang := time.NewTimer(10 * time.Second)
+	defer hang.Stop()
+	for {
+		changed := s.p.Changed()
+		snap := s.p.Snapshot()
+		if cond(snap) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-hang.C:
+			s.t.Fatalf("timed out waiting; snapshot %+v", snap)
+		}
+	}
 }
+
+// answered is "a search has answered and nothing is loading".
+func answered(s Snapshot) bool { return s.Searched && !s.Busy }
+
+// opened is "a memory is open and read from the store".
+func opened(s Snapshot) bool { return s.Detail && !s.Busy }
+
+// browsing is "the newest memories are listed".
+func browsing(s Snapshot) bool { return s.Browsing && !s.Busy }
+
+// invalid is "the form shows validation failures".
+func invalid(s Snapshot) bool { return s.Invalid > 0 }
 
 func (s *session) keys(script string) {
 	for _, k := range keys(script) {

@@ -26,20 +26,20 @@ func (p *Pane) buildKeymaps() keymaps {
 		return ""
 	}
 	listed := func() bool { return len(p.shown) > 0 }
-	scroll := func(d func() int) func(tea.KeyPressMsg) tea.Cmd {
-		return do(func() {
-			if p.detail != nil {
-				p.detail.view.Scroll(d())
-			}
-		})
-	}
-	page := func(n int) func(tea.KeyPressMsg) tea.Cmd {
-		return do(func() {
-			if p.detail != nil {
-				p.detail.view.Page(n)
-			}
-		})
-	}
+	list := panes.ListNav(panes.ListMoves(&p.list, nil))
+	list.PageDown = list.PageDown.AlsoKeys("space")
+	// the detail is opened per hit: its view is looked up at each key
+	detail := panes.ViewNav(panes.ViewMoves(func() *panes.Viewport {
+		if p.detail == nil {
+			return nil
+		}
+		return &p.detail.view
+	}))
+	detail.Up = detail.Up.Titled("scroll up")
+	detail.Up.Footer = false
+	detail.Down = detail.Down.Titled("scroll down")
+	detail.PageDown.Footer = true
+	filter := panes.FieldNav(panes.ListMoves(&p.list, nil))
 	return keymaps{
 		fields: panes.Keymap{
 			{Binding: b("enter", "search", "enter"), Footer: true, Everyday: true, Do: func(tea.KeyPressMsg) tea.Cmd { return p.run() }},
@@ -48,13 +48,7 @@ func (p *Pane) buildKeymaps() keymaps {
 				Do: do(func() { p.focus = (p.focus + nFields - 1) % nFields })},
 			{Binding: b("esc", "leave field", "esc"), Footer: true, Everyday: true, Do: do(func() { p.mode = modeList })},
 		},
-		list: panes.Keymap{
-			{Binding: b("↑/k", "up", "up", "k"), Do: do(func() { p.move(-1) })},
-			{Binding: b("↓/j", "down", "down", "j"), Do: do(func() { p.move(1) })},
-			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(p.list.PageUp)},
-			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(p.list.PageDown)},
-			{Binding: b("g", "first", "home", "g"), Do: do(p.list.First)},
-			{Binding: b("G", "last", "end", "G"), Do: do(p.list.Last)},
+		list: append(list.Rows(), panes.Keymap{
 			{Binding: b("enter", "open", "enter"), Footer: true, Everyday: true, When: listed,
 				Do: func(tea.KeyPressMsg) tea.Cmd { return p.openDetail() }},
 			{Binding: b("enter", "edit search", "enter"), When: func() bool { return !listed() },
@@ -69,32 +63,16 @@ func (p *Pane) buildKeymaps() keymaps {
 				Do: do(func() { p.filter.SetValue(""); p.refilter() })},
 			{Binding: b("e", "edit search", "e", "i"), Footer: true, Everyday: true, Do: do(func() { p.mode = modeFields })},
 			{Binding: b("ctrl+r", "search again", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.run() }},
-		},
-		filter: panes.Keymap{
+		}...),
+		filter: append(panes.Keymap{
 			{Binding: b("enter", "keep filter", "enter"), Footer: true, Do: do(func() { p.mode = modeList })},
 			{Binding: b("esc", "clear filter", "esc"), Footer: true,
 				Do: do(func() { p.filter.SetValue(""); p.refilter(); p.mode = modeList })},
-			{Binding: b("↑", "up", "up"), Footer: true, Do: do(func() { p.move(-1) })},
-			{Binding: b("↓", "down", "down"), Footer: true, Do: do(func() { p.move(1) })},
-		},
-		detail: panes.Keymap{
+		}, filter.Rows()...),
+		detail: append(panes.Keymap{
 			{Binding: b("esc", "back", "esc", "backspace", "left", "h"), Footer: true,
 				Do: do(func() { p.detail = nil; p.detailGen++; p.mode = modeList })},
-			{Binding: b("↑/k", "scroll up", "up", "k"), Do: scroll(func() int { return -1 })},
-			{Binding: b("↓/j", "scroll down", "down", "j"), Footer: true, Do: scroll(func() int { return 1 })},
-			{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: page(-1)},
-			{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Footer: true, Do: page(1)},
-			{Binding: b("g", "top", "home", "g"), Do: do(func() {
-				if p.detail != nil {
-					p.detail.view.Top()
-				}
-			})},
-			{Binding: b("G", "bottom", "end", "G"), Do: do(func() {
-				if p.detail != nil {
-					p.detail.view.Bottom()
-				}
-			})},
-		},
+		}, detail.Rows()...),
 	}
 }
 

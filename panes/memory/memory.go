@@ -109,6 +109,9 @@ type Pane struct {
 
 	detail    *detail
 	detailGen int
+
+	keys  int       // key presses handled, for Snapshot
+	state published // what tests wait on (Snapshot, Changed)
 }
 
 type detail struct {
@@ -117,6 +120,8 @@ type detail struct {
 	mem  memory.Memory
 	err  error
 	view panes.Viewport // the full text's scroll
+	// loading: the stored memory is being read (the hit is shown meanwhile)
+	loading bool
 }
 
 // New builds the pane.
@@ -130,6 +135,7 @@ func New(o Options, styles *themes.Styles) *Pane {
 	p.km = p.buildKeymaps()
 	p.list = panes.List{Len: func() int { return len(p.shown) },
 		Height: func(i int) int { return p.itemHeight(p.shown[i], p.listW) }}
+	p.publish()
 	return p
 }
 
@@ -140,7 +146,11 @@ func (p *Pane) Badge() string              { return "" }
 
 // Init lists the newest memories, so the pane shows something to browse
 // before any query.
-func (p *Pane) Init(context.Context) tea.Cmd { return p.browse() }
+func (p *Pane) Init(context.Context) tea.Cmd {
+	cmd := p.browse()
+	p.publish()
+	return cmd
+}
 
 // browseLimit is how many of the newest memories the pane lists unasked.
 const browseLimit = 50
@@ -200,6 +210,12 @@ func (p *Pane) Close() {
 
 // Update handles the pane's messages and, when focused, its keys.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
+	cmd := p.update(msg)
+	p.publish()
+	return cmd
+}
+
+func (p *Pane) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case resultMsg:
 		if msg.gen != p.gen {
@@ -215,6 +231,7 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		if p.detail == nil || msg.gen != p.detailGen {
 			return nil // closed or replaced before it loaded
 		}
+		p.detail.loading = false
 		if p.detail.err = msg.err; msg.err == nil {
 			p.detail.mem = msg.mem
 		}
@@ -229,6 +246,7 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			p.list.Wheel(msg)
 		}
 	case tea.KeyPressMsg:
+		p.keys++
 		return p.handleKey(msg)
 	}
 	return nil
@@ -271,8 +289,6 @@ func dropRange(errs []memory.FieldError) []memory.FieldError {
 	}
 	return out
 }
-
-func (p *Pane) move(delta int) { p.list.Move(delta) }
 
 // arguments builds the search_memory arguments object from the form, so the
 // engine validates exactly what an MCP client would send. A limit that is not
@@ -602,6 +618,7 @@ func (p *Pane) openDetail() tea.Cmd {
 	if p.o.Store == nil {
 		return nil
 	}
+	p.detail.loading = true
 	gen, store, id := p.detailGen, p.o.Store, h.ID
 	return func() tea.Msg {
 		m, err := store.Get(context.Background(), id)

@@ -14,7 +14,7 @@ func TestGoldenBrowseSizes(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			st := demoStore(t)
 			s := start(t, New(Options{Store: st, Now: clock}, styles()), sz[0], sz[1])
-			s.wait("newest memories")
+			s.waitFor(browsing)
 			out := s.final()
 			mustContain(t, out, "newest memories", "e edit search", "tab next pane")
 			golden.RequireEqual(t, out)

@@ -91,7 +91,7 @@ func TestWheelScrollsWhatIsUnderThePointer(t *testing.T) {
 		drain(t, p, p.Update(panetest.Key("p")))
 		drain(t, p, p.Update(panetest.Key("G")))
 		m.Render()
-		a := p.prevArea
+		a := p.preview.area
 		if a.h == 0 {
 			t.Fatalf("%d×%d: no preview drawn", w, h)
 		}
@@ -110,16 +110,16 @@ func TestWheelScrollsWhatIsUnderThePointer(t *testing.T) {
 			{"the preview's last line", x, prevLast, true},
 			{"the list's last line", 3, listLast, false},
 		} {
-			p.prevView.CenterOn(100)
+			p.preview.view.CenterOn(100)
 			m.Render()
-			before, cur := p.prevView.Offset(), p.list.Cursor()
+			before, cur := p.preview.view.Offset(), p.results.list.Cursor()
 			m.Update(panetest.WheelUp(tc.x, tc.y))
 			m.Render()
 			// (a moved cursor re-centres the preview: only the list is asked about then)
-			moved := p.prevView.Offset() != before
-			if tc.preview && !moved || (p.list.Cursor() != cur) == tc.preview {
+			moved := p.preview.view.Offset() != before
+			if tc.preview && !moved || (p.results.list.Cursor() != cur) == tc.preview {
 				t.Fatalf("%d×%d: the wheel over %s (row %d) scrolled the preview %v, moved the list %v",
-					w, h, tc.name, tc.y, moved, p.list.Cursor() != cur)
+					w, h, tc.name, tc.y, moved, p.results.list.Cursor() != cur)
 			}
 		}
 	}
@@ -136,21 +136,21 @@ func TestClickWhereTheListNoLongerIs(t *testing.T) {
 		p.Update(panetest.Key("j"))
 	}
 	p.View(80, 12)
-	sel := p.list.Cursor()
+	sel := p.results.list.Cursor()
 	p.View(80, 3) // the pattern, the chips, the status line: no list
 	for y := range 3 {
 		p.Update(panetest.Click(5, y))
-		if p.list.Cursor() != sel {
-			t.Fatalf("a click on line %d of a frame without the list moved the cursor from %d to %d", y, sel, p.list.Cursor())
+		if p.results.list.Cursor() != sel {
+			t.Fatalf("a click on line %d of a frame without the list moved the cursor from %d to %d", y, sel, p.results.list.Cursor())
 		}
 	}
 	// nor where the document viewer is drawn
 	p.View(80, 12)
-	p.docLoading = true
+	p.viewer.loading = true
 	p.View(80, 12)
-	p.docLoading = false
+	p.viewer.loading = false
 	p.Update(panetest.Click(5, 4))
-	if p.list.Cursor() != sel {
+	if p.results.list.Cursor() != sel {
 		t.Fatal("a click on the viewer's frame selected a row of the list under it")
 	}
 }

@@ -22,27 +22,54 @@ type completionMsg struct{ c completion }
 
 // completions is the listing for the field's current value, if it has
 // arrived; View and → read only this, never the disk.
-func (p *Pane) completions() (dir string, names []string) {
-	v := p.inputs[fPath].Value()
-	if p.compl.value != v {
+func (c *composer) completions() (dir string, names []string) {
+	v := c.inputs[fPath].Value()
+	if c.compl.value != v {
 		return "", nil
 	}
-	return p.compl.dir, p.compl.names
+	return c.compl.dir, c.compl.names
 }
 
 // listCompletions asks for the listing of the path field's directory when
 // the field is focused and its value changed since the last listing.
 func (p *Pane) listCompletions() tea.Cmd {
-	v := p.inputs[fPath].Value()
-	if p.focus != focusComposer || p.field != fPath || p.complWant == v {
+	v := p.composer.inputs[fPath].Value()
+	if p.focus != focusComposer || p.composer.field != fPath || p.composer.complWant == v {
 		return nil
 	}
-	p.complWant = v
+	p.composer.complWant = v
 	root, denied := p.root, p.opts.Denied
 	if denied == nil {
 		denied = conservativeDeny(p.opts.Search.Deny)
 	}
 	return func() tea.Msg { return completionMsg{c: listDirs(root, v, denied)} }
+}
+
+// complete extends the path field like a shell: a single candidate
+// completes with a slash, several complete their common prefix. It reports
+// whether the field changed.
+func (c *composer) complete() bool {
+	v := c.inputs[fPath].Value()
+	dir, names := c.completions()
+	if len(names) == 0 {
+		return false
+	}
+	names = append([]string(nil), names...)
+	next := dir + names[0] + "/"
+	if len(names) > 1 {
+		common := names[0]
+		for _, n := range names[1:] {
+			for !strings.HasPrefix(n, common) {
+				common = common[:len(common)-1]
+			}
+		}
+		next = dir + common
+	}
+	if next == v {
+		return false
+	}
+	c.inputs[fPath].SetValue(next)
+	return true
 }
 
 // listDirs lists the directories under root that complete value (hidden

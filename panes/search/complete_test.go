@@ -24,13 +24,13 @@ func TestPathCompletionHonoursDenyGlobs(t *testing.T) {
 	p := New(o, styles())
 	defer p.Close()
 	p.Update(kp("/"))
-	for p.field != fPath {
+	for p.composer.field != fPath {
 		p.Update(kp("tab"))
 	}
 	if cmd := p.Update(kp("s")); cmd == nil {
 		t.Fatal("no listing asked for")
 	}
-	if dir, names := p.completions(); dir != "" || names != nil {
+	if dir, names := p.composer.completions(); dir != "" || names != nil {
 		t.Fatal("completions were read on the UI goroutine")
 	}
 	c := listDirs(p.root, "s", conservativeDeny(o.Search.Deny))
@@ -44,7 +44,7 @@ func TestPathCompletionHonoursDenyGlobs(t *testing.T) {
 	p.Update(kp("r"))
 	p.Update(completionMsg{c: listDirs(p.root, "sr", conservativeDeny(o.Search.Deny))})
 	p.Update(kp("right"))
-	if got := p.inputs[fPath].Value(); got != "src/" {
+	if got := p.composer.inputs[fPath].Value(); got != "src/" {
 		t.Fatalf("→ completed to %q", got)
 	}
 	if c := listDirs(p.root, ".", conservativeDeny(o.Search.Deny)); len(c.names) != 0 {
@@ -52,7 +52,7 @@ func TestPathCompletionHonoursDenyGlobs(t *testing.T) {
 	}
 	// a stale listing (for an older value) is not shown
 	p.Update(completionMsg{c: completion{value: "zz", names: []string{"zzz"}}})
-	if _, names := p.completions(); names != nil {
+	if _, names := p.composer.completions(); names != nil {
 		t.Fatal("a listing for another value was used")
 	}
 }

@@ -10,7 +10,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/search"
+	"github.com/vigil-dev/vigil/panes"
 )
 
 // composer fields, in tab order
@@ -35,16 +37,44 @@ const (
 	nFields
 )
 
+// composer is the fields on screen (composer.go turns them into a request).
+type composer struct {
+	scopes   []config.ScopeConfig // Options.Scopes, offered next to content search
+	field    int
+	inputs   [nFields]panes.TextField // text fields: pattern, path, include, exclude, numbers
+	scopeIdx int                      // 0 = content, i = Scopes[i-1]
+	caseIdx  int
+	fixed    bool
+	word     bool
+	hidden   bool
+	follow   bool
+	noIgnore bool
+	recurse  bool
+	fuzzy    int
+	errField int    // field the error belongs to, -1 for none
+	errText  string // inline validation message
+
+	history   []string
+	histIdx   int
+	histDraft string
+	histErr   error
+
+	compl     completion // the path field's completions, listed off the UI goroutine
+	complWant string     // the path value whose listing was last asked for
+}
+
 var caseModes = []string{"smart", "sensitive", "insensitive"}
 
-func (p *Pane) applyInitial(o Options) {
+// applyInitial fills the fields from Options.Initial and the scope named
+// by Options.InitialScope.
+func (c *composer) applyInitial(o Options) {
 	r := o.Initial
 	cfg := o.Search.Search
-	p.inputs[fPattern].SetValue(r.Pattern)
+	c.inputs[fPattern].SetValue(r.Pattern)
 	if r.Case != nil {
-		for i, c := range caseModes {
-			if c == *r.Case {
-				p.caseIdx = i
+		for i, m := range caseModes {
+			if m == *r.Case {
+				c.caseIdx = i
 			}
 		}
 	}
@@ -53,30 +83,30 @@ func (p *Pane) applyInitial(o Options) {
 			*dst = *v
 		}
 	}
-	set(&p.fixed, r.FixedStrings)
-	set(&p.word, r.WordRegexp)
-	set(&p.hidden, r.Hidden)
-	set(&p.follow, r.Follow)
-	set(&p.noIgnore, r.NoIgnore)
-	set(&p.recurse, r.Recursive)
+	set(&c.fixed, r.FixedStrings)
+	set(&c.word, r.WordRegexp)
+	set(&c.hidden, r.Hidden)
+	set(&c.follow, r.Follow)
+	set(&c.noIgnore, r.NoIgnore)
+	set(&c.recurse, r.Recursive)
 	if r.Fuzzy != nil {
-		p.fuzzy = int(*r.Fuzzy)
+		c.fuzzy = int(*r.Fuzzy)
 	}
 	if r.Path != nil {
-		p.inputs[fPath].SetValue(*r.Path)
+		c.inputs[fPath].SetValue(*r.Path)
 	}
 	inc := r.IncludeGlob
 	if inc == nil {
 		inc = r.Glob
 	}
-	p.inputs[fInclude].SetValue(strings.Join(inc, ","))
-	p.inputs[fExclude].SetValue(strings.Join(r.ExcludeGlob, ","))
+	c.inputs[fInclude].SetValue(strings.Join(inc, ","))
+	c.inputs[fExclude].SetValue(strings.Join(r.ExcludeGlob, ","))
 	num := func(f int, v *int64, def int64, keepEmpty bool) {
 		switch {
 		case v != nil:
-			p.inputs[f].SetValue(strconv.FormatInt(*v, 10))
+			c.inputs[f].SetValue(strconv.FormatInt(*v, 10))
 		case !keepEmpty:
-			p.inputs[f].SetValue(strconv.FormatInt(def, 10))
+			c.inputs[f].SetValue(strconv.FormatInt(def, 10))
 		}
 	}
 	num(fContext, r.Context, 0, false)
@@ -85,7 +115,7 @@ func (p *Pane) applyInitial(o Options) {
 	num(fTimeout, r.TimeoutMS, max(cfg.DefaultTimeoutMS, 1), false)
 	for i, sc := range o.Scopes {
 		if sc.Name == o.InitialScope && o.InitialScope != "" {
-			p.scopeIdx = i + 1
+			c.scopeIdx = i + 1
 		}
 	}
 }
@@ -98,96 +128,131 @@ func isTextField(f int) bool {
 	return false
 }
 
-// visible reports whether a composer field applies to the selected scope.
-func (p *Pane) applies(f int) bool {
-	if p.isScoped() {
+// isScoped reports whether a configured scope is selected, not content
+// search.
+func (c *composer) isScoped() bool { return c.scopeIdx > 0 && c.scopeIdx <= len(c.scopes) }
+
+// scope is the selected scope; only meaningful when isScoped.
+func (c *composer) scope() config.ScopeConfig { return c.scopes[c.scopeIdx-1] }
+
+// pattern is the pattern field's text.
+func (c *composer) pattern() string { return c.inputs[fPattern].Value() }
+
+// applies reports whether a composer field applies to the selected scope.
+func (c *composer) applies(f int) bool {
+	if c.isScoped() {
 		return f == fPattern || f == fScope || f == fMax
 	}
 	return true
 }
 
-// cycle changes a toggle field by d steps and re-runs (debounced).
-func (p *Pane) cycle(f, d int) tea.Cmd {
+// toggle changes a toggle field by d steps; it reports false for a field
+// that is not a toggle.
+func (c *composer) toggle(f, d int) bool {
 	switch f {
 	case fScope:
-		n := len(p.opts.Scopes) + 1
-		p.scopeIdx = ((p.scopeIdx+d)%n + n) % n
-		p.clearResults()
-		if !p.applies(p.field) {
-			p.field = fPattern
+		n := len(c.scopes) + 1
+		c.scopeIdx = ((c.scopeIdx+d)%n + n) % n
+		if !c.applies(c.field) {
+			c.field = fPattern
 		}
 	case fCase:
-		p.caseIdx = ((p.caseIdx+d)%3 + 3) % 3
+		c.caseIdx = ((c.caseIdx+d)%3 + 3) % 3
 	case fMode:
-		p.fixed = !p.fixed
+		c.fixed = !c.fixed
 	case fWord:
-		p.word = !p.word
+		c.word = !c.word
 	case fHidden:
-		p.hidden = !p.hidden
+		c.hidden = !c.hidden
 	case fFollow:
-		p.follow = !p.follow
+		c.follow = !c.follow
 	case fNoIgnore:
-		p.noIgnore = !p.noIgnore
+		c.noIgnore = !c.noIgnore
 	case fRecursive:
-		p.recurse = !p.recurse
+		c.recurse = !c.recurse
 	case fFuzzy:
-		p.fuzzy = ((p.fuzzy+d)%5 + 5) % 5
+		c.fuzzy = ((c.fuzzy+d)%5 + 5) % 5
 	default:
-		return nil
+		return false
 	}
-	return p.changed()
+	return true
 }
 
-func (p *Pane) nextField(d int) {
+// nextField moves the focus d fields on, skipping those the scope hides.
+func (c *composer) nextField(d int) {
 	for range nFields {
-		p.field = ((p.field+d)%nFields + nFields) % nFields
-		if p.applies(p.field) {
+		c.field = ((c.field+d)%nFields + nFields) % nFields
+		if c.applies(c.field) {
 			return
 		}
 	}
 }
 
-func (p *Pane) walkHistory(up bool) tea.Cmd {
-	if len(p.history) == 0 {
-		return nil
+// walkHistory puts the previous (up) or next run pattern in the pattern
+// field, keeping what was typed as the draft below the newest; it reports
+// whether the field changed.
+func (c *composer) walkHistory(up bool) bool {
+	if len(c.history) == 0 {
+		return false
 	}
 	if up {
-		if p.histIdx == 0 {
-			return nil
+		if c.histIdx == 0 {
+			return false
 		}
-		if p.histIdx == len(p.history) {
-			p.histDraft = p.inputs[fPattern].Value()
+		if c.histIdx == len(c.history) {
+			c.histDraft = c.pattern()
 		}
-		p.histIdx--
-		p.inputs[fPattern].SetValue(p.history[p.histIdx])
-	} else {
-		if p.histIdx >= len(p.history) {
-			return nil
-		}
-		p.histIdx++
-		if p.histIdx == len(p.history) {
-			p.inputs[fPattern].SetValue(p.histDraft)
-		} else {
-			p.inputs[fPattern].SetValue(p.history[p.histIdx])
-		}
+		c.histIdx--
+		c.inputs[fPattern].SetValue(c.history[c.histIdx])
+		return true
 	}
-	return p.changed()
+	if c.histIdx >= len(c.history) {
+		return false
+	}
+	c.histIdx++
+	if c.histIdx == len(c.history) {
+		c.inputs[fPattern].SetValue(c.histDraft)
+	} else {
+		c.inputs[fPattern].SetValue(c.history[c.histIdx])
+	}
+	return true
+}
+
+// remember adds a run pattern to the history in memory, so ↑ reaches it in
+// this session.
+func (c *composer) remember(q string) {
+	c.history = pushHistory(c.history, q)
+	c.histIdx = len(c.history)
+	c.histDraft = ""
+}
+
+// edit gives a key to the focused text field; it reports whether the text
+// changed. An edit of the pattern leaves the history walk.
+func (c *composer) edit(msg tea.KeyPressMsg) bool {
+	if !isTextField(c.field) {
+		return false
+	}
+	changed, _ := c.inputs[c.field].Handle(msg)
+	if changed && c.field == fPattern {
+		c.histIdx = len(c.history)
+	}
+	return changed
 }
 
 // setError shows an engine error beside the field it is about, read from
 // the error's typed field (search.FieldOf), never parsed out of its words.
-func (p *Pane) setError(err error) {
-	p.errField, p.errText = fPattern, err.Error()
+func (c *composer) setError(err error) {
+	c.errField, c.errText = fPattern, err.Error()
 	var te *search.ToolError
 	if errors.As(err, &te) {
-		p.errText = te.Message
+		c.errText = te.Message
 	}
 	fe, ok := search.FieldOf(err)
 	if !ok {
 		return
 	}
 	if f, ok := composerField[fe.Field]; ok {
-		p.errField = f
+		c.errField = f
 	}
 }
 
@@ -201,28 +266,28 @@ var composerField = map[search.Field]int{
 	search.FieldMaxMatchesPerFile: fPerFile, search.FieldTimeoutMS: fTimeout,
 }
 
-func (p *Pane) clearError() { p.errField, p.errText = -1, "" }
+func (c *composer) clearError() { c.errField, c.errText = -1, "" }
 
 // buildRequest turns the composer into a request; number fields that are
 // not integers are reported here, before the engine sees them.
-func (p *Pane) buildRequest() (search.Request, bool) {
-	p.clearError()
-	r := search.Request{Pattern: p.inputs[fPattern].Value()}
-	r.Case = search.Ptr(caseModes[p.caseIdx])
-	r.FixedStrings = search.Ptr(p.fixed)
-	r.WordRegexp = search.Ptr(p.word)
-	r.Hidden = search.Ptr(p.hidden)
-	r.Follow = search.Ptr(p.follow)
-	r.NoIgnore = search.Ptr(p.noIgnore)
-	r.Recursive = search.Ptr(p.recurse)
-	if p.fuzzy > 0 {
-		r.Fuzzy = search.Ptr(int64(p.fuzzy))
+func (c *composer) buildRequest() (search.Request, bool) {
+	c.clearError()
+	r := search.Request{Pattern: c.inputs[fPattern].Value()}
+	r.Case = search.Ptr(caseModes[c.caseIdx])
+	r.FixedStrings = search.Ptr(c.fixed)
+	r.WordRegexp = search.Ptr(c.word)
+	r.Hidden = search.Ptr(c.hidden)
+	r.Follow = search.Ptr(c.follow)
+	r.NoIgnore = search.Ptr(c.noIgnore)
+	r.Recursive = search.Ptr(c.recurse)
+	if c.fuzzy > 0 {
+		r.Fuzzy = search.Ptr(int64(c.fuzzy))
 	}
-	if v := strings.TrimSpace(p.inputs[fPath].Value()); v != "" {
+	if v := strings.TrimSpace(c.inputs[fPath].Value()); v != "" {
 		r.Path = search.Ptr(v)
 	}
-	r.IncludeGlob = splitGlobs(p.inputs[fInclude].Value())
-	r.ExcludeGlob = splitGlobs(p.inputs[fExclude].Value())
+	r.IncludeGlob = splitGlobs(c.inputs[fInclude].Value())
+	r.ExcludeGlob = splitGlobs(c.inputs[fExclude].Value())
 	nums := []struct {
 		f    int
 		name string
@@ -230,13 +295,13 @@ func (p *Pane) buildRequest() (search.Request, bool) {
 	}{{fContext, "context", &r.Context}, {fMax, "max_results", &r.MaxResults},
 		{fPerFile, "max_matches_per_file", &r.MaxMatchesPerFile}, {fTimeout, "timeout_ms", &r.TimeoutMS}}
 	for _, n := range nums {
-		v := strings.TrimSpace(p.inputs[n.f].Value())
+		v := strings.TrimSpace(c.inputs[n.f].Value())
 		if v == "" {
 			continue
 		}
 		i, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			p.errField, p.errText = n.f, n.name+": must be an integer, got "+strconv.Quote(v)
+			c.errField, c.errText = n.f, n.name+": must be an integer, got "+strconv.Quote(v)
 			return r, false
 		}
 		*n.dst = search.Ptr(i)

@@ -26,8 +26,8 @@ func hiddenListPane(t *testing.T, open func(config.ScopeConfig, string) (scope.D
 	p := New(o, styles())
 	t.Cleanup(p.Close)
 	runTyped(t, p, "budget")
-	if p.scoped == nil || len(p.scoped.Hits) < 2 {
-		t.Fatalf("want two mail hits, have %+v", p.scoped)
+	if p.results.scoped == nil || len(p.results.scoped.Hits) < 2 {
+		t.Fatalf("want two mail hits, have %+v", p.results.scoped)
 	}
 	p.View(120, 36)
 	return p
@@ -37,7 +37,7 @@ func hiddenListPane(t *testing.T, open func(config.ScopeConfig, string) (scope.D
 func rowOf(t *testing.T, p *Pane, i int) int {
 	t.Helper()
 	for y := range 36 {
-		if got, ok := p.list.Map.At(1, y); ok && got == i {
+		if got, ok := p.results.list.Map.At(1, y); ok && got == i {
 			return y
 		}
 	}
@@ -59,7 +59,7 @@ func TestDocumentErrorHidesTheList(t *testing.T) {
 	}
 	for _, msg := range []tea.Msg{panetest.WheelDown(5, 5), panetest.Click(5, second), panetest.Key("j"), panetest.Key("G")} {
 		drain(t, p, p.Update(msg))
-		if c := p.list.Cursor(); c != 0 {
+		if c := p.results.list.Cursor(); c != 0 {
 			t.Fatalf("%T moved the hidden list's cursor to %d", msg, c)
 		}
 	}
@@ -84,7 +84,7 @@ func TestOpeningDocumentHidesTheList(t *testing.T) {
 		if cmd := p.Update(msg); cmd != nil {
 			t.Fatalf("%T while opening returned a command (a second open?)", msg)
 		}
-		if c := p.list.Cursor(); c != 0 {
+		if c := p.results.list.Cursor(); c != 0 {
 			t.Fatalf("%T moved the hidden list's cursor to %d", msg, c)
 		}
 	}
@@ -109,7 +109,7 @@ func TestBackWhileOpeningDropsTheLateDocument(t *testing.T) {
 		t.Fatalf("the document opened after esc went back:\n%s", view)
 	}
 	drain(t, p, p.Update(panetest.Key("j")))
-	if c := p.list.Cursor(); c != 1 {
+	if c := p.results.list.Cursor(); c != 1 {
 		t.Fatalf("j after going back: cursor %d, want 1", c)
 	}
 }

@@ -32,10 +32,10 @@ func TestEndToEndBackends(t *testing.T) {
 			}
 			press(p, "alt+c") // sensitive: Needle no longer matches
 			drain(t, p, press(p, "enter"))
-			if p.final == nil || p.res.matches != 5 || len(p.res.groups) != 4 {
-				t.Fatalf("%s: %d matches in %d files", be, p.res.matches, len(p.res.groups))
+			if p.results.final == nil || p.results.res.matches != 5 || len(p.results.res.groups) != 4 {
+				t.Fatalf("%s: %d matches in %d files", be, p.results.res.matches, len(p.results.res.groups))
 			}
-			ev, ok := p.selected()
+			ev, ok := p.results.selected()
 			if !ok || ev.Path != "docs/guide.md" || ev.LineNumber != 3 || len(ev.Submatches) != 2 {
 				t.Fatalf("first selection %+v", ev)
 			}
@@ -90,23 +90,23 @@ func TestRenderLineKeepsMatchVisible(t *testing.T) {
 func TestSizeSweep(t *testing.T) {
 	p := typing(New(baseOptions(t.TempDir(), "ugrep"), styles()))
 	p.backendKnown = true
-	p.inputs[fPattern].SetValue("needle")
+	p.composer.inputs[fPattern].SetValue("needle")
 	var evs []search.Event
 	for i := range 50 {
 		evs = append(evs, search.Event{Type: "match", Path: fmt.Sprintf("dir/file%02d.go", i/5), LineNumber: uint64(i + 1),
 			Line: strings.Repeat("x", i*3) + "needle" + "\t日本", Column: uint64(i*3 + 1), MatchText: "needle"})
 	}
-	p.gen, p.shownGen = 1, 1
-	p.res.add(evs)
-	p.fileErrs = []search.FileError{{Path: "a", Error: "broken symbolic link"}}
+	p.gen, p.results.gen = 1, 1
+	p.results.res.add(evs)
+	p.results.fileErrs = []search.FileError{{Path: "a", Error: "broken symbolic link"}}
 	p.focus = focusResults
 	for _, mode := range []string{"list", "preview", "errors", "composer"} {
-		p.preview, p.showErrs, p.focus = mode == "preview", mode == "errors", focusResults
+		p.preview.open, p.results.showErrs, p.focus = mode == "preview", mode == "errors", focusResults
 		if mode == "composer" {
-			p.focus, p.field = focusComposer, fPath
+			p.focus, p.composer.field = focusComposer, fPath
 		}
-		p.prevPath, p.prevLines = "dir/file00.go", []string{"one", "needle two", "three"}
-		p.list.Select(1)
+		p.preview.path, p.preview.lines = "dir/file00.go", []string{"one", "needle two", "three"}
+		p.results.list.Select(1)
 		for w := 1; w <= 130; w += 1 + w/10 {
 			for h := 1; h <= 32; h += 1 + h/12 {
 				out := p.View(w, h)
@@ -128,18 +128,18 @@ func TestSizeSweep(t *testing.T) {
 func benchPane(b *testing.B, n int) *Pane {
 	p := typing(New(baseOptions(b.TempDir(), "ugrep"), styles()))
 	p.backendKnown = true
-	p.inputs[fPattern].SetValue("needle")
+	p.composer.inputs[fPattern].SetValue("needle")
 	evs := make([]search.Event, n)
 	for i := range evs {
 		evs[i] = search.Event{Type: "match", Path: fmt.Sprintf("src/pkg%04d/file%03d.go", i/10000, (i/20)%1000),
 			LineNumber: uint64(i%20 + 1), Line: "\tif err := needle(ctx, value); err != nil { return err }",
 			Column: 12, MatchText: "needle"}
 	}
-	p.gen, p.shownGen = 1, 1
-	p.res.add(evs)
-	p.final = &search.Response{Count: n}
+	p.gen, p.results.gen = 1, 1
+	p.results.res.add(evs)
+	p.results.final = &search.Response{Count: n}
 	p.focus = focusResults
-	p.list.Select(n / 2)
+	p.results.list.Select(n / 2)
 	p.View(120, 40)
 	runtime.GC() // setup's garbage is not the keystroke's cost
 	return p
@@ -166,7 +166,7 @@ func BenchmarkKeystroke1M(b *testing.B) { benchKeystroke(b, 1_000_000) }
 
 func benchTyping(b *testing.B, n int) {
 	p := benchPane(b, n)
-	p.focus, p.field = focusComposer, fPattern
+	p.focus, p.composer.field = focusComposer, fPattern
 	k, bs := tea.KeyPressMsg{Code: 'x', Text: "x"}, tea.KeyPressMsg{Code: tea.KeyBackspace}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

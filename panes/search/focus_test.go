@@ -18,7 +18,7 @@ func TestOpensOnResults(t *testing.T) {
 	}
 	for _, k := range []string{"/", "i", "enter"} {
 		press(p, k)
-		if !p.Capturing() || p.field != fPattern {
+		if !p.Capturing() || p.composer.field != fPattern {
 			t.Fatalf("%s did not focus the pattern field", k)
 		}
 		press(p, "esc")
@@ -26,7 +26,7 @@ func TestOpensOnResults(t *testing.T) {
 			t.Fatalf("esc after %s left the keyboard in the field", k)
 		}
 	}
-	if got := p.inputs[fPattern].Value(); got != "" {
+	if got := p.composer.inputs[fPattern].Value(); got != "" {
 		t.Fatalf("focus keys were typed: %q", got)
 	}
 }
@@ -77,11 +77,11 @@ func TestHistoryHoldsOnlyRunSearches(t *testing.T) {
 	press(p, "/")
 	press(p, "ctrl+u")
 	press(p, "up")
-	if got := p.inputs[fPattern].Value(); got != "three" {
+	if got := p.composer.inputs[fPattern].Value(); got != "three" {
 		t.Fatalf("↑ gave %q, want this session's last search", got)
 	}
 	press(p, "up")
-	if got := p.inputs[fPattern].Value(); got != "needle" {
+	if got := p.composer.inputs[fPattern].Value(); got != "needle" {
 		t.Fatalf("↑↑ gave %q", got)
 	}
 }

@@ -128,14 +128,23 @@ func checkFrame(t *testing.T, out string, w, h int) {
 	}
 }
 
+// waitFor blocks until cond holds for the pane's snapshot, woken by each
+// change (Pane.Changed); the timeout only ends a test that would hang.
 func waitFor(t *testing.T, p *Pane, cond func(Snapshot) bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond(p.Snapshot()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting; snapshot %+v", p.Snapshot())
+	hang := time.NewTimer(20 * time.Second)
+	defer hang.Stop()
+	for {
+		changed := p.Changed()
+		s := p.Snapshot()
+		if cond(s) {
+			return
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-hang.C:
+			t.Fatalf("timed out waiting; snapshot %+v", s)
+		}
 	}
 }
 

@@ -26,7 +26,7 @@ func (p *Pane) buildKeymaps() keymaps {
 		return func(tea.KeyPressMsg) tea.Cmd { return p.cycle(f, 1) }
 	}
 	contentOnly := func() string {
-		if p.isScoped() {
+		if p.composer.isScoped() {
 			return "a scope has only a pattern and max results"
 		}
 		return ""
@@ -38,19 +38,19 @@ func (p *Pane) buildKeymaps() keymaps {
 		return ""
 	}
 	noSelection := func() string {
-		if p.rowCount() == 0 {
+		if p.results.rowCount() == 0 {
 			return "no result selected"
 		}
 		return ""
 	}
 	previewOff := func() string {
-		if !p.preview {
+		if !p.preview.open {
 			return "the preview is closed (p opens it)"
 		}
 		return ""
 	}
-	hasRows := func() bool { return p.rowCount() > 0 }
-	focusPattern := func() { p.focus, p.field = focusComposer, fPattern }
+	hasRows := func() bool { return p.results.rowCount() > 0 }
+	focusPattern := func() { p.focus, p.composer.field = focusComposer, fPattern }
 	km := keymaps{}
 	km.anywhere = panes.Keymap{
 		{Binding: b("ctrl+r", "re-run", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.runAndRecord() }},
@@ -69,68 +69,47 @@ func (p *Pane) buildKeymaps() keymaps {
 		{Binding: b("enter", "run", "enter"), Footer: true, Everyday: true,
 			Do: func(tea.KeyPressMsg) tea.Cmd { return p.runAndRecord() }},
 		{Binding: b("esc", "leave field", "esc"), Footer: true, Everyday: true, Do: func(tea.KeyPressMsg) tea.Cmd { return p.leaveComposer() }},
-		{Binding: b("tab", "next field", "tab"), Footer: true, Do: do(func() { p.nextField(1) })},
-		{Binding: b("shift+tab", "previous field", "shift+tab"), Do: do(func() { p.nextField(-1) })},
+		{Binding: b("tab", "next field", "tab"), Footer: true, Do: do(func() { p.composer.nextField(1) })},
+		{Binding: b("shift+tab", "previous field", "shift+tab"), Do: do(func() { p.composer.nextField(-1) })},
 		{Binding: b("↑/↓", "history", "up", "down"), Footer: true, Everyday: true,
 			Do: func(msg tea.KeyPressMsg) tea.Cmd { return p.upDown(msg.String() == "up") }},
 		{Binding: b("→", "complete path", "right", "ctrl+f"), Do: p.rightKey},
 		{Binding: b("space/←", "change option", "space", "left"), Do: p.toggleKey},
 	}
-	km.results = panes.Keymap{
-		{Binding: b("↑/k", "up", "up", "k"), Do: do(func() { p.move(-1) })},
-		{Binding: b("↓/j", "down", "down", "j"), Do: do(func() { p.move(1) })},
-		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(p.list.PageUp)},
-		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d"), Do: do(p.list.PageDown)},
-		{Binding: b("g", "first", "home", "g"), Do: do(p.list.First)},
-		{Binding: b("G", "last", "end", "G"), Do: do(p.list.Last)},
+	km.results = append(panes.ListNav(panes.ListMoves(&p.results.list, nil)).Rows(), panes.Keymap{
 		{Binding: b("enter/o", "open", "enter", "o"), Footer: true, Everyday: true, When: hasRows,
 			Do: func(tea.KeyPressMsg) tea.Cmd { return p.open() }},
 		{Binding: b("enter", "edit", "enter"), When: func() bool { return !hasRows() }, Do: do(focusPattern)},
 		{Binding: b("y", "copy", "y"), Footer: true, Everyday: true, Disabled: noSelection,
 			Do: func(tea.KeyPressMsg) tea.Cmd { return p.copySelection() }},
 		{Binding: b("p", "preview", "p"), Footer: true, Everyday: true,
-			Do: do(func() { p.preview = !p.preview; p.prevFor = previewAt{} })},
+			Do: do(p.preview.toggle)},
 		{Binding: b("/", "edit", "/", "i"), Footer: true, Everyday: true, Do: do(focusPattern)},
-		{Binding: b("K", "preview up", "K", "shift+up"), Disabled: previewOff, Do: do(func() { p.prevView.Scroll(-1) })},
-		{Binding: b("J", "preview down", "J", "shift+down"), Disabled: previewOff, Do: do(func() { p.prevView.Scroll(1) })},
+		{Binding: b("K", "preview up", "K", "shift+up"), Disabled: previewOff, Do: do(func() { p.preview.view.Scroll(-1) })},
+		{Binding: b("J", "preview down", "J", "shift+down"), Disabled: previewOff, Do: do(func() { p.preview.view.Scroll(1) })},
 		{Binding: b("e", "file errors", "e"), Disabled: func() string {
-			if len(p.fileErrs) == 0 {
+			if len(p.results.fileErrs) == 0 {
 				return "no file errors"
 			}
 			return ""
-		}, Do: do(func() { p.showErrs = true; p.errView.Top() })},
+		}, Do: do(func() { p.results.showErrs = true; p.results.errView.Top() })},
 		{Binding: b("s", "next scope", "s"), Disabled: noScopes, Do: toggle(fScope)},
-		{Binding: b("esc", "close preview", "esc"), Do: do(func() { p.preview = false })},
-	}
-	km.errors = panes.Keymap{
-		{Binding: b("e/esc", "close", "e", "esc"), Footer: true, Do: do(func() { p.showErrs = false })},
-		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.errView.Scroll(-1) })},
-		{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.errView.Scroll(1) })},
-		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.errView.Page(-1) })},
-		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.errView.Page(1) })},
-	}
+		{Binding: b("esc", "close preview", "esc"), Do: do(func() { p.preview.open = false })},
+	}...)
+	errs := panes.ViewNav(panes.ViewOf(&p.results.errView))
+	errs.First, errs.Last = panes.KeyRow{}, panes.KeyRow{} // the errors list binds no g or G
+	km.errors = append(panes.Keymap{
+		{Binding: b("e/esc", "close", "e", "esc"), Footer: true, Do: do(func() { p.results.showErrs = false })},
+	}, errs.Rows()...)
 	// while the hit opens, enter and o (which close an open document) are
 	// not "back": a double-tapped enter still opens it
 	km.opening = panes.Keymap{
-		{Binding: b("esc", "back", "esc", "q"), Footer: true, Do: do(p.closeDocument)},
+		{Binding: b("esc", "back", "esc", "q"), Footer: true, Do: do(p.viewer.close)},
 	}
-	km.document = panes.Keymap{
-		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(p.closeDocument)},
-		{Binding: b("↑/k", "up", "up", "k"), Footer: true, Do: do(func() { p.docView.Scroll(-1) })},
-		{Binding: b("↓/j", "down", "down", "j"), Footer: true, Do: do(func() { p.docView.Scroll(1) })},
-		{Binding: b("pgup", "page up", "pgup", "ctrl+u"), Do: do(func() { p.docView.Page(-1) })},
-		{Binding: b("pgdn", "page down", "pgdown", "ctrl+d", "space"), Do: do(func() { p.docView.Page(1) })},
-		{Binding: b("g", "top", "home", "g"), Do: do(p.docView.Top)},
-		{Binding: b("G", "bottom", "end", "G"), Do: do(p.docView.Bottom)},
-	}
+	km.document = append(panes.Keymap{
+		{Binding: b("esc", "back", "esc", "q", "enter", "o"), Footer: true, Do: do(p.viewer.close)},
+	}, panes.ViewNav(panes.ViewOf(&p.viewer.view)).Rows()...)
 	return km
-}
-
-// closeDocument goes back from the viewer to the list, also while the
-// document is still opening (its answer is then dropped).
-func (p *Pane) closeDocument() {
-	p.doc, p.docErr, p.docLoading = nil, nil, false
-	p.docGen++
 }
 
 // leaveComposer is esc in a field: back to the results; a pattern whose
@@ -138,7 +117,7 @@ func (p *Pane) closeDocument() {
 func (p *Pane) leaveComposer() tea.Cmd {
 	p.focus = focusResults
 	if p.ranCurrent() {
-		return p.recordHistory(p.inputs[fPattern].Value())
+		return p.recordHistory(p.composer.pattern())
 	}
 	return nil
 }
@@ -146,13 +125,16 @@ func (p *Pane) leaveComposer() tea.Cmd {
 // upDown walks the history in the pattern field and moves between fields
 // elsewhere.
 func (p *Pane) upDown(up bool) tea.Cmd {
-	if p.field == fPattern {
-		return p.walkHistory(up)
+	if p.composer.field == fPattern {
+		if p.composer.walkHistory(up) {
+			return p.changed()
+		}
+		return nil
 	}
 	if up {
-		p.nextField(-1)
+		p.composer.nextField(-1)
 	} else {
-		p.nextField(1)
+		p.composer.nextField(1)
 	}
 	return nil
 }
@@ -160,40 +142,45 @@ func (p *Pane) upDown(up bool) tea.Cmd {
 // rightKey accepts the path completion at the end of the path field, as
 // fish does; anywhere else it is the field's own → (or an option change).
 func (p *Pane) rightKey(msg tea.KeyPressMsg) tea.Cmd {
-	if p.field == fPath && p.inputs[fPath].AtEnd() {
-		if p.complete() {
+	if p.composer.field == fPath && p.composer.inputs[fPath].AtEnd() {
+		if p.composer.complete() {
 			return p.changed()
 		}
 		return nil
 	}
-	if !isTextField(p.field) {
-		return p.cycle(p.field, 1)
+	if !isTextField(p.composer.field) {
+		return p.cycle(p.composer.field, 1)
 	}
 	return p.edit(msg)
 }
 
 // toggleKey changes an option chip; in a text field space and ← are text.
 func (p *Pane) toggleKey(msg tea.KeyPressMsg) tea.Cmd {
-	if isTextField(p.field) {
+	if isTextField(p.composer.field) {
 		return p.edit(msg)
 	}
 	if msg.String() == "left" {
-		return p.cycle(p.field, -1)
+		return p.cycle(p.composer.field, -1)
 	}
-	return p.cycle(p.field, 1)
+	return p.cycle(p.composer.field, 1)
 }
 
 // edit gives a key to the focused text field.
 func (p *Pane) edit(msg tea.KeyPressMsg) tea.Cmd {
-	if !isTextField(p.field) {
+	if !p.composer.edit(msg) {
 		return nil
 	}
-	changed, _ := p.inputs[p.field].Handle(msg)
-	if !changed {
+	return p.changed()
+}
+
+// cycle changes a toggle field by d steps and re-runs (debounced); another
+// scope's results are not this one's, so they go at once.
+func (p *Pane) cycle(f, d int) tea.Cmd {
+	if !p.composer.toggle(f, d) {
 		return nil
 	}
-	if p.field == fPattern {
-		p.histIdx = len(p.history)
+	if f == fScope {
+		p.clearResults()
 	}
 	return p.changed()
 }
@@ -201,13 +188,13 @@ func (p *Pane) edit(msg tea.KeyPressMsg) tea.Cmd {
 // keymap is the rows that act now, the mode's own first.
 func (p *Pane) keymap() panes.Keymap {
 	switch {
-	case p.docLoading:
+	case p.viewer.loading:
 		return p.km.opening
 	case p.viewing():
 		return p.km.document
 	case p.focus == focusComposer:
 		return append(append(panes.Keymap{}, p.km.composer...), p.km.anywhere...)
-	case p.showErrs:
+	case p.results.showErrs:
 		return append(append(panes.Keymap{}, p.km.errors...), p.km.anywhere...)
 	}
 	return append(append(panes.Keymap{}, p.km.results...), p.km.anywhere...)

@@ -82,8 +82,8 @@ func TestInjectedEngineRunsWithoutABackend(t *testing.T) {
 	defer p.Close()
 	drain(t, p, p.Init(context.Background()))
 	runTyped(t, p, "needle")
-	if p.res.matches != 23 || len(p.res.groups) != 3 || p.final == nil {
-		t.Fatalf("results: %d matches in %d files, final %v", p.res.matches, len(p.res.groups), p.final != nil)
+	if p.results.res.matches != 23 || len(p.results.res.groups) != 3 || p.results.final == nil {
+		t.Fatalf("results: %d matches in %d files, final %v", p.results.res.matches, len(p.results.res.groups), p.results.final != nil)
 	}
 	if st := ansi.Strip(p.statusLine(120)); !strings.Contains(st, "23 matches in 3 files") || !strings.Contains(st, "fake 1.2.3") {
 		t.Fatalf("status %q", st)
@@ -107,7 +107,7 @@ func TestClickAndWheelOnResults(t *testing.T) {
 		t.Fatalf("row not drawn:\n%s", strings.Join(view, "\n"))
 	}
 	p.Update(panetest.Click(10, y))
-	if ev, ok := p.selected(); !ok || ev.Line != "needle three" {
+	if ev, ok := p.results.selected(); !ok || ev.Line != "needle three" {
 		t.Fatalf("click on %q selected %+v", view[y], ev)
 	}
 	// the header of c.go, the line above its first match
@@ -117,21 +117,21 @@ func TestClickAndWheelOnResults(t *testing.T) {
 		}
 	}
 	p.Update(panetest.Click(3, y))
-	if ev, ok := p.selected(); !ok || ev.Path != "c.go" || ev.LineNumber != 1 {
+	if ev, ok := p.results.selected(); !ok || ev.Path != "c.go" || ev.LineNumber != 1 {
 		t.Fatalf("click on the c.go header selected %+v", ev)
 	}
-	before := p.list.Cursor()
+	before := p.results.list.Cursor()
 	p.Update(panetest.WheelDown(10, y))
-	if p.list.Cursor() != before+3 {
-		t.Fatalf("wheel down moved %d rows, want 3", p.list.Cursor()-before)
+	if p.results.list.Cursor() != before+3 {
+		t.Fatalf("wheel down moved %d rows, want 3", p.results.list.Cursor()-before)
 	}
 	p.Update(panetest.WheelUp(10, y))
-	if p.list.Cursor() != before {
-		t.Fatalf("wheel up did not come back: %d, want %d", p.list.Cursor(), before)
+	if p.results.list.Cursor() != before {
+		t.Fatalf("wheel up did not come back: %d, want %d", p.results.list.Cursor(), before)
 	}
 	// a click outside the list (the composer line) selects nothing
 	p.Update(panetest.Click(3, 0))
-	if p.list.Cursor() != before {
+	if p.results.list.Cursor() != before {
 		t.Fatal("a click on the composer moved the selection")
 	}
 	// the selected row is highlighted across the whole width: every reset
@@ -159,7 +159,7 @@ func TestEngineErrorLandsOnItsField(t *testing.T) {
 	p := New(o, styles())
 	defer p.Close()
 	runTyped(t, p, "needle")
-	if p.errField != fInclude || !strings.Contains(p.errText, "unclosed [") {
-		t.Fatalf("error on field %d: %q", p.errField, p.errText)
+	if p.composer.errField != fInclude || !strings.Contains(p.composer.errText, "unclosed [") {
+		t.Fatalf("error on field %d: %q", p.composer.errField, p.composer.errText)
 	}
 }

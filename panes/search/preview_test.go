@@ -64,18 +64,18 @@ func TestPreviewCentresOnTheHitAndScrolls(t *testing.T) {
 	if mid < 99 || mid > 101 {
 		t.Fatalf("preview lines %v: the hit (100) is not in the middle", nums)
 	}
-	sel := p.list.Cursor()
+	sel := p.results.list.Cursor()
 	p.Update(panetest.WheelDown(90, y+2)) // over the preview, right of the list
 	after, _ := previewLines(t, p)
-	if after[0] != nums[0]+3 || p.list.Cursor() != sel {
-		t.Fatalf("wheel over the preview: first line %d → %d, cursor %d → %d", nums[0], after[0], sel, p.list.Cursor())
+	if after[0] != nums[0]+3 || p.results.list.Cursor() != sel {
+		t.Fatalf("wheel over the preview: first line %d → %d, cursor %d → %d", nums[0], after[0], sel, p.results.list.Cursor())
 	}
 	p.Update(panetest.Key("K"))
 	if again, _ := previewLines(t, p); again[0] != after[0]-1 {
 		t.Fatalf("K: first line %d, want %d", again[0], after[0]-1)
 	}
 	p.Update(panetest.WheelDown(10, y+2)) // over the list: the selection moves
-	if p.list.Cursor() == sel {
+	if p.results.list.Cursor() == sel {
 		t.Fatal("wheel over the list did not move the selection")
 	}
 	drain(t, p, nil)
@@ -93,7 +93,7 @@ func TestDocumentPagesByItsHeight(t *testing.T) {
 	for i := range 100 {
 		body = append(body, "body line "+strconv.Itoa(i))
 	}
-	p.docLoading = true // as enter on a hit does: the answer is awaited
+	p.viewer.loading = true // as enter on a hit does: the answer is awaited
 	p.Update(docMsg{doc: scope.Document{Scope: "notes", Kind: "files", ID: "a.txt", Title: "a.txt", Text: strings.Join(body, "\n")}})
 	first := func() string {
 		return strings.TrimSpace(strings.Split(ansi.Strip(p.View(80, 21)), "\n")[1])
@@ -121,9 +121,9 @@ func TestFileErrorsScrollAndRelayout(t *testing.T) {
 	p := New(fakeOptions(t), styles())
 	defer p.Close()
 	for i := range 40 {
-		p.fileErrs = append(p.fileErrs, search.FileError{Path: "dir/f" + strconv.Itoa(i), Error: "permission denied"})
+		p.results.fileErrs = append(p.results.fileErrs, search.FileError{Path: "dir/f" + strconv.Itoa(i), Error: "permission denied"})
 	}
-	p.showErrs, p.focus = true, focusResults
+	p.results.showErrs, p.focus = true, focusResults
 	first := func() string {
 		for _, l := range strings.Split(ansi.Strip(p.View(80, 20)), "\n") {
 			if strings.HasPrefix(l, "  dir/") {
@@ -144,7 +144,7 @@ func TestFileErrorsScrollAndRelayout(t *testing.T) {
 	if got := first(); got == "dir/f4:" || got == "" {
 		t.Fatalf("pgdn did not move: %q", got)
 	}
-	p.fileErrs = []search.FileError{{Path: "other/x", Error: "broken symbolic link"}}
+	p.results.fileErrs = []search.FileError{{Path: "other/x", Error: "broken symbolic link"}}
 	if v := ansi.Strip(p.View(80, 20)); strings.Contains(v, "dir/f") || !strings.Contains(v, "other/x: broken symbolic link") {
 		t.Fatalf("a new list kept the old one's lines:\n%s", v)
 	}

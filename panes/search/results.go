@@ -1,13 +1,11 @@
 package searchpane
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -16,6 +14,33 @@ import (
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/safetext"
 )
+
+// resultList is the results on screen: a content search's rows or a
+// scope's hits, the list's cursor over them, and the file errors.
+type resultList struct {
+	isScoped func() bool // the composer's: a scope's hits, not content rows
+
+	gen      uint64 // generation of the results shown
+	res      results
+	scanned  int64
+	fileErrs []search.FileError
+	final    *search.Response
+	runErr   string
+	elapsed  time.Duration
+	lastReq  search.Request
+
+	scoped     *scope.Hits
+	scopedText string
+
+	// list is the results' cursor and top (content rows with their file
+	// headers, or scoped hits); its Map is which row each drawn line shows
+	list    panes.List
+	listTop int // pane line the results start at, as last drawn
+
+	showErrs bool
+	errView  panes.Viewport // the file errors' scroll
+	errBody  errLayout      // the file errors laid out
+}
 
 // results holds every event of the shown search and a row index grouped by
 // file. Adding is proportional to the batch; drawing touches only the rows
@@ -55,49 +80,130 @@ func (r *results) add(evs []search.Event) {
 }
 
 // rowCount is the number of selectable rows in the current mode.
-func (p *Pane) rowCount() int {
-	if p.isScoped() {
-		if p.scoped == nil {
+func (r *resultList) rowCount() int {
+	if r.isScoped() {
+		if r.scoped == nil {
 			return 0
 		}
-		return len(p.scoped.Hits)
+		return len(r.scoped.Hits)
 	}
-	return len(p.res.rows)
+	return len(r.res.rows)
 }
 
 // selectable reports whether the cursor may rest on row i: every scoped
 // hit, every line of a file's results but not the file's header.
-func (p *Pane) selectable(i int) bool {
-	if p.isScoped() {
+func (r *resultList) selectable(i int) bool {
+	if r.isScoped() {
 		return true
 	}
-	return i < len(p.res.rows) && p.res.rows[i].ev >= 0
+	return i < len(r.res.rows) && r.res.rows[i].ev >= 0
 }
 
 // move changes the selection by d rows, skipping file headers in the
 // direction of travel.
-func (p *Pane) move(d int) { p.list.Move(d) }
+func (r *resultList) move(d int) { r.list.Move(d) }
 
 // selectedHit is the index of the scoped hit under the cursor, if any.
-func (p *Pane) selectedHit() (int, bool) {
-	i := p.list.Cursor()
-	if !p.isScoped() || p.scoped == nil || i >= len(p.scoped.Hits) {
+func (r *resultList) selectedHit() (int, bool) {
+	i := r.list.Cursor()
+	if !r.isScoped() || r.scoped == nil || i >= len(r.scoped.Hits) {
 		return 0, false
 	}
 	return i, true
 }
 
 // selected is the event under the cursor, if any.
-func (p *Pane) selected() (*search.Event, bool) {
-	sel := p.list.Cursor()
-	if p.isScoped() || sel >= len(p.res.rows) {
+func (r *resultList) selected() (*search.Event, bool) {
+	sel := r.list.Cursor()
+	if r.isScoped() || sel >= len(r.res.rows) {
 		return nil, false
 	}
-	r := p.res.rows[sel]
-	if r.ev < 0 {
+	row := r.res.rows[sel]
+	if row.ev < 0 {
 		return nil, false
 	}
-	return &p.res.events[r.ev], true
+	return &r.res.events[row.ev], true
+}
+
+// selection is what y copies: the scope hit's id, or the match's
+// path:line.
+func (r *resultList) selection() (string, bool) {
+	if i, ok := r.selectedHit(); ok {
+		return r.scoped.Hits[i].ID, true
+	}
+	if ev, ok := r.selected(); ok {
+		return fmt.Sprintf("%s:%d", ev.Path, ev.LineNumber), true
+	}
+	return "", false
+}
+
+// clear empties the list for search gen (nothing shown for it yet). The
+// fields are reset one by one: list's callbacks hold this struct.
+func (r *resultList) clear(gen uint64) {
+	r.res = results{}
+	r.scoped = nil
+	r.final = nil
+	r.fileErrs = nil
+	r.scanned = 0
+	r.runErr = ""
+	r.showErrs = false
+	r.list.Reset()
+	r.gen = gen
+	r.lastReq = search.Request{}
+	r.scopedText = ""
+}
+
+// begin replaces the shown results with search gen's on its first news,
+// so the screen never flashes empty while typing.
+func (r *resultList) begin(gen uint64) {
+	r.res = results{}
+	r.fileErrs, r.final, r.runErr = nil, nil, ""
+	r.showErrs = false
+	r.errView.Top()
+	r.list.Reset()
+	r.gen = gen
+}
+
+// add takes a batch of content events and file errors; the first events of
+// a search put the cursor on its first match.
+func (r *resultList) add(evs []search.Event, errs []search.FileError, scanned int64) {
+	fresh := len(r.res.rows) == 0
+	r.res.add(evs)
+	if fresh {
+		r.selectFirstMatch()
+	}
+	r.fileErrs = append(r.fileErrs, errs...)
+	r.scanned = max(r.scanned, scanned)
+}
+
+// finish records a content search's final response.
+func (r *resultList) finish(resp search.Response) {
+	r.final = &resp
+	r.scanned = resp.FilesScanned
+	if resp.Errors != nil {
+		r.fileErrs = resp.Errors // the complete list, in order
+	}
+}
+
+// showScoped shows a scoped search's answer (nil hits: it failed).
+func (r *resultList) showScoped(gen uint64, hits *scope.Hits, elapsed time.Duration) {
+	r.elapsed = elapsed
+	r.gen = gen
+	r.showErrs = false
+	r.list.Reset()
+	r.scoped = hits
+}
+
+// selectFirstMatch puts the cursor on the first match line (not a header or
+// a context line) of fresh results.
+func (r *resultList) selectFirstMatch() {
+	for i, row := range r.res.rows {
+		if row.ev >= 0 && r.res.events[row.ev].Type == "match" {
+			r.list.Select(i)
+			return
+		}
+	}
+	r.list.Select(0)
 }
 
 // absPath is where a result's file lives: event paths are relative to the
@@ -109,25 +215,14 @@ func (p *Pane) absPath(rel string) string {
 // open runs the editor on the selected match (content) or opens the
 // selected hit in the pane's viewer (scopes).
 func (p *Pane) open() tea.Cmd {
-	if p.isScoped() {
-		i, ok := p.selectedHit()
+	if p.composer.isScoped() {
+		i, ok := p.results.selectedHit()
 		if !ok {
 			return nil
 		}
-		sc, id := p.opts.Scopes[p.scopeIdx-1], p.scoped.Hits[i].ID
-		p.docLoading = true
-		p.docGen++
-		gen := p.docGen
-		open := p.opts.ScopeOpen
-		if open == nil {
-			open = scope.Open
-		}
-		return func() tea.Msg {
-			doc, err := open(sc, id)
-			return docMsg{gen: gen, doc: doc, err: err}
-		}
+		return p.viewer.open(p.composer.scope(), p.results.scoped.Hits[i].ID, p.scopeOpen())
 	}
-	ev, ok := p.selected()
+	ev, ok := p.results.selected()
 	if !ok {
 		return nil
 	}
@@ -157,16 +252,8 @@ func (p *Pane) editorCommand(path string, line uint64) (*exec.Cmd, error) {
 // copySelection puts path:line on the clipboard: OSC 52 and the session's
 // clipboard tool when one is installed (panes.Clipboard).
 func (p *Pane) copySelection() tea.Cmd {
-	var s string
-	if p.isScoped() {
-		i, ok := p.selectedHit()
-		if !ok {
-			return nil
-		}
-		s = p.scoped.Hits[i].ID
-	} else if ev, ok := p.selected(); ok {
-		s = fmt.Sprintf("%s:%d", ev.Path, ev.LineNumber)
-	} else {
+	s, ok := p.results.selection()
+	if !ok {
 		return nil
 	}
 	// A name is pasted into shells and editors: control characters in it
@@ -180,150 +267,5 @@ func (p *Pane) copySelection() tea.Cmd {
 	p.notice = "copied " + s
 	return panes.Clipboard{Getenv: p.getenv}.Copy(s)
 }
-
-// syncPreview loads the selected file for the preview when it changes,
-// off the UI goroutine.
-func (p *Pane) syncPreview() tea.Cmd {
-	if !p.preview {
-		return nil
-	}
-	if p.isScoped() {
-		return p.syncScopedPreview()
-	}
-	ev, ok := p.selected()
-	if !ok || ev.Path == p.prevPath {
-		return nil
-	}
-	p.prevPath, p.prevLines, p.prevErr, p.prevLoading = ev.Path, nil, nil, true
-	path, abs := ev.Path, p.absPath(ev.Path)
-	return func() tea.Msg {
-		lines, cut, err := readLines(abs, scope.OpenMaxBytes)
-		return previewMsg{path: path, lines: lines, cut: cut, err: err}
-	}
-}
-
-// readLines reads a file's lines up to limit bytes; cut reports a file
-// longer than that, whose last, partial line is then dropped (the preview
-// says where its reading stopped instead of showing half a line).
-func readLines(path string, limit int64) (lines []string, cut bool, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	buf, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, false, err
-	}
-	if int64(len(buf)) > limit {
-		cut = true
-		buf = buf[:limit]
-		if nl := bytes.LastIndexByte(buf, '\n'); nl >= 0 {
-			buf = buf[:nl+1]
-		}
-	}
-	if len(buf) == 0 {
-		return nil, cut, nil
-	}
-	text := strings.TrimSuffix(string(buf), "\n")
-	lines = strings.Split(text, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(l, "\r") // a CRLF line end, as the engine's lines.text has none
-	}
-	return lines, cut, nil
-}
-
-// complete extends the path field like a shell: a single candidate
-// completes with a slash, several complete their common prefix. It reports
-// whether the field changed.
-func (p *Pane) complete() bool {
-	v := p.inputs[fPath].Value()
-	dir, names := p.completions()
-	if len(names) == 0 {
-		return false
-	}
-	names = append([]string(nil), names...)
-	next := dir + names[0] + "/"
-	if len(names) > 1 {
-		common := names[0]
-		for _, n := range names[1:] {
-			for !strings.HasPrefix(n, common) {
-				common = common[:len(common)-1]
-			}
-		}
-		next = dir + common
-	}
-	if next == v {
-		return false
-	}
-	p.inputs[fPath].SetValue(next)
-	return true
-}
-
-// scopedPreview is the selected scope hit opened for the preview: a
-// message with its headers and body, a record with its columns.
-type scopedPreview struct {
-	id      string
-	doc     *scope.Document
-	err     error
-	loading bool
-}
-
-type scopedPreviewMsg struct {
-	id  string
-	doc scope.Document
-	err error
-}
-
-// syncScopedPreview opens the selected hit for the preview when the
-// selection changes, off the UI goroutine.
-func (p *Pane) syncScopedPreview() tea.Cmd {
-	i, ok := p.selectedHit()
-	if !ok {
-		return nil
-	}
-	id := p.scoped.Hits[i].ID
-	if id == p.scPrev.id {
-		return nil
-	}
-	p.scPrev = scopedPreview{id: id, loading: true}
-	sc := p.opts.Scopes[p.scopeIdx-1]
-	open := p.opts.ScopeOpen
-	if open == nil {
-		open = scope.Open
-	}
-	return func() tea.Msg {
-		doc, err := open(sc, id)
-		return scopedPreviewMsg{id: id, doc: doc, err: err}
-	}
-}
-
-// previewAt is the selection a preview shows: the results' generation, the
-// mode and the row.
-type previewAt struct {
-	gen    uint64
-	scoped bool
-	row    int
-	set    bool
-}
-
-// followSelection re-aims the preview when the selection changes: the
-// content preview centres on the hit's line, a scope hit's opens at its top.
-// Scrolling (J/K, the wheel) then moves from there until the next change.
-func (p *Pane) followSelection() {
-	at := previewAt{gen: p.shownGen, scoped: p.isScoped(), row: p.list.Cursor(), set: true}
-	if at == p.prevFor {
-		return
-	}
-	p.prevFor = at
-	if ev, ok := p.selected(); ok {
-		p.prevView.CenterOn(int(ev.LineNumber) - 1)
-		return
-	}
-	p.prevView.Top()
-}
-
-// area is a rectangle of the pane, in its own cells.
-type area struct{ x, y, w, h int }
 
 func (a area) has(x, y int) bool { return x >= a.x && x < a.x+a.w && y >= a.y && y < a.y+a.h }

@@ -31,9 +31,9 @@ func (p *Pane) recordRun(gen uint64) tea.Cmd {
 		return nil
 	}
 	p.recordGen = 0
-	q := p.lastReq.Pattern
-	if p.isScoped() {
-		q = p.scopedText
+	q := p.results.lastReq.Pattern
+	if p.composer.isScoped() {
+		q = p.results.scopedText
 	}
 	return p.recordHistory(q)
 }
@@ -48,9 +48,7 @@ func (p *Pane) recordHistory(q string) tea.Cmd {
 	if strings.TrimSpace(q) == "" {
 		return nil
 	}
-	p.history = pushHistory(p.history, q)
-	p.histIdx = len(p.history)
-	p.histDraft = ""
+	p.composer.remember(q)
 	path := p.opts.HistoryPath
 	if path == "" {
 		return nil
@@ -61,25 +59,25 @@ func (p *Pane) recordHistory(q string) tea.Cmd {
 // ranCurrent reports whether the results on screen answer the pattern as it
 // is now, without an error: the person has seen this search run.
 func (p *Pane) ranCurrent() bool {
-	q := p.inputs[fPattern].Value()
-	if strings.TrimSpace(q) == "" || p.errText != "" || p.runErr != "" || p.shownGen != p.gen || p.seq != 0 {
+	q := p.composer.pattern()
+	if strings.TrimSpace(q) == "" || p.composer.errText != "" || p.results.runErr != "" || p.results.gen != p.gen || p.seq != 0 {
 		return false
 	}
-	if p.isScoped() {
-		return p.scoped != nil && p.scopedText == q
+	if p.composer.isScoped() {
+		return p.results.scoped != nil && p.results.scopedText == q
 	}
-	return p.lastReq.Pattern == q && (p.final != nil || p.running)
+	return p.results.lastReq.Pattern == q && (p.results.final != nil || p.running)
 }
 
 // changed is called after every edit: local checks at once, the search
 // after the debounce.
 func (p *Pane) changed() tea.Cmd {
-	if _, ok := p.buildRequest(); !ok {
+	if _, ok := p.composer.buildRequest(); !ok {
 		p.seq = 0 // nothing to run until the field is fixed
 		p.stopSearch()
 		return nil
 	}
-	if strings.TrimSpace(p.inputs[fPattern].Value()) == "" {
+	if strings.TrimSpace(p.composer.pattern()) == "" {
 		p.seq = 0
 		p.stopSearch()
 		p.clearResults()
@@ -96,7 +94,7 @@ func (p *Pane) changed() tea.Cmd {
 // runNow starts the composed search at once, superseding any running one.
 func (p *Pane) runNow() tea.Cmd {
 	p.seq = 0
-	req, ok := p.buildRequest()
+	req, ok := p.composer.buildRequest()
 	if !ok {
 		return nil
 	}
@@ -110,10 +108,10 @@ func (p *Pane) runNow() tea.Cmd {
 	gen := p.gen
 	p.running = true
 	p.started = p.now()
-	if p.isScoped() {
-		sc := p.opts.Scopes[p.scopeIdx-1]
+	if p.composer.isScoped() {
+		sc := p.composer.scope()
 		q := scope.Query{Text: req.Pattern, MaxResults: int(derefOr(req.MaxResults, 100))}
-		p.scopedText = req.Pattern
+		p.results.scopedText = req.Pattern
 		return func() tea.Msg {
 			hits, terr := scope.Search(context.Background(), sc, q, scope.Limits{})
 			if terr != nil {
@@ -122,7 +120,7 @@ func (p *Pane) runNow() tea.Cmd {
 			return scopedMsg{gen: gen, hits: hits}
 		}
 	}
-	p.lastReq = req
+	p.results.lastReq = req
 	run := p.opts.Engine
 	if run == nil {
 		run = search.Run
@@ -147,18 +145,8 @@ func (p *Pane) stopSearch() {
 }
 
 func (p *Pane) clearResults() {
-	p.res = results{}
-	p.scoped = nil
-	p.final = nil
-	p.fileErrs = nil
-	p.scanned = 0
-	p.runErr = ""
-	p.showErrs = false
-	p.list.Reset()
-	p.shownGen = p.gen
-	p.lastReq = search.Request{}
-	p.scopedText = ""
-	p.scPrev = scopedPreview{}
+	p.results.clear(p.gen)
+	p.preview.scoped = scopedPreview{}
 }
 
 // onBatch takes a batch of the newest search onto the screen; batches of a
@@ -167,58 +155,28 @@ func (p *Pane) onBatch(m batchMsg) tea.Cmd {
 	if m.gen != p.gen || p.cur == nil || p.cur.gen != m.gen {
 		return nil
 	}
-	if p.shownGen != m.gen {
-		// first news of a new query: replace the old results only now, so
-		// the screen never flashes empty while typing
-		p.res = results{}
-		p.fileErrs, p.final, p.runErr = nil, nil, ""
-		p.showErrs = false
-		p.errView.Top()
-		p.list.Reset()
-		p.shownGen = m.gen
-		p.prevPath = "" // the file may have changed since the preview read it: read it again
-		p.clearError()
+	if p.results.gen != m.gen {
+		p.results.begin(m.gen)
+		p.preview.reread() // the file may have changed since the preview read it
+		p.composer.clearError()
 	}
-	fresh := len(p.res.rows) == 0
-	p.res.add(m.events)
-	if fresh {
-		p.selectFirstMatch()
-	}
-	p.fileErrs = append(p.fileErrs, m.errs...)
-	p.scanned = max(p.scanned, m.scanned)
+	p.results.add(m.events, m.errs, m.scanned)
 	if !m.finished {
 		return p.cur.pump()
 	}
 	p.running = false
-	p.elapsed = p.now().Sub(p.started)
+	p.results.elapsed = p.now().Sub(p.started)
 	p.cur = nil
 	if m.err != nil {
 		var te *search.ToolError
 		if errors.As(m.err, &te) {
-			p.setError(te)
-			p.res = results{}
+			p.composer.setError(te)
+			p.results.res = results{}
 			return nil
 		}
-		p.runErr = m.err.Error()
+		p.results.runErr = m.err.Error()
 	}
 	record := p.recordRun(m.gen)
-	resp := m.resp
-	p.final = &resp
-	p.scanned = resp.FilesScanned
-	if resp.Errors != nil {
-		p.fileErrs = resp.Errors // the complete list, in order
-	}
+	p.results.finish(m.resp)
 	return record
-}
-
-// selectFirstMatch puts the cursor on the first match line (not a header or
-// a context line) of fresh results.
-func (p *Pane) selectFirstMatch() {
-	for i, r := range p.res.rows {
-		if r.ev >= 0 && p.res.events[r.ev].Type == "match" {
-			p.list.Select(i)
-			return
-		}
-	}
-	p.list.Select(0)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/safetext"
+	"github.com/vigil-dev/vigil/themes"
 )
 
 // Everything this pane shows from outside — file names, matched and
@@ -268,5 +269,10 @@ func renderLine(line string, spans []search.Span, width int, o rowOpts) string {
 // ends shown as escapes) in at most width cells, in style base with its
 // escapes marked.
 func (p *Pane) safeField(s string, width int, base lipgloss.Style) string {
-	return renderLine(s, nil, width, rowOpts{base: base, hl: base, warn: p.styles.Warning})
+	return safeField(p.styles, s, width, base)
+}
+
+// safeField is Pane.safeField for a child drawing with styles st.
+func safeField(st *themes.Styles, s string, width int, base lipgloss.Style) string {
+	return renderLine(s, nil, width, rowOpts{base: base, hl: base, warn: st.Warning})
 }

@@ -23,7 +23,7 @@ func scopedPane(t *testing.T, scopeName, pattern string) *Pane {
 	p := New(o, styles())
 	t.Cleanup(p.Close)
 	runTyped(t, p, pattern)
-	if p.scoped == nil {
+	if p.results.scoped == nil {
 		t.Fatalf("no scoped hits for %q", pattern)
 	}
 	return p

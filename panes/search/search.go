@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -87,7 +87,9 @@ type (
 
 var _ panes.Pane = (*Pane)(nil)
 
-// Pane is the Search screen.
+// Pane is the Search screen: it routes keys and messages to its four
+// children (the composer, the results, the preview and the document
+// viewer, each a plain struct) and runs the searches the composer asks for.
 type Pane struct {
 	opts     Options
 	styles   *themes.Styles
@@ -95,28 +97,13 @@ type Pane struct {
 	now      func() time.Time
 	getenv   func(string) string
 	debounce time.Duration
-	root     string // canonical sandbox root, for opening files
+	root     string    // canonical sandbox root, for opening files
+	focus    focusArea // the composer or the results has the keyboard
 
-	// composer
-	focus    focusArea
-	field    int
-	inputs   [nFields]panes.TextField // text fields: pattern, path, include, exclude, numbers
-	scopeIdx int                      // 0 = content, i = Scopes[i-1]
-	caseIdx  int
-	fixed    bool
-	word     bool
-	hidden   bool
-	follow   bool
-	noIgnore bool
-	recurse  bool
-	fuzzy    int
-	errField int    // field the error belongs to, -1 for none
-	errText  string // inline validation message
-
-	history   []string
-	histIdx   int
-	histDraft string
-	histErr   error
+	composer composer
+	results  resultList
+	preview  preview
+	viewer   docViewer
 
 	backend      search.BackendInfo
 	backendKnown bool
@@ -131,51 +118,9 @@ type Pane struct {
 	recordGen uint64
 	started   time.Time
 
-	// shown results (content)
-	shownGen uint64
-	res      results
-	scanned  int64
-	fileErrs []search.FileError
-	final    *search.Response
-	runErr   string
-	elapsed  time.Duration
-	lastReq  search.Request
-
-	// shown results (scoped)
-	scoped     *scope.Hits
-	scopedText string
-
-	// list is the results' cursor and top (content rows with their file
-	// headers, or scoped hits); its Map is which row each drawn line shows
-	list    panes.List
-	listTop int // pane line the results start at, as last drawn
-
-	compl     completion // the path field's completions, listed off the UI goroutine
-	complWant string     // the path value whose listing was last asked for
-	showErrs  bool
-	errView   panes.Viewport // the file errors' scroll
-	errBody   errLayout      // the file errors laid out
-
-	preview     bool
-	prevPath    string // file the preview holds or is loading
-	prevLines   []string
-	prevCut     bool // prevLines are the first scope.OpenMaxBytes of a longer file
-	prevErr     error
-	prevLoading bool
-	prevView    panes.Viewport // the preview's scroll: centred on the hit, then J/K and the wheel
-	prevFor     previewAt      // the selection the preview was last centred on
-	prevArea    area           // where the preview was last drawn, for the wheel
-	doc         *scope.Document
-	docErr      error
-	docLoading  bool
-	docGen      uint64 // the open a docMsg must answer: back (esc) while opening drops the late document
-	docView     panes.Viewport
-	docBody     docCache // the document's lines laid out, for the width they were laid out at
-	scPrev      scopedPreview
-	notice      string
-
+	notice   string
 	keysSeen int
-	state    atomic.Pointer[Snapshot]
+	state    published
 }
 
 // Snapshot is the pane's progress, safe to read from any goroutine: tests
@@ -198,9 +143,11 @@ func New(o Options, styles *themes.Styles) *Pane {
 	// global keys (1–4, ?, q, tab) work on first launch; / i or enter
 	// start typing and esc leaves the field (README "Keys").
 	p := &Pane{opts: o, styles: styles, now: o.Now, getenv: o.Getenv,
-		debounce: o.Debounce, errField: -1, recurse: true, focus: focusResults}
+		debounce: o.Debounce, focus: focusResults}
+	p.composer = composer{scopes: o.Scopes, errField: -1, recurse: true}
 	p.km = p.buildKeymaps()
-	p.list = panes.List{Len: p.rowCount, Selectable: p.selectable}
+	p.results.isScoped = p.composer.isScoped
+	p.results.list = panes.List{Len: p.results.rowCount, Selectable: p.results.selectable}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -217,9 +164,9 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if c, err := filepath.EvalSymlinks(p.root); err == nil {
 		p.root = c
 	}
-	p.history, p.histErr = LoadHistory(o.HistoryPath)
-	p.histIdx = len(p.history)
-	p.applyInitial(o)
+	p.composer.history, p.composer.histErr = LoadHistory(o.HistoryPath)
+	p.composer.histIdx = len(p.composer.history)
+	p.composer.applyInitial(o)
 	p.publish()
 	return p
 }
@@ -235,23 +182,48 @@ func (p *Pane) Capturing() bool { return p.focus == focusComposer && !p.viewing(
 
 // Snapshot returns the pane's progress (see Snapshot).
 func (p *Pane) Snapshot() Snapshot {
-	if s := p.state.Load(); s != nil {
-		return *s
-	}
-	return Snapshot{}
+	p.state.mu.Lock()
+	defer p.state.mu.Unlock()
+	return p.state.snap
 }
 
+// Changed returns a channel closed when the pane has handled its next
+// message: take it, read Snapshot, and wait on it while the state is not
+// the one wanted (a wait on state, never on time).
+func (p *Pane) Changed() <-chan struct{} {
+	p.state.mu.Lock()
+	defer p.state.mu.Unlock()
+	if p.state.next == nil {
+		p.state.next = make(chan struct{})
+	}
+	return p.state.next
+}
+
+// published is what the pane last published, and who waits for the next.
+type published struct {
+	mu   sync.Mutex
+	snap Snapshot
+	next chan struct{} // closed at the next publish; nil: nobody waits
+}
+
+// publish stores the state for Snapshot and wakes those waiting.
 func (p *Pane) publish() {
-	s := &Snapshot{Busy: p.running || p.seq != 0 || p.prevLoading || p.docLoading || !p.backendKnown,
-		Gen: p.gen, Shown: p.shownGen, Finished: !p.running, Pattern: p.lastReq.Pattern,
-		Err: p.errText, Keys: p.keysSeen}
-	if p.isScoped() {
-		s.Pattern = p.scopedText
+	s := Snapshot{Busy: p.running || p.seq != 0 || p.preview.loading || p.viewer.loading || !p.backendKnown,
+		Gen: p.gen, Shown: p.results.gen, Finished: !p.running, Pattern: p.results.lastReq.Pattern,
+		Err: p.composer.errText, Keys: p.keysSeen}
+	if p.composer.isScoped() {
+		s.Pattern = p.results.scopedText
 	}
 	if p.backendKnown {
 		s.Backend = strings.TrimSpace(p.backend.Name + " " + p.backend.Version)
 	}
-	p.state.Store(s)
+	p.state.mu.Lock()
+	p.state.snap = s
+	if p.state.next != nil {
+		close(p.state.next)
+		p.state.next = nil
+	}
+	p.state.mu.Unlock()
 }
 
 // Init detects the backend (it runs `--version`, so off the UI goroutine)
@@ -272,7 +244,7 @@ func (p *Pane) Init(ctx context.Context) tea.Cmd {
 		return backendMsg{}
 	}
 	cmds := []tea.Cmd{detect}
-	if strings.TrimSpace(p.inputs[fPattern].Value()) != "" {
+	if strings.TrimSpace(p.composer.pattern()) != "" {
 		cmds = append(cmds, p.runNow())
 	}
 	return tea.Batch(cmds...)
@@ -286,9 +258,18 @@ func (p *Pane) Close() {
 // viewing reports whether the viewer fills the pane (a document, the
 // error opening it, or "opening…"): the list is hidden, so its keys, the
 // wheel and clicks do not reach it.
-func (p *Pane) viewing() bool { return p.doc != nil || p.docErr != nil || p.docLoading }
+func (p *Pane) viewing() bool { return p.viewer.showing() }
 
-func (p *Pane) isScoped() bool { return p.scopeIdx > 0 && p.scopeIdx <= len(p.opts.Scopes) }
+// scopeOpen opens a scope hit: Options.ScopeOpen, or scope.Open.
+func (p *Pane) scopeOpen() scopeOpener {
+	if p.opts.ScopeOpen != nil {
+		return p.opts.ScopeOpen
+	}
+	return scope.Open
+}
+
+// scopeOpener opens a scope hit by id (scope.Open's shape).
+type scopeOpener = func(config.ScopeConfig, string) (scope.Document, error)
 
 // Update handles the pane's messages and, when focused, keys.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
@@ -319,75 +300,53 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		p.running = false
-		p.elapsed = p.now().Sub(p.started)
-		p.shownGen = msg.gen
-		p.showErrs = false
-		p.list.Reset()
 		if msg.err != nil {
-			p.scoped = nil
-			p.setError(msg.err)
+			p.results.showScoped(msg.gen, nil, p.now().Sub(p.started))
+			p.composer.setError(msg.err)
 			return nil
 		}
 		h := msg.hits
-		p.scoped = &h
-		p.scPrev = scopedPreview{}
+		p.results.showScoped(msg.gen, &h, p.now().Sub(p.started))
+		p.preview.scoped = scopedPreview{}
 		return p.recordRun(msg.gen)
 	case previewMsg:
-		if msg.path == p.prevPath {
-			p.prevLines, p.prevCut, p.prevErr, p.prevLoading = msg.lines, msg.cut, msg.err, false
-		}
+		p.preview.got(msg)
 	case docMsg:
-		if msg.gen != p.docGen || !p.docLoading {
-			return nil // the person went back before it opened
-		}
-		p.docLoading = false
-		if msg.err != nil {
-			p.docErr = msg.err
-		} else {
-			d := msg.doc
-			p.doc = &d
-		}
-		p.docView.Top()
+		p.viewer.got(msg) // dropped if the person went back before it opened
 	case editorMsg:
-		p.prevPath = "" // the editor may have changed the file: the preview reads it again
+		p.preview.reread() // the editor may have changed the file
 		if msg.err != nil {
 			p.notice = "editor: " + msg.err.Error()
 		}
 	case historyMsg:
-		p.histErr = msg.err
+		p.composer.histErr = msg.err
 	case completionMsg:
-		p.compl = msg.c
+		p.composer.compl = msg.c
 	case panes.ClipboardMsg:
 		if msg.Err != nil {
 			p.notice = "copied through the terminal only: " + filepath.Base(msg.Tool) + ": " + msg.Err.Error()
 		}
 	case scopedPreviewMsg:
-		if msg.id == p.scPrev.id {
-			p.scPrev.loading, p.scPrev.err = false, msg.err
-			if msg.err == nil {
-				d := msg.doc
-				p.scPrev.doc = &d
-			}
-		}
+		p.preview.gotScoped(msg)
 	case tea.PasteMsg:
-		if p.focus == focusComposer && isTextField(p.field) {
-			p.inputs[p.field].Insert(msg.Content)
+		if p.focus == focusComposer && isTextField(p.composer.field) {
+			p.composer.inputs[p.composer.field].Insert(msg.Content)
 			return p.changed()
 		}
 	case tea.MouseWheelMsg:
 		switch {
 		case p.viewing():
-			p.docView.Wheel(msg)
-		case p.showErrs:
-			p.errView.Wheel(msg)
-		case p.preview && p.prevArea.has(msg.X, msg.Y):
-			p.prevView.Wheel(msg)
+			p.viewer.view.Wheel(msg)
+		case p.results.showErrs:
+			p.results.errView.Wheel(msg)
+		case p.preview.open && p.preview.area.has(msg.X, msg.Y):
+			p.preview.view.Wheel(msg)
 		default:
-			p.list.Wheel(msg)
+			p.results.list.Wheel(msg)
 		}
 	case tea.MouseClickMsg:
 		// a click on a row selects it (a file header: its first line)
-		if !p.viewing() && !p.showErrs && p.list.Click(msg) {
+		if !p.viewing() && !p.results.showErrs && p.results.list.Click(msg) {
 			p.focus = focusResults
 		}
 	case tea.KeyPressMsg:

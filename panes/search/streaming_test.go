@@ -37,7 +37,7 @@ func TestCursorStaysPutWhileResultsStreamIn(t *testing.T) {
 		return out
 	}
 	p.Update(batchMsg{gen: gen, events: evs("a.go", 30)})
-	if ev, ok := p.selected(); !ok || ev.Path != "a.go" || ev.LineNumber != 1 {
+	if ev, ok := p.results.selected(); !ok || ev.Path != "a.go" || ev.LineNumber != 1 {
 		t.Fatalf("first batch: selected %+v", ev)
 	}
 	p.View(80, 20)
@@ -45,7 +45,7 @@ func TestCursorStaysPutWhileResultsStreamIn(t *testing.T) {
 		p.Update(panetest.Key("j"))
 	}
 	p.View(80, 20)
-	top := p.list.Top()
+	top := p.results.list.Top()
 	for _, b := range []batchMsg{
 		{gen: gen, events: evs("a.go", 5)}, // more of the same file
 		{gen: gen, events: evs("b.go", 40)},
@@ -53,11 +53,11 @@ func TestCursorStaysPutWhileResultsStreamIn(t *testing.T) {
 	} {
 		p.Update(b)
 		p.View(80, 20)
-		if ev, ok := p.selected(); !ok || ev.Path != "a.go" || ev.LineNumber != 26 {
+		if ev, ok := p.results.selected(); !ok || ev.Path != "a.go" || ev.LineNumber != 26 {
 			t.Fatalf("after a batch the cursor is on %+v, want a.go:26", ev)
 		}
-		if p.list.Top() != top {
-			t.Fatalf("after a batch the screen scrolled from %d to %d", top, p.list.Top())
+		if p.results.list.Top() != top {
+			t.Fatalf("after a batch the screen scrolled from %d to %d", top, p.results.list.Top())
 		}
 	}
 }

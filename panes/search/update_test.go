@@ -1,15 +1,9 @@
 package searchpane
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -44,8 +38,8 @@ func TestTypingDebouncesIntoOneRun(t *testing.T) {
 		t.Fatalf("want exactly one run, got gen=%d starts=%d", p.gen, len(starts))
 	}
 	drain(t, p, starts[0])
-	if p.final == nil || p.res.matches != 6 || p.lastReq.Pattern != "needle" {
-		t.Fatalf("results: final=%v matches=%d", p.final != nil, p.res.matches)
+	if p.results.final == nil || p.results.res.matches != 6 || p.results.lastReq.Pattern != "needle" {
+		t.Fatalf("results: final=%v matches=%d", p.results.final != nil, p.results.res.matches)
 	}
 	// enter runs at once, without a debounce
 	cmd := press(p, "enter")
@@ -81,17 +75,17 @@ func TestNewQueryDropsStaleBatches(t *testing.T) {
 	if cmd := p.Update(*msg); cmd != nil {
 		t.Fatal("a stale batch was pumped again")
 	}
-	if len(p.res.rows) != 0 || len(p.res.events) != 0 {
-		t.Fatalf("stale batch reached the screen: %d rows", len(p.res.rows))
+	if len(p.results.res.rows) != 0 || len(p.results.res.events) != 0 {
+		t.Fatalf("stale batch reached the screen: %d rows", len(p.results.res.rows))
 	}
 	drain(t, p, newCmd)
-	for _, ev := range p.res.events {
+	for _, ev := range p.results.res.events {
 		if !strings.Contains(ev.Line, "three") {
 			t.Fatalf("event of the old query shown: %+v", ev)
 		}
 	}
-	if p.res.matches != 1 {
-		t.Fatalf("want 1 match for three, got %d", p.res.matches)
+	if p.results.res.matches != 1 {
+		t.Fatalf("want 1 match for three, got %d", p.results.res.matches)
 	}
 }
 
@@ -113,110 +107,6 @@ func findBatch(c tea.Cmd) *batchMsg {
 	return nil
 }
 
-// slowBackend is a wrapper around the real ugrep: --version and the
-// pattern check go straight to ugrep; a search records its pid, starts a
-// child that sleeps, and waits for it, so only a kill of the whole process
-// group ends it quickly.
-func slowBackend(t *testing.T) (bin, pidDir string) {
-	ug, err := exec.LookPath("ugrep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	pidDir = filepath.Join(dir, "pids")
-	if err := os.Mkdir(pidDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	script := fmt.Sprintf(`#!/bin/sh
-for a in "$@"; do
-  case "$a" in --version|-) exec %[1]s "$@";; esac
-done
-sleep 300 &
-echo $! > %[2]s/child.$$
-echo $$ > %[2]s/leader.$$
-wait
-exec %[1]s "$@"
-`, ug, pidDir)
-	bin = filepath.Join(dir, "slowgrep")
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return bin, pidDir
-}
-
-// alive is true while pid exists and is not a zombie (a container's init
-// may be slow to reap orphans).
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
-}
-
-func TestNewQueryKillsTheBackendProcessGroup(t *testing.T) {
-	needBackend(t, "ugrep")
-	bin, pidDir := slowBackend(t)
-	o := baseOptions(fixtureTree(t), "")
-	o.Search.Search.Binary, o.Search.Search.FallbackBinary = bin, ""
-	p := typing(New(o, styles()))
-	defer p.Close()
-	for _, r := range "needle" {
-		press(p, string(r))
-	}
-	press(p, "enter")
-	old := p.cur
-	// wait for the wrapper and its sleeping child to be running
-	var pids []int
-	deadline := time.Now().Add(15 * time.Second)
-	for len(pids) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("backend never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-		pids = pids[:0]
-		ents, _ := os.ReadDir(pidDir)
-		for _, e := range ents {
-			b, _ := os.ReadFile(filepath.Join(pidDir, e.Name()))
-			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				pids = append(pids, n)
-			}
-		}
-	}
-	for _, pid := range pids {
-		if !alive(pid) {
-			t.Fatalf("pid %d not running before the new query", pid)
-		}
-	}
-	press(p, "x") // a new query: the old one is cancelled at once (not debounced)
-	if old.ctxErr() == nil {
-		t.Fatal("typing did not cancel the running search")
-	}
-	select {
-	case <-old.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("cancelled search did not return")
-	}
-	// SIGKILL is delivered asynchronously: give the kernel a moment, far
-	// less than the 300 s the sleeper would otherwise live
-	for _, pid := range pids {
-		deadline := time.Now().Add(5 * time.Second)
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("backend process %d survived the cancel", pid)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
 func TestHistoryWalks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "search_history")
 	for _, q := range []string{"one", "two", "one"} {
@@ -228,7 +118,7 @@ func TestHistoryWalks(t *testing.T) {
 	o.HistoryPath = path
 	p := typing(New(o, styles()))
 	defer p.Close()
-	if got := strings.Join(p.history, ","); got != "two,one" {
+	if got := strings.Join(p.composer.history, ","); got != "two,one" {
 		t.Fatalf("history %q, want two,one (dedup, newest last)", got)
 	}
 	press(p, "d")
@@ -238,7 +128,7 @@ func TestHistoryWalks(t *testing.T) {
 	}
 	for i, s := range steps {
 		press(p, s.key)
-		if got := p.inputs[fPattern].Value(); got != s.want {
+		if got := p.composer.pattern(); got != s.want {
 			t.Fatalf("step %d (%s): pattern %q, want %q", i, s.key, got, s.want)
 		}
 	}
@@ -268,24 +158,24 @@ func TestComposerEditsEveryOption(t *testing.T) {
 		press(p, k)
 	}
 	press(p, "n")
-	r, ok := p.buildRequest()
+	r, ok := p.composer.buildRequest()
 	if !ok || *r.Case != "sensitive" || !*r.FixedStrings || !*r.WordRegexp || !*r.Hidden || !*r.Follow ||
 		!*r.NoIgnore || *r.Recursive || r.Fuzzy == nil || *r.Fuzzy != 1 {
 		t.Fatalf("toggles not applied: %+v", r)
 	}
 	// tab to the path field, complete "sr" to "src/" with → at the end
-	for p.field != fPath {
+	for p.composer.field != fPath {
 		press(p, "tab")
 	}
 	press(p, "s")
 	deliverCompletions(p, press(p, "r")) // listed off the UI goroutine
 	press(p, "right")
-	if got := p.inputs[fPath].Value(); got != "src/" {
+	if got := p.composer.inputs[fPath].Value(); got != "src/" {
 		t.Fatalf("completion gave %q", got)
 	}
 	press(p, "tab") // tab in path: always the next field, never a completion
-	if p.field != fInclude {
-		t.Fatalf("tab in the path field went to field %d", p.field)
+	if p.composer.field != fInclude {
+		t.Fatalf("tab in the path field went to field %d", p.composer.field)
 	}
 	for _, r := range "*.go, *.txt" {
 		press(p, string(r))
@@ -294,19 +184,19 @@ func TestComposerEditsEveryOption(t *testing.T) {
 	press(p, "down") // context
 	press(p, "backspace")
 	press(p, "x")
-	if p.errField != fContext || !strings.Contains(p.errText, `context: must be an integer, got "x"`) {
-		t.Fatalf("inline error: field %d %q", p.errField, p.errText)
+	if p.composer.errField != fContext || !strings.Contains(p.composer.errText, `context: must be an integer, got "x"`) {
+		t.Fatalf("inline error: field %d %q", p.composer.errField, p.composer.errText)
 	}
 	press(p, "backspace")
 	press(p, "2")
-	r, ok = p.buildRequest()
+	r, ok = p.composer.buildRequest()
 	if !ok || *r.Context != 2 || *r.Path != "src/" || strings.Join(r.IncludeGlob, "|") != "*.go|*.txt" {
 		t.Fatalf("request: %+v", r)
 	}
 	// space toggles on a toggle field; q is typed, not a quit
-	p.field = fWord
+	p.composer.field = fWord
 	press(p, "space")
-	if p.word {
+	if p.composer.word {
 		t.Fatal("space did not toggle word")
 	}
 	if !p.Capturing() {
@@ -336,8 +226,8 @@ func TestEditorAndClipboard(t *testing.T) {
 	if got := strings.Join(cmd.Args, " "); got != "vi +7 /r/a.go" {
 		t.Fatalf("fallback editor args %q", got)
 	}
-	p.res.add([]search.Event{{Type: "match", Path: "src/a.go", LineNumber: 9, Line: "x", Column: 1, MatchText: "x"}})
-	p.list.Select(1)
+	p.results.res.add([]search.Event{{Type: "match", Path: "src/a.go", LineNumber: 9, Line: "x", Column: 1, MatchText: "x"}})
+	p.results.list.Select(1)
 	p.focus = focusResults
 	if press(p, "y") == nil || p.notice != "copied src/a.go:9" {
 		t.Fatalf("copy: %q", p.notice)
@@ -346,8 +236,8 @@ func TestEditorAndClipboard(t *testing.T) {
 		t.Fatal("o did not open the editor")
 	}
 	// a name that would run commands when pasted never reaches the clipboard
-	p.res.add([]search.Event{{Type: "match", Path: "ev\x1b[201~;echo INJECTED\n.txt", LineNumber: 2, Line: "x", Column: 1, MatchText: "x"}})
-	p.list.Select(3) // rows: a.go, its match, the hostile file, its match
+	p.results.res.add([]search.Event{{Type: "match", Path: "ev\x1b[201~;echo INJECTED\n.txt", LineNumber: 2, Line: "x", Column: 1, MatchText: "x"}})
+	p.results.list.Select(3) // rows: a.go, its match, the hostile file, its match
 	if cmd := press(p, "y"); cmd != nil || !strings.HasPrefix(p.notice, "not copied: the name holds 2 control or invisible characters") {
 		t.Fatalf("copy of a hostile name: cmd %v, notice %q", cmd, p.notice)
 	}

@@ -37,8 +37,8 @@ func TestEveryLineIsThePaneWidth(t *testing.T) {
 	p := New(o, styles())
 	t.Cleanup(p.Close)
 	runTyped(t, p, "needle")
-	if p.res.matches < 5 {
-		t.Fatalf("want the hostile matches, have %d", p.res.matches)
+	if p.results.res.matches < 5 {
+		t.Fatalf("want the hostile matches, have %d", p.results.res.matches)
 	}
 	check := func(what string, w, h int) {
 		t.Helper()
@@ -53,13 +53,13 @@ func TestEveryLineIsThePaneWidth(t *testing.T) {
 		}
 	}
 	for _, preview := range []bool{false, true} {
-		if p.preview != preview {
+		if p.preview.open != preview {
 			drain(t, p, p.Update(panetest.Key("p")))
 		}
 		drain(t, p, p.Update(panetest.Key("g")))
-		for range p.res.matches + 2 {
+		for range p.results.res.matches + 2 {
 			for _, size := range [][2]int{{120, 34}, {80, 22}, {60, 12}, {41, 8}} {
-				check(fmt.Sprintf("preview %v, row %d", preview, p.list.Cursor()), size[0], size[1])
+				check(fmt.Sprintf("preview %v, row %d", preview, p.results.list.Cursor()), size[0], size[1])
 			}
 			drain(t, p, p.Update(panetest.Key("j")))
 		}

@@ -1,0 +1,58 @@
+package memorypane
+
+import "sync"
+
+// Snapshot is the pane's state as a test waits on it, safe to read from
+// any goroutine while the program runs (the pane itself is the program's).
+type Snapshot struct {
+	Busy     bool // a search, the browse or an opened memory is loading
+	Searched bool // the list holds a search's answer
+	Browsing bool // the list holds the newest memories
+	Hits     int  // hits in the list, before the filter
+	Invalid  int  // validation failures shown in the form
+	Detail   bool // a memory is open (read from the store unless Busy)
+	Keys     int  // key presses handled so far
+}
+
+// published is what the pane last published, and who waits for the next.
+type published struct {
+	mu   sync.Mutex
+	snap Snapshot
+	next chan struct{} // closed at the next publish; nil: nobody waits
+}
+
+// Snapshot returns the pane's state after the last message it handled.
+func (p *Pane) Snapshot() Snapshot {
+	p.state.mu.Lock()
+	defer p.state.mu.Unlock()
+	return p.state.snap
+}
+
+// Changed returns a channel closed when the pane has handled its next
+// message: take it, read Snapshot, and wait on it while the state is not
+// the one wanted (a wait on state, never on time).
+func (p *Pane) Changed() <-chan struct{} {
+	p.state.mu.Lock()
+	defer p.state.mu.Unlock()
+	if p.state.next == nil {
+		p.state.next = make(chan struct{})
+	}
+	return p.state.next
+}
+
+// publish stores the state for Snapshot and wakes those waiting.
+func (p *Pane) publish() {
+	s := Snapshot{Busy: p.running || (p.detail != nil && p.detail.loading), Searched: p.searched,
+		Browsing: p.browsing, Hits: len(p.out.Hits), Invalid: len(p.general), Detail: p.mode == modeDetail && p.detail != nil,
+		Keys: p.keys}
+	for _, errs := range p.invalid {
+		s.Invalid += len(errs)
+	}
+	p.state.mu.Lock()
+	p.state.snap = s
+	if p.state.next != nil {
+		close(p.state.next)
+		p.state.next = nil
+	}
+	p.state.mu.Unlock()
+}
