@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
@@ -234,30 +235,24 @@ func TestExecutorPublishesTheLogWhenItChanges(t *testing.T) {
 			t.Errorf("executor: %v", err)
 		}
 	}()
-	stream, err := js.Stream(ctx, natsqueue.AuditStream)
-	for deadline := time.Now().Add(20 * time.Second); err != nil; stream, err = js.Stream(ctx, natsqueue.AuditStream) {
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var stream jetstream.Stream
+	testwait.For(t, 20*time.Second, func() (err error) {
+		stream, err = js.Stream(ctx, natsqueue.AuditStream)
+		return err
+	})
 	subject := natsqueue.AuditSubjectFor("exec-1")
 	published := func(id string) {
 		t.Helper()
 		if _, err := r.env.Audit.Append(audit.Entry{Actor: "x", Event: audit.EventDenied, TaskID: id}); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		testwait.For(t, 10*time.Second, func() error {
 			m, err := stream.GetLastMsgForSubject(ctx, subject)
-			if err == nil && bytes.Contains(m.Data, []byte(`"`+id+`"`)) {
-				return
+			if err != nil || !bytes.Contains(m.Data, []byte(`"`+id+`"`)) {
+				return fmt.Errorf("the appended entry %s is not in the stream: %v", id, err)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the appended entry %s is not in the stream: %v", id, err)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	published("first") // the executor's start may publish this one
 	published("woken") // only the log's change can
