@@ -157,6 +157,8 @@ func TestQueueServerRestartedMidFlow(t *testing.T) {
 	}
 	ap := r.background(r.ops["alice"], "alice", "deny", "restart-2", "--reason", "not today")
 	r.decisionWaits("restart-2")
+	// and the deny waits for the outcome, watching the task's key
+	testwait.Until(t, 30*time.Second, "the deny's watch on restart-2", r.watching("restart-2"))
 	r.restartServer(time.Second)
 	r.startExecutor()
 	t0 := time.Now()
