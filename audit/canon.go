@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/vigil-dev/vigil/internal/jsonesc"
 )
 
 // This file reads a line in the log's canonical form without the JSON
@@ -331,7 +333,7 @@ func jsonString(v []byte, i int, plain bool) (int, bool) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if i+6 > len(v) || !isHex(v[i+2]) || !isHex(v[i+3]) || !isHex(v[i+4]) || !isHex(v[i+5]) {
+				if _, ok := jsonesc.Hex4(v[i+2:]); !ok {
 					return 0, false
 				}
 				i += 6
@@ -346,8 +348,6 @@ func jsonString(v []byte, i int, plain bool) (int, bool) {
 	}
 	return 0, false
 }
-
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 func jsonLiteral(v []byte, i int, lit string) (int, bool) {
 	if !bytes.HasPrefix(v[i:], []byte(lit)) {
@@ -501,34 +501,9 @@ func (r *rawLine) entry() Entry {
 }
 
 // unescape decodes a string value canonicalString accepted (so only the
-// escapes it allows occur).
+// escapes it allows occur, and Append cannot refuse one).
 func unescape(s []byte) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' {
-			out = append(out, s[i])
-			continue
-		}
-		i++
-		switch s[i] {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			v, _ := lowerHex4(s[i+1 : i+5])
-			out = utf8.AppendRune(out, v)
-			i += 4
-		default: // '"' or '\\'
-			out = append(out, s[i])
-		}
-	}
+	out, _ := jsonesc.Append(make([]byte, 0, len(s)), s)
 	return string(out)
 }
 

@@ -14,24 +14,12 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/term"
-	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/safetext"
 )
-
-// auditFilter is the selection shared by `audit show` and `audit tail`.
-type auditFilter struct {
-	task, event string
-}
-
-func (f auditFilter) query() audit.Query { return audit.Query{TaskID: f.task, Event: f.event} }
-
-func (f auditFilter) match(e audit.Entry) bool { return f.query().Match(e) }
-
-func (f auditFilter) none() bool { return f.query().Empty() }
 
 func newAuditCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
@@ -50,7 +38,7 @@ func newAuditShowCmd(app *App) *cobra.Command {
 	var (
 		asJSON bool
 		limit  int
-		f      auditFilter
+		q      audit.Query // the selection shared with `audit tail` and the Audit pane
 	)
 	cmd := &cobra.Command{
 		Use:   "show",
@@ -69,7 +57,7 @@ func newAuditShowCmd(app *App) *cobra.Command {
 			if limit < 0 {
 				return Failf(ExitBadInput, "--limit: must be 0 (all) or more, got %d", limit)
 			}
-			lines, err := selectEntries(app.Paths.Audit, f, limit)
+			lines, err := selectEntries(app.Paths.Audit, q, limit)
 			if err != nil {
 				return Fail(ExitExecution, fmt.Errorf("audit log %s: %w", app.Paths.Audit, err))
 			}
@@ -81,8 +69,8 @@ func newAuditShowCmd(app *App) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&asJSON, "json", false, "print JSON Lines, one entry per line as stored")
-	fl.StringVar(&f.task, "task", "", "only entries of task `ID`")
-	fl.StringVar(&f.event, "event", "", "only entries of event `E` (submitted, approved, executed, …)")
+	fl.StringVar(&q.TaskID, "task", "", "only entries of task `ID`")
+	fl.StringVar(&q.Event, "event", "", "only entries of event `E` (submitted, approved, executed, …)")
 	fl.IntVar(&limit, "limit", 0, "print only the last `N` matching entries (0: all)")
 	return cmd
 }
@@ -90,14 +78,14 @@ func newAuditShowCmd(app *App) *cobra.Command {
 // selectEntries returns the matching lines (bad lines always, so they are
 // reported), keeping the last limit entries. Without filters it reads only
 // the tail of the file.
-func selectEntries(path string, f auditFilter, limit int) ([]audit.Line, error) {
-	if f.none() && limit > 0 {
+func selectEntries(path string, q audit.Query, limit int) ([]audit.Line, error) {
+	if q.Empty() && limit > 0 {
 		lines, _, err := audit.ReadTail(path, limit)
 		return lines, err
 	}
 	var out []audit.Line
 	// the fields as written rule most lines out before any is decoded
-	_, err := audit.ScanQuery(context.Background(), path, 0, f.query(), func(l audit.Line) bool {
+	_, err := audit.ScanQuery(context.Background(), path, 0, q, func(l audit.Line) bool {
 		out = append(out, l)
 		if limit > 0 && len(out) > 2*limit {
 			// keep memory bounded on a huge log: drop what can no longer be shown
@@ -173,7 +161,7 @@ func newAuditTailCmd(app *App) *cobra.Command {
 	var (
 		asJSON bool
 		n      int
-		f      auditFilter
+		q      audit.Query
 	)
 	cmd := &cobra.Command{
 		Use:   "tail",
@@ -190,7 +178,7 @@ func newAuditTailCmd(app *App) *cobra.Command {
 				return Fail(ExitExecution, err)
 			}
 			emit := func(l audit.Line) error {
-				if l.Err == nil && !f.match(l.Entry) {
+				if l.Err == nil && !q.Match(l.Entry) {
 					return nil
 				}
 				if asJSON {
@@ -203,41 +191,39 @@ func newAuditTailCmd(app *App) *cobra.Command {
 				_, err := fmt.Fprintln(app.Out, tableRow(l.Entry))
 				return err
 			}
-			return followAudit(cmd.Context(), app.Paths.Audit, n, f, emit)
+			return followAudit(cmd.Context(), app.Paths.Audit, n, q, emit)
 		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&asJSON, "json", false, "print each entry as one JSON line")
 	fl.IntVarP(&n, "lines", "n", 10, "print the last `N` matching entries before following")
-	fl.StringVar(&f.task, "task", "", "only entries of task `ID`")
-	fl.StringVar(&f.event, "event", "", "only entries of event `E`")
+	fl.StringVar(&q.TaskID, "task", "", "only entries of task `ID`")
+	fl.StringVar(&q.Event, "event", "", "only entries of event `E`")
 	return cmd
 }
 
 // followAudit prints the last n matching entries, then every complete line
-// appended after them. It watches the log's folder (the log may not exist yet
-// and the head beside it is replaced by rename) and reads from the last
-// offset on each event, so a half-written line waits for its end.
-func followAudit(ctx context.Context, path string, n int, f auditFilter, emit func(audit.Line) error) error {
+// appended after them. An audit.Follower reads what is new from where the
+// backlog ended each time audit.Watch wakes it (the log may not exist yet,
+// and the head beside it is replaced by rename), so a half-written line
+// waits for its end.
+func followAudit(ctx context.Context, path string, n int, q audit.Query, emit func(audit.Line) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	w, err := fsnotify.NewWatcher()
+	// watch before the first read so no append slips between them
+	w, err := audit.Watch(path)
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
 	defer w.Close()
-	// watch before the first read so no append slips between them
-	if err := w.Add(filepath.Dir(path)); err != nil {
-		return Fail(ExitExecution, err)
-	}
 	// lines before off are the backlog; anything after arrives as an event
 	off, err := audit.EndOfCompleteLines(path)
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
 	if n > 0 {
-		first, err := selectEntries(path, f, n)
+		first, err := selectEntries(path, q, n)
 		if err != nil {
 			return Fail(ExitExecution, err)
 		}
@@ -251,49 +237,57 @@ func followAudit(ctx context.Context, path string, n int, f auditFilter, emit fu
 			}
 		}
 	}
-	catchUp := func() error {
-		if st, err := os.Stat(path); err == nil && st.Size() < off {
-			return Failf(ExitCheck, "audit log %s shrank from %d to %d bytes while following; run `vigil audit verify`", path, off, st.Size())
-		}
-		lines, next, err := audit.ReadRange(path, off, -1)
-		if err != nil {
-			return Fail(ExitExecution, err)
-		}
-		off = next
-		for _, l := range lines {
-			if err := emit(l); err != nil {
-				return Fail(ExitExecution, err)
-			}
-		}
-		return nil
-	}
-	name := filepath.Clean(path)
+	f := audit.NewFollower(path, off)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev, ok := <-w.Events:
+		case _, ok := <-w.C():
 			if !ok {
 				return nil
 			}
-			if filepath.Clean(ev.Name) != name || !ev.Has(fsnotify.Write|fsnotify.Create) {
-				continue
-			}
-			if err := catchUp(); err != nil {
+			w.Take() // the follower reads from its offset: a lost event loses nothing
+			if err := catchUp(f, emit); err != nil {
 				return err
 			}
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				// events were lost; reading from the offset catches up anyway
-				if err := catchUp(); err != nil {
-					return err
-				}
-				continue
-			}
+		}
+	}
+}
+
+// catchUp prints the lines f finds appended. Its cut is this command's as
+// before the follower: a log shorter than what was printed is an error; a
+// log missing, replaced or changed at its last line is read on from where
+// the printing stopped (when that is still the start of a line).
+func catchUp(f *audit.Follower, emit func(audit.Line) error) error {
+	rewound := false
+	for {
+		off := f.Offset()
+		b, err := f.Read()
+		if err != nil {
 			return Fail(ExitExecution, err)
+		}
+		if b.Cut {
+			st, serr := os.Stat(f.Path())
+			switch {
+			case serr == nil && st.Size() < off:
+				return Failf(ExitCheck, "audit log %s shrank from %d to %d bytes while following; run `vigil audit verify`", f.Path(), off, st.Size())
+			case serr != nil:
+				f.Rewind(off) // gone: wait for it to come back
+				return nil
+			case rewound:
+				return Failf(ExitCheck, "audit log %s was replaced while following (byte %d is not the start of a line); run `vigil audit verify`", f.Path(), off)
+			}
+			f.Rewind(off)
+			rewound = true
+			continue
+		}
+		for _, l := range b.Lines() {
+			if err := emit(l); err != nil {
+				return Fail(ExitExecution, err)
+			}
+		}
+		if !b.More {
+			return nil
 		}
 	}
 }

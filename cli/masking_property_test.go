@@ -173,6 +173,7 @@ driver = "sim"
 	// answers (a loaded preview) or never does, so drain can wait long
 	p := approvalspane.New(approvalspane.Options{Queue: eng.Queue, Operator: "operator:test", Now: func() time.Time { return time.Now().Add(time.Hour) },
 		Tick: 24 * time.Hour}, themes.New(pal))
+	t.Cleanup(p.Close) // its feed of the queue's changes ends before the home is removed
 	drain(p, p.Init(context.Background()))
 	var pane strings.Builder
 	for i := 0; i < tasks; i++ {

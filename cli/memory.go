@@ -61,7 +61,7 @@ func openMemoryWith(app *App, log *slog.Logger) (*memory.Store, error) {
 // comes from the environment variable it names, never from the file.
 func memoryEmbedder(app *App, e *config.EmbedderConfig) (*memory.HTTPEmbedder, error) {
 	emb := &memory.HTTPEmbedder{Kind: e.Kind, URL: e.URL, ModelName: e.Model, Dimensions: e.Dimensions,
-		Batch: e.EffectiveBatch(), Timeout: e.EffectiveTimeout()}
+		Batch: e.EffectiveBatch(), Timeout: e.EffectiveTimeout(), AllowPlainHTTP: e.AllowPlainHTTP}
 	if e.APIKeyEnv != "" {
 		emb.APIKey = strings.TrimSpace(app.Getenv(e.APIKeyEnv))
 		if emb.APIKey == "" {

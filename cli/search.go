@@ -4,157 +4,191 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
 	"github.com/vigil-dev/vigil/exec/search"
 )
+
+// searchFlags holds the search command's flags: the request fields, or
+// --request naming a file with the request JSON itself.
+type searchFlags struct {
+	reqFile                                  string
+	backend                                  string
+	stream                                   bool
+	caseMode                                 string
+	fixed, word, recursive, hidden, follow   bool
+	noIgnore                                 bool
+	include, exclude                         []string
+	ctxLines, maxResults, maxPerFile         int64
+	maxFiles, maxSize, timeoutMS, fuzzyLevel int64
+}
 
 // newSearchCmd is seed 001's Search tool as a command: flags mirror the
 // request fields, or --request reads the request JSON itself.
 func newSearchCmd(app *App) *cobra.Command {
-	var (
-		reqFile                                  string
-		backend                                  string
-		stream                                   bool
-		caseMode                                 string
-		fixed, word, recursive, hidden, follow   bool
-		noIgnore                                 bool
-		include, exclude                         []string
-		ctxLines, maxResults, maxPerFile         int64
-		maxFiles, maxSize, timeoutMS, fuzzyLevel int64
-	)
+	sf := &searchFlags{}
 	cmd := &cobra.Command{
 		Use:   "search [flags] PATTERN [PATH]",
-		Short: "Search files with ugrep or ripgrep; prints the SRD response object as JSON",
+		Short: "Search files with ugrep or ripgrep; prints the response object (matches, counts, truncation) as JSON",
 		Args:  cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := app.Load(); err != nil {
 				return err
 			}
-			var req search.Request
-			if reqFile != "" {
-				if len(args) > 0 {
-					return printToolError(app, &search.ToolError{Kind: search.BadArgs,
-						Message: "--request: PATTERN and PATH arguments cannot be combined with --request"})
-				}
-				var data []byte
-				var err error
-				if reqFile == "-" {
-					data, err = io.ReadAll(app.In)
-				} else {
-					data, err = os.ReadFile(reqFile)
-				}
-				if err != nil {
-					return printToolError(app, &search.ToolError{Kind: search.BadArgs, Message: "--request: " + err.Error()})
-				}
-				if req, err = search.DecodeRequest(data); err != nil {
-					return printToolError(app, err)
-				}
-			} else {
-				if len(args) == 0 {
-					return printToolError(app, &search.ToolError{Kind: search.BadArgs, Message: "pattern: required (give PATTERN or --request)"})
-				}
-				req.Pattern = args[0]
-				if len(args) > 1 {
-					req.Path = search.Ptr(args[1])
-				}
-				f := cmd.Flags()
-				if f.Changed("case") {
-					req.Case = &caseMode
-				}
-				setB := func(name string, v bool, dst **bool) {
-					if f.Changed(name) {
-						*dst = search.Ptr(v)
-					}
-				}
-				setI := func(name string, v int64, dst **int64) {
-					if f.Changed(name) {
-						*dst = search.Ptr(v)
-					}
-				}
-				setB("fixed-strings", fixed, &req.FixedStrings)
-				setB("word-regexp", word, &req.WordRegexp)
-				setB("recursive", recursive, &req.Recursive)
-				setB("hidden", hidden, &req.Hidden)
-				setB("follow", follow, &req.Follow)
-				setB("no-ignore", noIgnore, &req.NoIgnore)
-				if f.Changed("include") {
-					req.IncludeGlob = include
-				}
-				if f.Changed("exclude") {
-					req.ExcludeGlob = exclude
-				}
-				setI("context", ctxLines, &req.Context)
-				setI("max-results", maxResults, &req.MaxResults)
-				setI("max-matches-per-file", maxPerFile, &req.MaxMatchesPerFile)
-				setI("max-files", maxFiles, &req.MaxFiles)
-				setI("max-file-size-bytes", maxSize, &req.MaxFileSizeBytes)
-				setI("timeout-ms", timeoutMS, &req.TimeoutMS)
-				setI("fuzzy", fuzzyLevel, &req.Fuzzy)
-			}
-			// A search allocates in one burst and exits: fewer collections
-			// pay off (about 10% on a million-event response).
-			defer debug.SetGCPercent(debug.SetGCPercent(400))
-			opts := searchOptions(app)
-			opts.Backend = backend
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			var emit func(search.Batch)
-			var buf []byte
-			if stream {
-				emit = func(b search.Batch) {
-					buf = buf[:0]
-					for i := range b.Events {
-						buf = b.Events[i].AppendJSON(buf)
-						buf = append(buf, '\n')
-					}
-					_, _ = app.Out.Write(buf)
-				}
-			}
-			resp, err := search.Run(ctx, req, opts, emit)
-			if err != nil && !errors.Is(err, context.Canceled) {
+			req, err := sf.request(app, cmd, args)
+			if err != nil {
 				return printToolError(app, err)
 			}
-			// streamed: a million-match response is never held twice
-			growPipe(app.Out)
-			if werr := resp.WriteJSON(app.Out); werr != nil {
-				return Fail(ExitExecution, werr)
-			}
-			if _, werr := io.WriteString(app.Out, "\n"); werr != nil {
-				return Fail(ExitExecution, werr)
-			}
-			if err != nil {
-				return Quiet(ExitExecution)
-			}
-			return nil
+			return runSearch(cmd.Context(), app, req, sf)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&reqFile, "request", "", "read the request JSON (FR-LS-02) from FILE, or - for stdin")
-	f.StringVar(&backend, "backend", "auto", "search backend: auto, ugrep or rg")
-	f.BoolVar(&stream, "stream", false, "print each event as a JSON line as soon as it is final, then the response")
-	f.StringVar(&caseMode, "case", "smart", "case: smart, sensitive or insensitive (ASCII folding)")
-	f.BoolVarP(&fixed, "fixed-strings", "F", false, "treat the pattern as a literal string")
-	f.BoolVarP(&word, "word-regexp", "w", false, "match whole words only")
-	f.StringArrayVar(&include, "include", nil, "only search files matching this glob (repeatable)")
-	f.StringArrayVar(&exclude, "exclude", nil, "skip files and directories matching this glob (repeatable)")
-	f.BoolVar(&recursive, "recursive", true, "descend into subdirectories (--recursive=false: depth 1)")
-	f.BoolVar(&hidden, "hidden", false, "search hidden files and directories")
-	f.BoolVar(&follow, "follow", false, "follow symbolic links")
-	f.BoolVar(&noIgnore, "no-ignore", false, "do not honour .gitignore and .ignore files")
-	f.Int64VarP(&ctxLines, "context", "C", 0, "lines of context around each match")
-	f.Int64Var(&maxResults, "max-results", 0, "maximum events (matches plus context); default from config")
-	f.Int64Var(&maxPerFile, "max-matches-per-file", 0, "stop a file after this many matching lines")
-	f.Int64Var(&maxFiles, "max-files", 0, "stop after scanning this many files")
-	f.Int64Var(&maxSize, "max-file-size-bytes", 0, "skip larger files; default from config")
-	f.Int64Var(&timeoutMS, "timeout-ms", 0, "time limit in milliseconds; default from config")
-	f.Int64Var(&fuzzyLevel, "fuzzy", 0, "fuzzy level 1-4 (ugrep only)")
+	sf.bind(cmd)
 	return cmd
+}
+
+func (sf *searchFlags) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&sf.reqFile, "request", "", "read the request JSON (the Search tool's arguments) from FILE, or - for stdin")
+	f.StringVar(&sf.backend, "backend", "auto", "search backend: auto, ugrep or rg")
+	f.BoolVar(&sf.stream, "stream", false, "print each event as a JSON line as soon as it is final, then the response")
+	f.StringVar(&sf.caseMode, "case", "smart", "case: smart, sensitive or insensitive (ASCII folding)")
+	f.BoolVarP(&sf.fixed, "fixed-strings", "F", false, "treat the pattern as a literal string")
+	f.BoolVarP(&sf.word, "word-regexp", "w", false, "match whole words only")
+	f.StringArrayVar(&sf.include, "include", nil, "only search files matching this glob (repeatable)")
+	f.StringArrayVar(&sf.exclude, "exclude", nil, "skip files and directories matching this glob (repeatable)")
+	f.BoolVar(&sf.recursive, "recursive", true, "descend into subdirectories (--recursive=false: depth 1)")
+	f.BoolVar(&sf.hidden, "hidden", false, "search hidden files and directories")
+	f.BoolVar(&sf.follow, "follow", false, "follow symbolic links")
+	f.BoolVar(&sf.noIgnore, "no-ignore", false, "do not honour .gitignore and .ignore files")
+	f.Int64VarP(&sf.ctxLines, "context", "C", 0, "lines of context around each match")
+	f.Int64Var(&sf.maxResults, "max-results", 0, "maximum events (matches plus context); default from config")
+	f.Int64Var(&sf.maxPerFile, "max-matches-per-file", 0, "stop a file after this many matching lines")
+	f.Int64Var(&sf.maxFiles, "max-files", 0, "stop after scanning this many files")
+	f.Int64Var(&sf.maxSize, "max-file-size-bytes", 0, "skip larger files; default from config")
+	f.Int64Var(&sf.timeoutMS, "timeout-ms", 0, "time limit in milliseconds; default from config")
+	f.Int64Var(&sf.fuzzyLevel, "fuzzy", 0, "fuzzy level 1-4 (ugrep only)")
+}
+
+// request builds the search request from --request or from the arguments
+// and the flags given. Its errors are for printToolError.
+func (sf *searchFlags) request(app *App, cmd *cobra.Command, args []string) (search.Request, error) {
+	if sf.reqFile != "" {
+		if len(args) > 0 {
+			return search.Request{}, &search.ToolError{Kind: search.BadArgs,
+				Message: "--request: PATTERN and PATH arguments cannot be combined with --request"}
+		}
+		return readSearchRequest(app, sf.reqFile)
+	}
+	if len(args) == 0 {
+		return search.Request{}, &search.ToolError{Kind: search.BadArgs, Message: "pattern: required (give PATTERN or --request)"}
+	}
+	var req search.Request
+	req.Pattern = args[0]
+	if len(args) > 1 {
+		req.Path = search.Ptr(args[1])
+	}
+	sf.setFields(cmd, &req)
+	return req, nil
+}
+
+// readSearchRequest reads the request JSON from name, or stdin for "-".
+func readSearchRequest(app *App, name string) (search.Request, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(app.In)
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return search.Request{}, &search.ToolError{Kind: search.BadArgs, Message: "--request: " + err.Error()}
+	}
+	return search.DecodeRequest(data)
+}
+
+// setFields copies the flags given on the command line into req; a flag
+// left unset leaves its field nil, so the config's default applies.
+func (sf *searchFlags) setFields(cmd *cobra.Command, req *search.Request) {
+	f := cmd.Flags()
+	if f.Changed("case") {
+		req.Case = &sf.caseMode
+	}
+	setB := func(name string, v bool, dst **bool) {
+		if f.Changed(name) {
+			*dst = search.Ptr(v)
+		}
+	}
+	setI := func(name string, v int64, dst **int64) {
+		if f.Changed(name) {
+			*dst = search.Ptr(v)
+		}
+	}
+	setB("fixed-strings", sf.fixed, &req.FixedStrings)
+	setB("word-regexp", sf.word, &req.WordRegexp)
+	setB("recursive", sf.recursive, &req.Recursive)
+	setB("hidden", sf.hidden, &req.Hidden)
+	setB("follow", sf.follow, &req.Follow)
+	setB("no-ignore", sf.noIgnore, &req.NoIgnore)
+	if f.Changed("include") {
+		req.IncludeGlob = sf.include
+	}
+	if f.Changed("exclude") {
+		req.ExcludeGlob = sf.exclude
+	}
+	setI("context", sf.ctxLines, &req.Context)
+	setI("max-results", sf.maxResults, &req.MaxResults)
+	setI("max-matches-per-file", sf.maxPerFile, &req.MaxMatchesPerFile)
+	setI("max-files", sf.maxFiles, &req.MaxFiles)
+	setI("max-file-size-bytes", sf.maxSize, &req.MaxFileSizeBytes)
+	setI("timeout-ms", sf.timeoutMS, &req.TimeoutMS)
+	setI("fuzzy", sf.fuzzyLevel, &req.Fuzzy)
+}
+
+// runSearch runs req and prints the response JSON (after each event as a
+// JSON line, with --stream). An interrupt ends the search early: the
+// partial response is printed and the exit code is ExitExecution.
+func runSearch(parent context.Context, app *App, req search.Request, sf *searchFlags) error {
+	// A search allocates in one burst and exits: fewer collections
+	// pay off (about 10% on a million-event response).
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	opts := searchOptions(app)
+	opts.Backend = sf.backend
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt)
+	defer stop()
+	var emit func(search.Batch)
+	var buf []byte
+	if sf.stream {
+		emit = func(b search.Batch) {
+			buf = buf[:0]
+			for i := range b.Events {
+				buf = b.Events[i].AppendJSON(buf)
+				buf = append(buf, '\n')
+			}
+			_, _ = app.Out.Write(buf)
+		}
+	}
+	resp, err := search.Run(ctx, req, opts, emit)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return printToolError(app, err)
+	}
+	// streamed: a million-match response is never held twice
+	growPipe(app.Out)
+	if werr := resp.WriteJSON(app.Out); werr != nil {
+		return Fail(ExitExecution, werr)
+	}
+	if _, werr := io.WriteString(app.Out, "\n"); werr != nil {
+		return Fail(ExitExecution, werr)
+	}
+	if err != nil {
+		return Quiet(ExitExecution)
+	}
+	return nil
 }
 
 // printToolError prints {"error":{"kind","message"}} and exits 2 (BadArgs)

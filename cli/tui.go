@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
@@ -113,7 +112,6 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueu
 		opts.QueueErr = err
 	} else {
 		ap = auditpane.New(app.Paths.Audit, styles)
-		opts.TasksDir, opts.InboxDir, opts.AuditPath = filepath.Join(app.Paths.State, "tasks"), app.Paths.Inbox, app.Paths.Audit
 		if eng, err := app.Engine(context.Background()); err != nil {
 			opts.QueueErr = err
 		} else {
@@ -124,7 +122,7 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueu
 		}
 	}
 	if opts.QueueErr != nil {
-		opts.Source, opts.Queue = nil, nil
+		opts.Queue = nil
 	}
 	apr := approvalspane.New(opts, styles)
 	searchOpts := searchOptions(app)
@@ -154,10 +152,13 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueu
 		sp.Close()
 		mem.Close()
 		ap.Close()
-		apr.Close()
+		// the shared queue first: its reads under way end with it, so the
+		// Approvals pane's Close does not wait out a refresh from a server
+		// that is gone
 		if shared != nil {
 			shared.Close()
 		}
+		apr.Close()
 		if mo.Store != nil {
 			mo.Store.Close()
 		}

@@ -238,8 +238,7 @@ func chooseAuditSubject(ctx context.Context, js jetstream.JetStream, path string
 // operator:<user>@<host>), and results are shown signed only when they
 // verify with this home's copy of the executor's key.
 func (t *tuiQueue) approvalsOptions(app *App, o *approvalspane.Options) error {
-	o.Source, o.Queue = t.src, nil
-	o.TasksDir, o.InboxDir, o.AuditPath = "", "", ""
+	o.Queue = t.src
 	o.Operator = (&remote{q: t.q}).operatorName(app)
 	o.Shared = "shared queue · deciding as " + safetext.Line(o.Operator)
 	key, err := agentOperatorKey(app)

@@ -5,48 +5,59 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/task"
-	approvalspane "github.com/vigil-dev/vigil/panes/approvals"
 )
 
 // errNotConnected is every read and decision of the shared queue before
 // the TUI has reached it (or while its connection is lost): nothing is
-// read from, or sent to, a server the screen is not connected to.
-var errNotConnected = errors.New("not connected to the shared queue")
+// read from, or sent to, a server the screen is not connected to. It is
+// the engine's approval.ErrDisconnected (errors.Is), so a screen knows it
+// without knowing the transport.
+var errNotConnected error = notConnected{}
 
-// sharedTasks is the Approvals pane's Source over the shared queue from the
-// moment the TUI opens, before the server could be reached: until the
-// background connection (tuiQueue.connect) hands it the bucket's tasks it
-// answers the list with why it has none (connecting, the last attempt's
-// error, or an error that will not heal) and refuses every decision; then
-// it tells the pane to reload everything and delegates. A decision is
-// never held back to be sent once connected: it fails at once, and the
-// person decides again on what the screen then shows.
+type notConnected struct{}
+
+func (notConnected) Error() string        { return "not connected to the shared queue" }
+func (notConnected) Is(target error) bool { return target == approval.ErrDisconnected }
+
+// refreshWait bounds a full read of the bucket on a full reload.
+const refreshWait = 10 * time.Second
+
+// sharedTasks is the Approvals pane's queue (an approval.Decider) over the
+// shared queue from the moment the TUI opens, before the server could be
+// reached: until the background connection (tuiQueue.connect) hands it the
+// bucket's tasks it answers the list with why it has none (connecting, the
+// last attempt's error, or an error that will not heal) and refuses every
+// decision; then it tells the pane to reload everything and delegates. A
+// decision is never held back to be sent once connected: it fails at
+// once, and the person decides again on what the screen then shows.
 type sharedTasks struct {
 	url string // shown: the config refuses credentials in it
 
-	mu     sync.Mutex
-	tasks  *natsqueue.OperatorTasks
-	nc     *nats.Conn
-	status error // why there are no tasks yet (nil once connected)
-	closed bool
+	mu        sync.Mutex
+	tasks     *natsqueue.OperatorTasks
+	nc        *nats.Conn
+	status    error // why there are no tasks yet (nil once connected)
+	closed    bool
+	following bool // a Changes call is under way (the tasks' changes have one reader)
 
-	wake chan struct{} // the status changed or the tasks arrived (holds at most one)
-	out  chan []string // Changes
-	quit chan struct{} // closed by Close
-	done chan struct{} // closed when pump returned
+	wake   chan struct{}   // the status changed or the tasks arrived (holds at most one)
+	ctx    context.Context // the full reads', ended by Close
+	cancel context.CancelFunc
+	quit   chan struct{}  // closed by Close
+	pumps  sync.WaitGroup // Changes calls' goroutines
 }
 
 func newSharedTasks(url string) *sharedTasks {
-	s := &sharedTasks{url: url, wake: make(chan struct{}, 1), out: make(chan []string), quit: make(chan struct{}),
-		done: make(chan struct{})}
+	s := &sharedTasks{url: url, wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.status = s.connecting(nil)
-	go s.pump()
 	return s
 }
 
@@ -99,15 +110,51 @@ func (s *sharedTasks) poke() {
 	}
 }
 
-// pump tells the pane to reload everything at each change of status; once
-// the tasks arrived it passes on their changes until they are closed.
-func (s *sharedTasks) pump() {
-	defer close(s.done)
-	defer close(s.out)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+// Changes follows the shared queue until ctx ends or the source is
+// closed: everything may have changed at each change of status (the pane
+// then lists again, and shows why it has no tasks, or the bucket's), and
+// once the tasks arrived their own changes (the bucket's watch: the ids
+// it saw change, or everything when the watch started over). One call at
+// a time: the tasks' changes have one reader.
+func (s *sharedTasks) Changes(ctx context.Context) (<-chan approval.Change, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return nil, fmt.Errorf("%w: closed", errNotConnected)
+	case s.following:
+		return nil, errors.New("the shared queue's changes are already followed")
+	}
+	s.following = true
+	out := make(chan approval.Change)
+	s.pumps.Add(1)
+	go s.pump(ctx, out)
+	return out, nil
+}
+
+// pump passes a change on at each change of status; once the tasks arrived
+// it passes on theirs until they are closed.
+func (s *sharedTasks) pump(ctx context.Context, out chan<- approval.Change) {
+	defer s.pumps.Done()
+	defer close(out)
+	defer func() {
+		s.mu.Lock()
+		s.following = false
+		s.mu.Unlock()
+	}()
+	send := func(c approval.Change) bool {
+		select {
+		case out <- c:
+			return true
+		case <-ctx.Done():
+		case <-s.quit:
+		}
+		return false
+	}
 	for {
 		select {
+		case <-ctx.Done():
+			return
 		case <-s.quit:
 			return
 		case <-s.wake:
@@ -119,26 +166,24 @@ func (s *sharedTasks) pump() {
 		if tasks != nil {
 			changes, _ = tasks.Changes(ctx) // followed before the reload: nothing falls between
 		}
-		select {
-		case s.out <- nil:
-		case <-s.quit:
+		if !send(approval.Change{All: true}) {
 			return
 		}
 		if changes == nil {
 			continue
 		}
-		for c := range changes {
-			ids := c.IDs
-			if c.All {
-				ids = nil
-			}
+		for {
 			select {
-			case s.out <- ids:
+			case c, open := <-changes:
+				if !open || !send(c) {
+					return
+				}
+			case <-ctx.Done():
+				return
 			case <-s.quit:
 				return
 			}
 		}
-		return
 	}
 }
 
@@ -164,22 +209,18 @@ func (s *sharedTasks) known() *natsqueue.OperatorTasks {
 	return s.tasks
 }
 
-// Changes implements approvalspane.Follower.
-func (s *sharedTasks) Changes() <-chan []string { return s.out }
-
-// Refresh implements approvalspane.Refresher (nothing to read before the tasks
-// arrived: Pending says why).
-func (s *sharedTasks) Refresh(ctx context.Context) error {
-	if t := s.known(); t != nil {
-		return t.Refresh(ctx)
-	}
-	return nil
-}
-
-// Pending is where the pane says why it has no tasks yet.
+// Pending is where the pane says why it has no tasks yet. Once they
+// arrived it first reads again what the bucket's watch may have missed (a
+// watch that stalled across a server restart until its heartbeats told
+// it): the pane lists everything only at its start, on ctrl+r, every five
+// minutes and when told that everything may have changed.
 func (s *sharedTasks) Pending() ([]approval.Record, error) {
 	if t := s.known(); t != nil {
-		return t.Pending()
+		ctx, cancel := context.WithTimeout(s.ctx, refreshWait)
+		err := t.Refresh(ctx)
+		cancel()
+		list, perr := t.Pending()
+		return list, errors.Join(err, perr)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -235,8 +276,6 @@ func (s *sharedTasks) Result(id string) (*task.Result, error) {
 	return t.Result(id)
 }
 
-func (s *sharedTasks) SweepInbox(context.Context) ([]approval.Outcome, error) { return nil, nil }
-
 // restart starts the tasks' watch over (the connection is back).
 func (s *sharedTasks) restart() {
 	if t := s.known(); t != nil {
@@ -244,7 +283,8 @@ func (s *sharedTasks) restart() {
 	}
 }
 
-// Close stops passing on changes and closes the tasks.
+// Close stops passing on changes, ends the full reads under way and closes
+// the tasks.
 func (s *sharedTasks) Close() {
 	s.mu.Lock()
 	if s.closed {
@@ -255,14 +295,11 @@ func (s *sharedTasks) Close() {
 	tasks := s.tasks
 	s.mu.Unlock()
 	close(s.quit)
+	s.cancel()
 	if tasks != nil {
-		tasks.Close() // ends pump's pass of their changes
+		tasks.Close()
 	}
-	<-s.done
+	s.pumps.Wait()
 }
 
-var (
-	_ approvalspane.Source    = (*sharedTasks)(nil)
-	_ approvalspane.Follower  = (*sharedTasks)(nil)
-	_ approvalspane.Refresher = (*sharedTasks)(nil)
-)
+var _ approval.Decider = (*sharedTasks)(nil)

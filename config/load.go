@@ -137,8 +137,43 @@ const MaxResultsLimit = 10_000_000
 const MinMaxLineBytes = 64
 
 // Validate checks the rules that TOML types cannot express (seed 001 CFG-LS-02..05 and friends).
+// The sections are checked in file order, so the first error is always the same one.
 func (c *Config) Validate() error {
-	s := c.Tools.Search
+	if err := c.Tools.Search.validate(); err != nil {
+		return err
+	}
+	if err := c.Leases.validate(); err != nil {
+		return err
+	}
+	if c.Approvals.Timeout.Duration <= 0 {
+		return &Error{Key: "approvals.timeout", Rule: "must be positive"}
+	}
+	if c.Media.ActionTimeout.Duration <= 0 {
+		return &Error{Key: "media.action_timeout", Rule: "must be positive"}
+	}
+	if err := validateDevices(c.Devices); err != nil {
+		return err
+	}
+	if err := validateScopes(c.Scopes); err != nil {
+		return err
+	}
+	switch c.Theme {
+	case "", "auto", "dark", "light", "high-contrast":
+	default:
+		return &Error{Key: "theme", Rule: fmt.Sprintf("must be auto, dark, light or high-contrast, got %q", c.Theme)}
+	}
+	if c.UI.SearchDebounce.Duration < 0 {
+		return &Error{Key: "ui.search_debounce", Rule: "must not be negative"}
+	}
+	if err := c.Notify.validate(); err != nil {
+		return err
+	}
+	return c.Memory.validate()
+}
+
+// validate checks [tools.search]: positive limits, a usable line cap, and
+// a backend to run.
+func (s SearchConfig) validate() error {
 	for _, f := range []struct {
 		key string
 		v   int64
@@ -162,10 +197,15 @@ func (c *Config) Validate() error {
 	if s.Binary == "" && s.FallbackBinary == "" {
 		return &Error{Key: "tools.search.binary", Rule: "binary and fallback_binary cannot both be empty"}
 	}
-	if c.Leases.Leeway.Duration < 0 {
+	return nil
+}
+
+// validate checks [leases]: the leeway and each verification key.
+func (l LeasesConfig) validate() error {
+	if l.Leeway.Duration < 0 {
 		return &Error{Key: "leases.leeway", Rule: "must not be negative"}
 	}
-	for i, k := range c.Leases.Keys {
+	for i, k := range l.Keys {
 		if k.KID == "" {
 			return &Error{Key: fmt.Sprintf("leases.keys[%d].kid", i), Rule: "is required"}
 		}
@@ -176,14 +216,13 @@ func (c *Config) Validate() error {
 			return &Error{Key: fmt.Sprintf("leases.keys[%d].public_key", i), Rule: "is required"}
 		}
 	}
-	if c.Approvals.Timeout.Duration <= 0 {
-		return &Error{Key: "approvals.timeout", Rule: "must be positive"}
-	}
-	if c.Media.ActionTimeout.Duration <= 0 {
-		return &Error{Key: "media.action_timeout", Rule: "must be positive"}
-	}
+	return nil
+}
+
+// validateDevices checks [[devices]]: unique ids and each driver's settings.
+func validateDevices(devices []DeviceConfig) error {
 	seen := map[string]bool{}
-	for i, d := range c.Devices {
+	for i, d := range devices {
 		key := fmt.Sprintf("devices[%d]", i)
 		switch {
 		case d.ID == "":
@@ -209,8 +248,13 @@ func (c *Config) Validate() error {
 			return &Error{Key: key + ".driver", Rule: fmt.Sprintf("must be sim, mpv or hass, got %q", d.Driver)}
 		}
 	}
+	return nil
+}
+
+// validateScopes checks [[scopes]]: unique names, a known kind and a path.
+func validateScopes(scopes []ScopeConfig) error {
 	names := map[string]bool{}
-	for i, sc := range c.Scopes {
+	for i, sc := range scopes {
 		key := fmt.Sprintf("scopes[%d]", i)
 		switch {
 		case sc.Name == "":
@@ -226,18 +270,7 @@ func (c *Config) Validate() error {
 		}
 		names[sc.Name] = true
 	}
-	switch c.Theme {
-	case "", "auto", "dark", "light", "high-contrast":
-	default:
-		return &Error{Key: "theme", Rule: fmt.Sprintf("must be auto, dark, light or high-contrast, got %q", c.Theme)}
-	}
-	if c.UI.SearchDebounce.Duration < 0 {
-		return &Error{Key: "ui.search_debounce", Rule: "must not be negative"}
-	}
-	if err := c.Notify.validate(); err != nil {
-		return err
-	}
-	return c.Memory.validate()
+	return nil
 }
 
 // resolvePaths makes the config's relative paths absolute against the config's folder.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -29,6 +30,9 @@ type EmbedderConfig struct {
 	// APIKeyEnv names the environment variable holding the API key (openai
 	// only). The key itself is never written in the file.
 	APIKeyEnv string `toml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// AllowPlainHTTP lets an API key go to a non-loopback host over plain
+	// http://, where anyone on the path can read it. Refused without it.
+	AllowPlainHTTP bool `toml:"allow_plain_http,omitempty" json:"allow_plain_http,omitempty"`
 	// Dimensions asks an openai-kind model for vectors of this size and
 	// checks every answer (0: the model's own size).
 	Dimensions int `toml:"dimensions,omitempty" json:"dimensions,omitempty"`
@@ -101,6 +105,22 @@ func (m MemoryConfig) validate() error {
 		if strings.ContainsAny(e.APIKeyEnv, "= \t\x00") {
 			return bad("api_key_env", fmt.Sprintf("must be an environment variable's name, got %q", e.APIKeyEnv))
 		}
+		if u.Scheme == "http" && !LoopbackHost(u.Hostname()) && !e.AllowPlainHTTP {
+			return bad("url", fmt.Sprintf("plain http:// to %s, which is not this machine, would send the API key (api_key_env) "+
+				"in the clear: use https://, a loopback host, or set allow_plain_http = true", u.Hostname()))
+		}
 	}
 	return nil
+}
+
+// LoopbackHost reports whether host names this machine: "localhost", or an
+// address in 127.0.0.0/8 or ::1 written as such. Any other spelling
+// (2130706433, a name that merely starts with "localhost") is treated as
+// another host.
+func LoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

@@ -68,6 +68,7 @@ func init() {
 		{"vendor", func(s string) bool { return len(s) >= 14 }, findVendor},
 	}
 	tail = append(tail, specialShapes...)
+	tail = append(tail, leakShapes...)
 	tail = append(tail,
 		// Cards and SSNs before name=value pairs: they are checksummed or rule-checked shapes, and a pair's
 		// value ends at a space, which would leave the later groups of "password=4111 1111 …" unmasked.
@@ -556,7 +557,7 @@ func validLabels(head string) bool {
 // hold no secret "name=value" pair.
 var secretNameHints = []string{"pass", "pwd", "token", "secret", "key", "auth", "cookie", "session", "ssn",
 	"card", "cvv", "cvc", "otp", "pin", "sig", "credential", "social", "ccnumber", "cc_number", "cc-number",
-	"sessid", "sid", "cfid", "hdnts", "hmac"}
+	"sessid", "sid", "cfid", "hdnts", "hmac", "code"}
 
 func mayHaveSecretName(s string) bool {
 	if !strings.ContainsAny(s, "=:") {

@@ -99,7 +99,8 @@ func scrub(r *scrubber, s string) string {
 }
 
 // MaskString masks every secret the value detectors recognise in free text: PEM private keys, JWTs, vendor
-// API keys (shapes.go) and prefixless tokens (special.go), URLs with and without a scheme (userinfo, secret
+// API keys (shapes.go), prefixless tokens (special.go), gitleaks' structured and name-keyed rules and
+// credentials after an auth scheme (gitleaks.go), URLs with and without a scheme (userinfo, secret
 // query parameters, webhook paths), secret-named "name=value" pairs, Luhn-valid card numbers, valid-looking
 // SSNs, email addresses, and any of these wrapped in base64 or percent-encoding (encoded.go).
 func MaskString(s string) string {
@@ -186,6 +187,11 @@ func (m *masker) field(name, value string) string {
 			return cardShape(d)
 		}
 		return Fixed
+	case kindGrant:
+		if grantLike(value) {
+			m.note(value)
+			return Fixed
+		}
 	case kindSSN:
 		m.note(value)
 		if d := digitsOf(value); len(d) == 9 {
@@ -194,6 +200,24 @@ func (m *masker) field(name, value string) string {
 		return Fixed
 	}
 	return m.text(value, true)
+}
+
+// grantLike reports whether a value under a "code" name reads as an OAuth
+// code (GitHub's 20 hex, Google's "4/0A…", random URL-safe runs) rather
+// than a status, country or zip code: ten characters or more, letters and
+// digits both, and gitleaks' generic entropy.
+func grantLike(v string) bool {
+	v = strings.TrimSpace(v)
+	if len(v) < 10 || strings.ContainsAny(v, " \t") || shannon(v) < 3 {
+		return false
+	}
+	var letter, digit bool
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		letter = letter || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		digit = digit || c >= '0' && c <= '9'
+	}
+	return letter && digit
 }
 
 // secretValue shows a recognised key as prefix...last4 (the spec's API key shape); anything else, including
@@ -425,3 +449,12 @@ func (m *masker) form(body string, pairs *[]formPair) string {
 	}
 	return strings.Join(parts, "&")
 }
+
+// MaskIdentifier masks a name an agent or a remote party chose — a task id,
+// a lease's sub or jti, an agent name — before a screen or a command shows
+// it: a secret-shaped id (a pasted API key used as a task id, a sub that is a
+// bearer token) is masked like any other text, and an ordinary id (a UUID, a
+// ULID, "claude-desktop") comes back unchanged. Callers that show ids:
+// `vigil pending`, `vigil preview`'s task line, the Approvals pane's rows and
+// lease line, `audit tail`.
+func MaskIdentifier(id string) string { return MaskString(id) }

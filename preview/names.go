@@ -17,6 +17,7 @@ const (
 	kindSetCookie                      // the cookie's value masked, attributes kept
 	kindCard                           // ****-****-****-1234
 	kindSSN                            // ***-**-1234
+	kindGrant                          // an OAuth code: the fixed mask when the value reads as one
 )
 
 // exactNames is the notes' list plus a few common spellings, compared after normalize().
@@ -40,6 +41,9 @@ func init() {
 	// is how several frameworks name them. hdnts is Akamai's token-auth parameter on signed CDN URLs.
 	add(kindSecret, "jsessionid", "phpsessid", "sessid", "sid", "cfid", "cftoken", "hdnts", "hmac",
 		"aspnetsessionid", "connect.sid")
+	// OAuth authorization and device codes are exchanged for tokens; "code" alone also names status and
+	// country codes, so the value decides (grantLike).
+	add(kindGrant, "code", "auth_code", "authorization_code", "oauth_code", "device_code")
 	add(kindSSN, "ssn", "social_security_number")
 	add(kindCard, "card_number", "credit_card", "cc_number", "creditcard_number")
 }

@@ -82,11 +82,12 @@ var vendors = []vendor{
 	{pre("1//0"), alnumUnderDash, 40, 0},    // Google OAuth refresh tokens
 	{pre("LTAI"), isAlnum, 20, 0},           // Alibaba Cloud access key ids
 	{pre("dop_v1_", "doo_v1_", "dor_v1_"), isHex, 64, 0},
-	{pre("HRKU-AA"), alnumUnderDash, 58, 0},                                                // Heroku
-	{pre("hvs.", "hvb.", "hvr."), alnumUnderDash, 24, 0},                                   // HashiCorp Vault
-	{pre("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."), isAlnum, 40, 0}, // Doppler
-	{pre("dapi"), isHex, 32, 0},                                                            // Databricks
-	{pre("pul-"), isHex, 40, 0},                                                            // Pulumi
+	{pre("HRKU-AA"), alnumUnderDash, 58, 0},              // Heroku
+	{pre("hvs.", "hvb.", "hvr."), alnumUnderDash, 24, 0}, // HashiCorp Vault
+	// Doppler; a service token names its config first ("dp.st.prd_eu.<40>").
+	{pre("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."), wordDashDot, 40, 0},
+	{pre("dapi"), isHex, 32, 0}, // Databricks
+	{pre("pul-"), isHex, 40, 0}, // Pulumi
 	{pre("pscale_tkn_", "pscale_pw_", "pscale_oauth_"), wordDashDot, 32, 0},
 	{pre("fo1_"), alnumUnderDash, 40, 0},            // Fly.io
 	{pre("fm1r_", "fm1a_", "fm2_"), b64Std, 100, 0}, // Fly.io macaroons
@@ -96,7 +97,8 @@ var vendors = []vendor{
 	{pre("sha256~"), alnumUnderDash, 43, 0},         // OpenShift user tokens
 	{pre("AKCp"), isAlnum, 60, 0},                   // Artifactory
 	{pre("dt0c01."), wordDashDot, 80, 0},            // Dynatrace
-	{pre("NRAK-", "NRII-"), alnumDash, 27, 0},       // New Relic
+	{pre("NRAK-", "NRII-"), alnumDash, 27, 0},       // New Relic user and insert keys
+	{pre("NRJS-"), isHex, 16, 0},                    // New Relic browser ingest tokens
 	{pre("glc_"), b64Std, 32, 0},                    // Grafana Cloud
 	{pre("glsa_"), alnumUnder, 40, 0},               // Grafana service accounts
 	{pre("sntryu_"), isHex, 64, 0},                  // Sentry user tokens
@@ -115,13 +117,22 @@ var vendors = []vendor{
 	{pre("API-"), upperAlnum, 26, 0},                // Octopus Deploy
 	{pre("s-s4t2ud-", "s-s4t2af-"), isHex, 64, 0},   // 42 Intra
 	{pre("duffel_test_", "duffel_live_"), wordDashDot, 43, 0},
-	{pre("fio-u-"), alnumUnderDash, 64, 0},                 // Frame.io
-	{pre("ico-"), isAlnum, 32, 0},                          // Infracost
-	{pre("sgp_"), alnumUnder, 40, 0},                       // Sourcegraph
-	{pre("tfp_"), wordDashDot, 59, 0},                      // Typeform
-	{pre("dnkey-"), alnumUnderDash, 70, 0},                 // Defined Networking
-	{pre("sm_pat_", "sm_aat_", "sm_sat_"), isAlnum, 16, 0}, // SettleMint
-	{pre("sl."), alnumUnderDash, 130, 0},                   // Dropbox short-lived tokens
+	{pre("fio-u-"), alnumUnderDash, 64, 0},                        // Frame.io
+	{pre("ico-"), isAlnum, 32, 0},                                 // Infracost
+	{pre("sgp_"), alnumUnder, 40, 0},                              // Sourcegraph
+	{pre("tfp_"), wordDashDot, 59, 0},                             // Typeform
+	{pre("dnkey-"), alnumUnderDash, 70, 0},                        // Defined Networking
+	{pre("sm_pat_", "sm_aat_", "sm_sat_"), isAlnum, 16, 0},        // SettleMint
+	{pre("sl."), alnumUnderDash, 130, 0},                          // Dropbox short-lived tokens
+	{pre("sk.eyJ", "tk.eyJ"), wordDashDot, 60, 3},                 // Mapbox secret and temporary tokens (pk. is public)
+	{pre("tskey-"), alnumDash, 40, 0},                             // Tailscale auth, API, client, SCIM and webhook keys
+	{pre("nvapi-"), alnumUnderDash, 60, 0},                        // NVIDIA
+	{pre("figd_"), alnumUnderDash, 36, 0},                         // Figma personal access tokens
+	{pre("CFPAT-"), alnumUnderDash, 40, 0},                        // Contentful personal access tokens
+	{pre("sbp_"), alnumUnder, 40, 0},                              // Supabase access tokens (also sbp_v0_)
+	{pre("sb_secret_"), alnumUnderDash, 28, 0},                    // Supabase secret API keys
+	{pre("vcp_", "vci_", "vca_", "vcr_", "vck_"), isAlnum, 50, 0}, // Vercel
+	{pre("fw_"), isAlnum, 20, 0},                                  // Fireworks AI
 
 	// Source hosts and CI.
 	{pre("github_pat_"), alnumUnder, 40, 0}, // fine-grained: 22 + "_" + 59 in practice

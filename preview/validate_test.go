@@ -3,7 +3,6 @@ package preview
 import (
 	"strings"
 	"testing"
-
 )
 
 func TestValidate(t *testing.T) {

@@ -152,14 +152,14 @@ var ErrPreviewChanged = errors.New("the request changed since the preview was sh
 // is refused with ErrPreviewChanged and changes nothing. An approval then
 // executes the task (at most once) and returns its signed result. A task
 // whose lease ran out is expired (LEASE_EXPIRED) instead of run.
+//
+// The stages run in this order under the task's lock: settle what a crash
+// interrupted, expire or report a task no longer pending, verify the stored
+// task, then deny or approve (record, log, execute; see doc.go for the
+// crash order of those writes).
 func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *task.Result, error) {
-	if err := task.ValidateTaskID(id); err != nil {
+	if err := checkDecision(id, d); err != nil {
 		return Record{}, nil, err
-	}
-	if !d.Approve {
-		if err := task.CheckText(d.Reason, MaxReasonBytes); err != nil {
-			return Record{}, nil, fmt.Errorf("%w: %v", ErrBadReason, err)
-		}
 	}
 	if r, err := q.st.load(id); err != nil {
 		return r, nil, err // no lock folder is made for a task that does not exist
@@ -175,84 +175,150 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 	if err != nil {
 		return r, nil, err
 	}
-	decided := func() (Record, *task.Result, error) {
-		res, _ := q.o.Results.Load(id)
-		q.checkDecidedBy(&r) // who decided is what the log says
-		de := &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
-		if r.Error != nil {
-			de.Code = r.Error.Code
-		}
-		return r, res, de
-	}
-	// a transition a crash interrupted is finished first: a decision the
-	// record holds is the decision of record
-	if err := q.settleLocked(ctx, &r); err != nil {
-		res, _ := q.o.Results.Load(id)
+	if done, res, err := q.settleForDecision(ctx, id, &r); done {
 		return r, res, err
 	}
-	if expired, err := q.expireLocked(&r); err != nil || expired {
-		if err != nil {
-			return r, nil, err
-		}
-		return decided()
-	}
-	if r.State != Pending {
-		return decided()
-	}
-	c, t, err := q.checkStored(&r)
-	if err != nil {
-		return r, nil, err
-	}
-	if t == nil {
-		// the log is the authority on decisions: a pending record whose task
-		// already has one in the log was rolled back (the record only ever
-		// moves first, so no crash leaves this)
-		var e audit.Entry
-		found := false
-		if err := q.taskEntries(&r, func(te audit.Entry, _ int64) bool {
-			switch te.Event {
-			case audit.EventApproved, audit.EventDenied, audit.EventExpired, eventTampered, audit.EventExecuted, audit.EventFailed:
-				e, found = te, true
-				return false
-			}
-			return true
-		}); err != nil {
-			return r, nil, fmt.Errorf("nothing decided: %w", err)
-		}
-		if found {
-			t = &tamper{what: "record", detail: fmt.Sprintf("record.json says pending but the audit log holds %q for this task (seq %d)", e.Event, e.Seq)}
-		}
-	}
-	if t != nil {
-		err := q.tamperLocked(&r, t)
-		res, _ := q.o.Results.Load(id)
-		return r, res, errors.Join(fmt.Errorf("%w (%s)", ErrTampered, t.message()), err)
+	c, res, err := q.verifyPending(id, &r)
+	if c == nil {
+		return r, res, err
 	}
 	now := q.o.Now().UTC()
 	if !d.Approve {
-		reason := preview.MaskString(d.Reason)
-		r.DecidedAt, r.DecidedBy, r.DecidedVia, r.Reason = &now, d.By, d.Via, reason
-		te := task.Errorf(task.ApprovalDenied, "denied by %s: %s", d.By, reason)
-		err := q.finish(&r, "deny", Denied, te, audit.Entry{Actor: d.By, Event: audit.EventDenied,
-			Details: audit.Details(map[string]any{"reason": reason, "via": d.Via})})
-		res, _ := q.o.Results.Load(id)
+		res, err := q.denyLocked(id, &r, d, now)
 		return r, res, err
 	}
 	// A lease that lapsed or was revoked while the task waited stops it here.
 	if _, err := q.o.Executor.Prepare(c.m); err != nil {
-		te := asTaskError(err)
-		var ferr error
-		if te.Code == task.LeaseExpired {
-			ferr = q.finish(&r, "expire", Expired, te, audit.Entry{Actor: "vigil", Event: audit.EventExpired,
-				Details: audit.Details(map[string]any{"deadline_kind": DeadlineLease, "stage": "approval", "message": te.Message})})
-		} else {
-			r.DecidedAt, r.DecidedBy, r.DecidedVia = &now, d.By, d.Via
-			ferr = q.finish(&r, "fail", Failed, te, audit.Entry{Actor: d.By, Event: audit.EventFailed,
-				Details: audit.Details(map[string]any{"stage": "approval", "message": te.Message})})
-		}
-		res, _ := q.o.Results.Load(id)
-		return r, res, ferr
+		res, err := q.leaseFailedLocked(id, &r, d, now, err)
+		return r, res, err
 	}
+	return q.approveLocked(ctx, id, r, c, d, now)
+}
+
+// checkDecision refuses a decision that is malformed before anything is
+// read: a bad task id, or a denial's reason that cannot be shown.
+func checkDecision(id string, d Decision) error {
+	if err := task.ValidateTaskID(id); err != nil {
+		return err
+	}
+	if !d.Approve {
+		if err := task.CheckText(d.Reason, MaxReasonBytes); err != nil {
+			return fmt.Errorf("%w: %v", ErrBadReason, err)
+		}
+	}
+	return nil
+}
+
+// settleForDecision finishes a transition a crash interrupted (a decision
+// the record holds is the decision of record), expires a task whose
+// deadline passed, and answers for a task that is no longer pending. done
+// says the decision ends here, with res and err as its answer.
+func (q *Queue) settleForDecision(ctx context.Context, id string, r *Record) (done bool, res *task.Result, err error) {
+	if err := q.settleLocked(ctx, r); err != nil {
+		res, _ := q.o.Results.Load(id)
+		return true, res, err
+	}
+	if expired, err := q.expireLocked(r); err != nil || expired {
+		if err != nil {
+			return true, nil, err
+		}
+		res, err := q.decidedLocked(id, r)
+		return true, res, err
+	}
+	if r.State != Pending {
+		res, err := q.decidedLocked(id, r)
+		return true, res, err
+	}
+	return false, nil, nil
+}
+
+// decidedLocked is the answer to a decision on a task already decided: its
+// result, if any, and a *DecidedError naming who decided.
+func (q *Queue) decidedLocked(id string, r *Record) (*task.Result, error) {
+	res, _ := q.o.Results.Load(id)
+	q.checkDecidedBy(r) // who decided is what the log says
+	de := &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
+	if r.Error != nil {
+		de.Code = r.Error.Code
+	}
+	return res, de
+}
+
+// verifyPending re-hashes a pending task's stored manifest and plan, and
+// checks the log holds no decision for it. A task that fails either is
+// marked Tampered and nil is returned with ErrTampered (or another error
+// when the check itself failed); otherwise the checked task.
+func (q *Queue) verifyPending(id string, r *Record) (*checked, *task.Result, error) {
+	c, t, err := q.checkStored(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t == nil {
+		if t, err = q.rolledBack(r); err != nil {
+			return nil, nil, fmt.Errorf("nothing decided: %w", err)
+		}
+	}
+	if t != nil {
+		err := q.tamperLocked(r, t)
+		res, _ := q.o.Results.Load(id)
+		return nil, res, errors.Join(fmt.Errorf("%w (%s)", ErrTampered, t.message()), err)
+	}
+	return c, nil, nil
+}
+
+// rolledBack finds a decision in the log for a pending record: the log is
+// the authority on decisions, so such a record was rolled back (the record
+// only ever moves first, so no crash leaves this).
+func (q *Queue) rolledBack(r *Record) (*tamper, error) {
+	var e audit.Entry
+	found := false
+	if err := q.taskEntries(r, func(te audit.Entry, _ int64) bool {
+		switch te.Event {
+		case audit.EventApproved, audit.EventDenied, audit.EventExpired, eventTampered, audit.EventExecuted, audit.EventFailed:
+			e, found = te, true
+			return false
+		}
+		return true
+	}); err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, nil
+	}
+	return &tamper{what: "record", detail: fmt.Sprintf("record.json says pending but the audit log holds %q for this task (seq %d)", e.Event, e.Seq)}, nil
+}
+
+// denyLocked records a denial with its (masked) reason.
+func (q *Queue) denyLocked(id string, r *Record, d Decision, now time.Time) (*task.Result, error) {
+	reason := preview.MaskString(d.Reason)
+	r.DecidedAt, r.DecidedBy, r.DecidedVia, r.Reason = &now, d.By, d.Via, reason
+	te := task.Errorf(task.ApprovalDenied, "denied by %s: %s", d.By, reason)
+	err := q.finish(r, "deny", Denied, te, audit.Entry{Actor: d.By, Event: audit.EventDenied,
+		Details: audit.Details(map[string]any{"reason": reason, "via": d.Via})})
+	res, _ := q.o.Results.Load(id)
+	return res, err
+}
+
+// leaseFailedLocked ends an approved task whose lease no longer lets it run:
+// Expired when the lease lapsed, Failed (decided by the approver) otherwise.
+func (q *Queue) leaseFailedLocked(id string, r *Record, d Decision, now time.Time, err error) (*task.Result, error) {
+	te := asTaskError(err)
+	var ferr error
+	if te.Code == task.LeaseExpired {
+		ferr = q.finish(r, "expire", Expired, te, audit.Entry{Actor: "vigil", Event: audit.EventExpired,
+			Details: audit.Details(map[string]any{"deadline_kind": DeadlineLease, "stage": "approval", "message": te.Message})})
+	} else {
+		r.DecidedAt, r.DecidedBy, r.DecidedVia = &now, d.By, d.Via
+		ferr = q.finish(r, "fail", Failed, te, audit.Entry{Actor: d.By, Event: audit.EventFailed,
+			Details: audit.Details(map[string]any{"stage": "approval", "message": te.Message})})
+	}
+	res, _ := q.o.Results.Load(id)
+	return res, ferr
+}
+
+// approveLocked checks the preview the person saw is still the request's,
+// then records the approval (record, then log) and executes the task.
+func (q *Queue) approveLocked(ctx context.Context, id string, r Record, c *checked, d Decision, now time.Time) (Record, *task.Result, error) {
 	bh := BindingHash(c.plan)
 	if d.PreviewHash != "" && d.PreviewHash != bh {
 		return r, nil, fmt.Errorf("%w (approved preview %s, the stored request now previews as %s)", ErrPreviewChanged,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // Algorithms a lease may be signed with. Anything else (none, HS*, ES*, PS*)
@@ -306,8 +307,7 @@ func lastLine(err error) string {
 	if i := strings.LastIndex(s, "\n"); i >= 0 {
 		s = s[i+1:]
 	}
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
+	// masked whole before it is cut: a token quoted in a parse error and cut
+	// first could leave a part no mask recognises
+	return preview.Snippet(s, 200)
 }

@@ -449,3 +449,17 @@ func BenchmarkCheckEdDSA(b *testing.B) {
 		}
 	}
 }
+
+// TestLastLineMasksBeforeItCuts: a key straddling the 200-byte cut of an
+// error line is masked whole first, so no part of it is shown.
+func TestLastLineMasksBeforeItCuts(t *testing.T) {
+	key := "sk-proj-" + strings.Repeat("Ab3De5Gh7J", 5)
+	msg := "token is malformed: could not decode " + strings.Repeat("x", 145) + " near " + key + " end"
+	got := lastLine(errors.New("first line\n" + msg))
+	if strings.Contains(got, key[:12]) {
+		t.Fatalf("part of the key reached the message: %q", got)
+	}
+	if strings.Contains(got, "first line") {
+		t.Fatalf("not the last line: %q", got)
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"path"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 
@@ -188,15 +187,17 @@ func (h *Hass) send(ctx context.Context, method, u string, headers map[string]st
 		}
 		return nil, Transient(fmt.Errorf("hass %s: reading the answer: %w", h.id, err))
 	}
+	// The token sent is masked in whatever the answer echoes back.
+	known := strings.TrimSpace(strings.TrimPrefix(headers["Authorization"], "Bearer "))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		return data, nil
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return nil, fmt.Errorf("hass %s: %s %s: %s: check the token (token_env/token_file)", h.id, method, u, resp.Status)
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-		return nil, Transient(fmt.Errorf("hass %s: %s %s: %s%s", h.id, method, u, resp.Status, hassMessage(data)))
+		return nil, Transient(fmt.Errorf("hass %s: %s %s: %s%s", h.id, method, u, resp.Status, hassMessage(data, known)))
 	}
-	return nil, fmt.Errorf("hass %s: %s %s: %s%s", h.id, method, u, resp.Status, hassMessage(data))
+	return nil, fmt.Errorf("hass %s: %s %s: %s%s", h.id, method, u, resp.Status, hassMessage(data, known))
 }
 
 // maxHassMessage bounds the part of an error answer kept as the reason.
@@ -206,7 +207,7 @@ const maxHassMessage = 300
 // sends it — {"message": "..."} from its API views, or a short text body —
 // for the failure a person reads ("Entity media_player.x not found"). ""
 // when the answer says nothing.
-func hassMessage(body []byte) string {
+func hassMessage(body []byte, known ...string) string {
 	var m struct {
 		Message string `json:"message"`
 	}
@@ -216,18 +217,10 @@ func hassMessage(body []byte) string {
 	} else if t := strings.TrimSpace(string(body)); t != "" && !strings.HasPrefix(t, "<") {
 		msg = t
 	}
-	msg = strings.Join(strings.Fields(strings.ToValidUTF8(msg, "\ufffd")), " ")
-	if msg == "" {
+	if msg = preview.Snippet(msg, maxHassMessage, known...); msg == "" {
 		return ""
 	}
-	if len(msg) > maxHassMessage {
-		cut := maxHassMessage
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
-	}
-	return ": Home Assistant says: " + preview.MaskString(msg)
+	return ": Home Assistant says: " + msg
 }
 
 // State implements Driver: the entity's state and attributes from

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/safetext"
 )
 
@@ -65,6 +66,33 @@ func ParseInputs(capability string, inputs json.RawMessage, allowed []string) (A
 			"capability check failed: the media executor supports only %s, not %q",
 			strings.Join(Capabilities, ", "), capability)
 	}
+	r, err := decodeInputs(inputs)
+	if err != nil {
+		return Action{}, err
+	}
+	// The fields are checked in this order, so the first error named is
+	// always the same one.
+	a := Action{Capability: capability}
+	if err := a.setDevice(r.TargetDevice, allowed); err != nil {
+		return Action{}, err
+	}
+	if err := a.setURI(r.MediaURI); err != nil {
+		return Action{}, err
+	}
+	if err := a.setPosition(r.PositionSeconds); err != nil {
+		return Action{}, err
+	}
+	if err := a.setContentType(r.MediaContentType); err != nil {
+		return Action{}, err
+	}
+	return a, nil
+}
+
+// decodeInputs reads the inputs object into its known fields, refusing
+// anything else: another JSON value, trailing data, an unknown field (the
+// first in sorted order).
+func decodeInputs(inputs json.RawMessage) (rawInputs, error) {
+	var r rawInputs
 	if len(inputs) == 0 {
 		inputs = json.RawMessage("{}")
 	}
@@ -73,12 +101,11 @@ func ParseInputs(capability string, inputs json.RawMessage, allowed []string) (A
 	var m map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(inputs))
 	if err := dec.Decode(&m); err != nil || m == nil {
-		return Action{}, task.Errorf(task.ExecutionFailed, "input validation failed: inputs: must be a JSON object")
+		return r, task.Errorf(task.ExecutionFailed, "input validation failed: inputs: must be a JSON object")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return Action{}, task.Errorf(task.ExecutionFailed, "input validation failed: inputs: unexpected data after the object")
+		return r, task.Errorf(task.ExecutionFailed, "input validation failed: inputs: unexpected data after the object")
 	}
-	var r rawInputs
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -96,79 +123,96 @@ func ParseInputs(capability string, inputs json.RawMessage, allowed []string) (A
 		case "media_content_type":
 			r.MediaContentType = &v
 		default:
-			if len(k) > 64 {
-				k = k[:64] + "…"
-			}
-			return Action{}, bad(k, "unknown field (allowed: media_uri, target_device, position_seconds, media_content_type)")
+			// The name is the agent's: masked whole, then cut, so a key
+			// pasted as a field name is not shown by halves.
+			k = preview.Snippet(k, 64)
+			return r, bad(k, "unknown field (allowed: media_uri, target_device, position_seconds, media_content_type)")
 		}
 	}
-	a := Action{Capability: capability}
+	return r, nil
+}
 
-	// target_device: required, allowlisted (seed 004 §5).
-	dev, err := str(r.TargetDevice, "target_device")
+// setDevice checks target_device: required, allowlisted (seed 004 §5).
+func (a *Action) setDevice(raw *json.RawMessage, allowed []string) error {
+	dev, err := str(raw, "target_device")
 	if err != nil {
-		return Action{}, err
+		return err
 	}
-	if r.TargetDevice == nil || dev == "" {
-		return Action{}, bad("target_device", "required: name an allowlisted device")
+	if raw == nil || dev == "" {
+		return bad("target_device", "required: name an allowlisted device")
 	}
 	if len(dev) > maxDeviceLen {
-		return Action{}, bad("target_device", "longer than %d characters", maxDeviceLen)
+		return bad("target_device", "longer than %d characters", maxDeviceLen)
 	}
 	if !slices.Contains(allowed, dev) {
-		return Action{}, bad("target_device", "%q is not an allowlisted device (allowed: %s)", dev, strings.Join(allowed, ", "))
+		return bad("target_device", "%q is not an allowlisted device (allowed: %s)", dev, strings.Join(allowed, ", "))
 	}
 	a.Device = dev
+	return nil
+}
 
-	// media_uri: explicit; required to play, checked when present elsewhere.
-	if r.MediaURI != nil {
-		uri, err := str(r.MediaURI, "media_uri")
+// setURI checks media_uri: explicit; required to play, checked when
+// present elsewhere.
+func (a *Action) setURI(raw *json.RawMessage) error {
+	if raw != nil {
+		uri, err := str(raw, "media_uri")
 		if err != nil {
-			return Action{}, err
+			return err
 		}
 		if err := checkURI(uri); err != nil {
-			return Action{}, err
+			return err
 		}
 		a.MediaURI = uri
 	}
-	if capability == CapPlay && a.MediaURI == "" {
-		return Action{}, bad("media_uri", "required for MEDIA_PLAY: an absolute path or absolute URI")
+	if a.Capability == CapPlay && a.MediaURI == "" {
+		return bad("media_uri", "required for MEDIA_PLAY: an absolute path or absolute URI")
 	}
+	return nil
+}
 
-	// position_seconds: only for seek, a finite number >= 0.
-	if r.PositionSeconds != nil {
-		if capability != CapSeek {
-			return Action{}, bad("position_seconds", "only allowed for MEDIA_SEEK")
+// setPosition checks position_seconds: only for seek, a finite number >= 0.
+func (a *Action) setPosition(raw *json.RawMessage) error {
+	if raw == nil {
+		if a.Capability == CapSeek {
+			return bad("position_seconds", "required for MEDIA_SEEK: a number >= 0")
 		}
-		var f float64
-		if err := json.Unmarshal(*r.PositionSeconds, &f); err != nil || bytes.Equal(*r.PositionSeconds, []byte("null")) {
-			return Action{}, bad("position_seconds", "must be a number, got %s", task.JSONKind(*r.PositionSeconds))
-		}
-		if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
-			return Action{}, bad("position_seconds", "must be >= 0, got %s", *r.PositionSeconds)
-		}
-		if f > 1e7 {
-			return Action{}, bad("position_seconds", "must be at most 10000000, got %s", *r.PositionSeconds)
-		}
-		a.Position = f
-	} else if capability == CapSeek {
-		return Action{}, bad("position_seconds", "required for MEDIA_SEEK: a number >= 0")
+		return nil
 	}
+	if a.Capability != CapSeek {
+		return bad("position_seconds", "only allowed for MEDIA_SEEK")
+	}
+	var f float64
+	if err := json.Unmarshal(*raw, &f); err != nil || bytes.Equal(*raw, []byte("null")) {
+		return bad("position_seconds", "must be a number, got %s", task.JSONKind(*raw))
+	}
+	if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return bad("position_seconds", "must be >= 0, got %s", *raw)
+	}
+	if f > 1e7 {
+		return bad("position_seconds", "must be at most 10000000, got %s", *raw)
+	}
+	a.Position = f
+	return nil
+}
 
-	if r.MediaContentType != nil {
-		if capability != CapPlay {
-			return Action{}, bad("media_content_type", "only allowed for MEDIA_PLAY")
-		}
-		ct, err := str(r.MediaContentType, "media_content_type")
-		if err != nil {
-			return Action{}, err
-		}
-		if !slices.Contains(ContentTypes, ct) {
-			return Action{}, bad("media_content_type", "must be one of %s, got %q", strings.Join(ContentTypes, ", "), ct)
-		}
-		a.ContentType = ct
+// setContentType checks media_content_type: only for play, one of
+// ContentTypes.
+func (a *Action) setContentType(raw *json.RawMessage) error {
+	if raw == nil {
+		return nil
 	}
-	return a, nil
+	if a.Capability != CapPlay {
+		return bad("media_content_type", "only allowed for MEDIA_PLAY")
+	}
+	ct, err := str(raw, "media_content_type")
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(ContentTypes, ct) {
+		return bad("media_content_type", "must be one of %s, got %q", strings.Join(ContentTypes, ", "), ct)
+	}
+	a.ContentType = ct
+	return nil
 }
 
 func str(raw *json.RawMessage, field string) (string, error) {

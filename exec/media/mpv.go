@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // MPV drives an mpv player over its JSON IPC socket
@@ -146,7 +148,7 @@ func (mc *mpvConn) readMsg(ctx context.Context) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
 	if err := dec.Decode(&msg); err != nil {
-		return nil, fmt.Errorf("mpv: bad reply %q: %w", truncate(line, 80), err)
+		return nil, fmt.Errorf("mpv: bad reply %q: %w", preview.Snippet(string(line), maxQuoted), err)
 	}
 	return msg, nil
 }
@@ -257,7 +259,7 @@ func (m *MPV) Do(ctx context.Context, p Plan) error {
 		dec.UseNumber()
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&obj); err != nil {
-			return fmt.Errorf("mpv: bad plan line %q: %w", truncate(line, 80), err)
+			return fmt.Errorf("mpv: bad plan line %q: %w", preview.Snippet(string(line), maxQuoted), err)
 		}
 		if err := allowedMPV(obj.Command); err != nil {
 			return err
@@ -396,9 +398,6 @@ func (m *MPV) State(ctx context.Context) ([]byte, error) {
 	return json.Marshal(st)
 }
 
-func truncate(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
-}
+// maxQuoted bounds the part of a bad line an error quotes; the line is
+// masked before it is cut (preview.Snippet).
+const maxQuoted = 80

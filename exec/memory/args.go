@@ -93,36 +93,10 @@ func parseFilters(raw json.RawMessage, errs []FieldError) (Filters, []FieldError
 		}
 	}
 	if v, ok := obj.get("tags"); ok && !isNull(v) {
-		var items []json.RawMessage
-		if json.Unmarshal(v, &items) != nil || bytes.TrimSpace(v)[0] != '[' {
-			bad("filters.tags", "value is not a valid list")
+		if tags, msg := parseTags(v); msg != "" {
+			bad("filters.tags", msg)
 		} else {
-			var tags []string
-			var msg string
-			for _, it := range items {
-				s, ok := jsonString(it)
-				switch {
-				case !ok:
-					msg = "value is not a valid string"
-				case !validText(it):
-					msg = "each tag must be valid UTF-8 text"
-				case strings.TrimSpace(s) == "":
-					msg = "ensure each tag has at least 1 character"
-				case utf8.RuneCountInString(s) > MaxTagRunes:
-					msg = "ensure each tag has at most 100 characters"
-				default:
-					tags = append(tags, s)
-					continue
-				}
-				break
-			}
-			if msg != "" {
-				bad("filters.tags", msg)
-			} else if len(tags) > MaxTags {
-				bad("filters.tags", "ensure this list has at most 32 items")
-			} else {
-				f.Tags = tags
-			}
+			f.Tags = tags
 		}
 	}
 	if v, ok := obj.get("source"); ok && !isNull(v) {
@@ -161,6 +135,34 @@ func parseFilters(raw json.RawMessage, errs []FieldError) (Filters, []FieldError
 		bad("filters", "date_from must be <= date_to")
 	}
 	return f, errs
+}
+
+// parseTags reads filters.tags: a list of at most MaxTags non-blank
+// strings of at most MaxTagRunes each. msg, when set, is the first rule
+// broken.
+func parseTags(v json.RawMessage) (tags []string, msg string) {
+	var items []json.RawMessage
+	if json.Unmarshal(v, &items) != nil || bytes.TrimSpace(v)[0] != '[' {
+		return nil, "value is not a valid list"
+	}
+	for _, it := range items {
+		s, ok := jsonString(it)
+		switch {
+		case !ok:
+			return nil, "value is not a valid string"
+		case !validText(it):
+			return nil, "each tag must be valid UTF-8 text"
+		case strings.TrimSpace(s) == "":
+			return nil, "ensure each tag has at least 1 character"
+		case utf8.RuneCountInString(s) > MaxTagRunes:
+			return nil, "ensure each tag has at most 100 characters"
+		}
+		tags = append(tags, s)
+	}
+	if len(tags) > MaxTags {
+		return nil, "ensure this list has at most 32 items"
+	}
+	return tags, ""
 }
 
 func parseDate(v json.RawMessage) (time.Time, bool) {

@@ -11,6 +11,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/vigil-dev/vigil/config"
+	mask "github.com/vigil-dev/vigil/preview"
 )
 
 // Embedder turns texts into vectors (issue 27). Vigil bundles no model: an
@@ -43,6 +46,9 @@ type HTTPEmbedder struct {
 	Batch      int
 	Timeout    time.Duration // per request
 	Client     *http.Client  // nil: http.DefaultClient
+	// AllowPlainHTTP lets APIKey go over plain http:// to a host that is not
+	// this machine ([memory.embedder] allow_plain_http); refused otherwise.
+	AllowPlainHTTP bool
 }
 
 // maxEmbedResponse bounds what an embedder's answer may take in memory.
@@ -97,6 +103,10 @@ func (e *HTTPEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	if e.Kind == KindOpenAI && e.APIKey != "" {
+		if req.URL.Scheme == "http" && !config.LoopbackHost(req.URL.Hostname()) && !e.AllowPlainHTTP {
+			return nil, e.fail("refusing to send the API key in the clear over plain http:// to %s: "+
+				"use https://, a loopback host, or set [memory.embedder] allow_plain_http = true", req.URL.Hostname())
+		}
 		req.Header.Set("Authorization", "Bearer "+e.APIKey)
 	}
 	client := e.Client
@@ -119,7 +129,7 @@ func (e *HTTPEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 		return nil, e.fail("answer larger than %d bytes", maxEmbedResponse)
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, e.fail("HTTP %d: %s", resp.StatusCode, snippet(data))
+		return nil, e.fail("HTTP %d: %s", resp.StatusCode, e.snippet(data))
 	}
 	vecs, err := e.decode(data, len(texts))
 	if err != nil {
@@ -185,16 +195,27 @@ func (e *HTTPEmbedder) decode(data []byte, n int) ([][]float32, error) {
 func (e *HTTPEmbedder) fail(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	if e.APIKey != "" {
-		msg = strings.ReplaceAll(msg, e.APIKey, "****")
+		msg = strings.ReplaceAll(msg, e.APIKey, keyMask)
 	}
+	// The whole message, not only the answer's snippet: a transport error
+	// quotes the URL, whose query may carry a key.
+	msg = mask.MaskString(msg)
 	return &EmbedError{Msg: e.Kind + " embedder: " + msg}
 }
 
-// snippet is the start of an error answer, on one line.
-func snippet(b []byte) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + "…"
+// maxSnippet bounds the part of an error answer an EmbedError quotes.
+const maxSnippet = 200
+
+// keyMask stands for the embedder's own API key in an error.
+const keyMask = "****"
+
+// snippet is the start of an error answer, on one line: the key and every
+// other secret masked in the whole answer before it is cut, so that a key
+// straddling the cut cannot leave a part of it that no longer matches.
+func (e *HTTPEmbedder) snippet(b []byte) string {
+	s := string(b)
+	if e.APIKey != "" {
+		s = strings.ReplaceAll(s, e.APIKey, keyMask)
 	}
-	return s
+	return mask.Snippet(s, maxSnippet)
 }

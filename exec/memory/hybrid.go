@@ -56,13 +56,30 @@ func (s *Store) hybrid(ctx context.Context, tx *sql.Tx, terms []string, qv []flo
 	}
 	nn := <-nearest
 
-	type fused struct {
-		c       ranked
-		score   float64
-		kw, vec bool
+	order, byID := fuseRRF(kw, nn)
+	if err := fetchMeaningOnly(ctx, tx, order, byID); err != nil {
+		return nil, err
 	}
-	byID := map[int64]*fused{}
-	var order []*fused
+	live := order[:0]
+	for _, f := range order {
+		if f.c.found || f.kw {
+			live = append(live, f)
+		}
+	}
+	return rankFused(live, req.Limit), nil
+}
+
+// fused is one memory in the fusion of the keyword and meaning lists.
+type fused struct {
+	c       ranked
+	score   float64 // reciprocal rank fusion: the sum over the lists it is in
+	kw, vec bool    // found by keyword, by meaning
+}
+
+// fuseRRF scores each memory of the two lists by reciprocal rank fusion;
+// order is first seen first, byID the same entries by id.
+func fuseRRF(kw []ranked, nn []near) (order []*fused, byID map[int64]*fused) {
+	byID = map[int64]*fused{}
 	get := func(id int64) *fused {
 		f := byID[id]
 		if f == nil {
@@ -82,30 +99,37 @@ func (s *Store) hybrid(ctx context.Context, tx *sql.Tx, terms []string, qv []flo
 		f.vec = true
 		f.score += 1.0 / float64(rrfK+i+1)
 	}
-	// Rows of the meaning-only candidates, for the tie-break by date and for
-	// the hits; a memory deleted since its vector was read is dropped.
+	return order, byID
+}
+
+// fetchMeaningOnly reads the rows of the meaning-only candidates, for the
+// tie-break by date and for the hits; one deleted since its vector was
+// read stays not found, and is dropped.
+func fetchMeaningOnly(ctx context.Context, tx *sql.Tx, order []*fused, byID map[int64]*fused) error {
 	var missing []ranked
 	for _, f := range order {
 		if !f.kw {
 			missing = append(missing, f.c)
 		}
 	}
-	if len(missing) > 0 {
-		if err := fetch(ctx, tx, missing, Filters{}); err != nil {
-			return nil, err
-		}
-		for _, m := range missing {
-			if m.found {
-				byID[m.id].c = m
-			}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := fetch(ctx, tx, missing, Filters{}); err != nil {
+		return err
+	}
+	for _, m := range missing {
+		if m.found {
+			byID[m.id].c = m
 		}
 	}
-	live := order[:0]
-	for _, f := range order {
-		if f.c.found || f.kw {
-			live = append(live, f)
-		}
-	}
+	return nil
+}
+
+// rankFused orders the fused memories by score, then newest first, then
+// by id, and keeps the first limit, each with its score scaled to 0..1 and
+// which lists found it.
+func rankFused(live []*fused, limit int) []ranked {
 	sort.Slice(live, func(i, j int) bool {
 		a, b := live[i], live[j]
 		if a.score != b.score {
@@ -116,7 +140,7 @@ func (s *Store) hybrid(ctx context.Context, tx *sql.Tx, terms []string, qv []flo
 		}
 		return a.c.id > b.c.id
 	})
-	live = live[:min(req.Limit, len(live))]
+	live = live[:min(limit, len(live))]
 	out := make([]ranked, len(live))
 	best := 2.0 / float64(rrfK+1) // first in both lists
 	for i, f := range live {
@@ -131,7 +155,7 @@ func (s *Store) hybrid(ctx context.Context, tx *sql.Tx, terms []string, qv []flo
 			out[i].match = MatchKeyword
 		}
 	}
-	return out, nil
+	return out
 }
 
 // queryVector embeds the query when an embedder is configured. A failure is

@@ -69,38 +69,10 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (int, error) {
 		return 0, classify(err)
 	}
 
-	br := bufio.NewReaderSize(r, 64<<10)
-	n, line := 0, 0
 	first := ins.next
-	for {
-		raw, err := readLine(br)
-		if err == io.EOF && raw == nil {
-			break
-		}
-		line++
-		if err != nil && err != io.EOF {
-			if errors.Is(err, errLineTooLong) {
-				return 0, &ImportError{Line: line, Err: err}
-			}
-			return 0, fmt.Errorf("reading line %d: %w", line, err)
-		}
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
-		}
-		m, perr := parseImportLine(raw)
-		if perr == nil {
-			m, perr = s.normalise(m)
-		}
-		if perr != nil {
-			return 0, &ImportError{Line: line, Err: perr}
-		}
-		if err := ins.add(ctx, m); err != nil {
-			return 0, &ImportError{Line: line, Err: classify(err)}
-		}
-		n++
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
+	n, line, err := s.importLines(ctx, bufio.NewReaderSize(r, 64<<10), ins)
+	if err != nil {
+		return 0, err
 	}
 	if err := ins.flush(ctx); err != nil {
 		return 0, &ImportError{Line: line, Err: classify(err)}
@@ -120,6 +92,42 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (int, error) {
 		return 0, classify(err)
 	}
 	return n, nil
+}
+
+// importLines adds each non-blank line of br to ins and returns how many
+// it added and the number of the last line read. An error names the line
+// (an *ImportError for a bad or unstorable record).
+func (s *Store) importLines(ctx context.Context, br *bufio.Reader, ins *batchInserter) (n, line int, err error) {
+	for {
+		raw, err := readLine(br)
+		if err == io.EOF && raw == nil {
+			return n, line, nil
+		}
+		line++
+		if err != nil && err != io.EOF {
+			if errors.Is(err, errLineTooLong) {
+				return 0, line, &ImportError{Line: line, Err: err}
+			}
+			return 0, line, fmt.Errorf("reading line %d: %w", line, err)
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		m, perr := parseImportLine(raw)
+		if perr == nil {
+			m, perr = s.normalise(m)
+		}
+		if perr != nil {
+			return 0, line, &ImportError{Line: line, Err: perr}
+		}
+		if err := ins.add(ctx, m); err != nil {
+			return 0, line, &ImportError{Line: line, Err: classify(err)}
+		}
+		n++
+		if ctx.Err() != nil {
+			return 0, line, ctx.Err()
+		}
+	}
 }
 
 var errLineTooLong = fmt.Errorf("line longer than %d bytes", MaxLineBytes)

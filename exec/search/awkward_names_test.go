@@ -8,7 +8,7 @@ import (
 // Fixed finding. A file name with
 // both a double quote and a newline: ugrep's %h escapes the quote, so the
 // first physical line of the record holds an even number of '"' and
-// runBackend's odd-quote test does not read on; the record is malformed,
+// addLine's odd-quote test does not read on; the record is malformed,
 // the file's match is lost and the search ends with exit_code 2 and
 // "ugrep: output could not be parsed". rg finds it.
 func TestNameWithQuoteAndNewline(t *testing.T) {

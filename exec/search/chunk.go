@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -267,8 +268,30 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 		p.proof.verify()
 		return 2, p.be.Name + ": " + err.Error()
 	}
+	malformed := p.readRecords(ctx, stdout, index, recs)
+	werr := wait()
+	code := exitCode(werr)
+	if ctx.Err() != nil {
+		return 0, ""
+	}
+	p.learnFromRun(code, len(args), started)
+	unexplained := p.explainStderr(c, stderr.String(), index)
+	if malformed {
+		unexplained = strings.TrimSpace(unexplained + "\n" + p.be.Name + ": output could not be parsed")
+		code = max(code, 2)
+	}
+	if unexplained == "" && code >= 2 {
+		code = 0
+	}
+	return code, unexplained
+}
+
+// readRecords reads the backend's output lines into recs (index maps a
+// chunk argument to its item) and reports whether any line was malformed.
+// Lines longer than the reader's buffer are gathered; a long rg line is cut
+// down to the spans kept (cutRGMatch) as it grows.
+func (p *prepared) readRecords(ctx context.Context, stdout io.Reader, index map[string]int, recs []fileRecs) (malformed bool) {
 	rg := p.be.Name == "rg"
-	malformed := false
 	br := bufio.NewReaderSize(stdout, 256<<10)
 	var pendingLine []byte
 	var cutLine []byte // a long rg line, cut (cutRGMatch): the rest of it is skipped
@@ -303,60 +326,64 @@ func (p *prepared) runBackend(ctx context.Context, c *chunk, args []string, inde
 			line = pendingLine
 		}
 		if len(line) > 0 {
-			var rec record
-			var ok bool
-			var perr error
-			if rg {
-				rec, ok, perr = parseRGLineBuf(bytes.TrimRight(line, "\n"), &pb)
-			} else {
-				rec, perr = parseUgrepLineBuf(line, &pb)
-				ok = perr == nil
-				if perr != nil && err == nil && endsInString(line) {
-					// A raw newline inside a file name: read on.
-					pendingLine = append(pendingLine[:0:0], line...)
-					continue
-				}
+			more, bad := p.addLine(line, rg, err == nil, &pb, index, recs)
+			if more {
+				// A raw newline inside a file name: read on.
+				pendingLine = append(pendingLine[:0:0], line...)
+				continue
 			}
 			pendingLine = pendingLine[:0]
-			if perr != nil {
-				malformed = true
-			} else if ok {
-				// Files come in any order, but each file's lines in order.
-				i, known := index[string(rec.path)]
-				if !known || !recs[i].inOrder(rec.line) {
-					malformed = true
-				} else {
-					recs[i].addCut(rec, p.e.lineCap(), p.e.maxLine)
-				}
-			}
+			malformed = malformed || bad
 		}
 		if err != nil {
-			break
+			return malformed
 		}
 	}
-	werr := wait()
-	code := exitCode(werr)
-	if ctx.Err() != nil {
-		return 0, ""
+}
+
+// addLine parses one output line into its file's records. more says the
+// line (a ugrep one that ended, ended true, inside a JSON string) is not
+// complete yet; bad that it is malformed or out of order.
+func (p *prepared) addLine(line []byte, rg, ended bool, pb *parseBuf, index map[string]int, recs []fileRecs) (more, bad bool) {
+	var rec record
+	var ok bool
+	var perr error
+	if rg {
+		rec, ok, perr = parseRGLineBuf(bytes.TrimRight(line, "\n"), pb)
+	} else {
+		rec, perr = parseUgrepLineBuf(line, pb)
+		ok = perr == nil
+		if perr != nil && ended && endsInString(line) {
+			return true, false
+		}
 	}
+	if perr != nil {
+		return false, true
+	}
+	if !ok {
+		return false, false
+	}
+	// Files come in any order, but each file's lines in order.
+	i, known := index[string(rec.path)]
+	if !known || !recs[i].inOrder(rec.line) {
+		return false, true
+	}
+	recs[i].addCut(rec, p.e.lineCap(), p.e.maxLine)
+	return false, false
+}
+
+// learnFromRun settles the pattern (a run that exits 0 or 1 compiled it)
+// and records the backend's start-up cost for chunkLimit.
+func (p *prepared) learnFromRun(code, files int, started time.Time) {
 	if code == 0 || code == 1 {
 		p.proof.accepted()
 	} else {
 		p.proof.verify()
 	}
-	if len(args) <= 128 && time.Since(started) > heavyStartup {
+	if files <= 128 && time.Since(started) > heavyStartup {
 		p.heavyStart.Store(true)
 	}
 	p.startKnown.Store(true)
-	unexplained := p.explainStderr(c, stderr.String(), index)
-	if malformed {
-		unexplained = strings.TrimSpace(unexplained + "\n" + p.be.Name + ": output could not be parsed")
-		code = max(code, 2)
-	}
-	if unexplained == "" && code >= 2 {
-		code = 0
-	}
-	return code, unexplained
 }
 
 // stderrFile finds the longest chunk argument named in the backend warning
@@ -454,40 +481,58 @@ func (p *prepared) fileEvents(it item, f *fileRecs) ([]Event, string) {
 // returns out as it was and the per-file error, or whyBinary/whyTooLarge
 // for a file to skip without one.
 func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Event, string) {
-	recs := f.lines
-	if len(recs) == 0 {
+	if len(f.lines) == 0 {
 		return out, ""
 	}
 	var lines [][]byte
 	// ugrep's records carry offsets only: the lines come from the file.
 	if resolve := p.be.Name == "ugrep" && !f.resolved; p.e.context > 0 || resolve {
 		bp := fileBufs.Get().(*[]byte)
-		defer fileBufs.Put(bp)
-		// Sniffed here when the chunk left it for after the match.
-		data, why := p.readMatched(it.abs, bp, resolve && p.sniffAfter())
-		switch {
-		case why == whyTooLarge || why == whyBinary:
-			return out, why // (too large: grew past the cap since it was checked)
-		case why != "" && !resolve:
-			return out, "cannot read file for context lines"
-		case why != "":
-			return out, why // as when the file is gone before the backend runs
-		}
-		var unresolved *fileRecs
-		if resolve {
-			unresolved = f
-		}
-		data = decodeLikeBackend(data, unresolved)
-		if resolve && !resolveLinesCut(data, f, p.e.maxLine) {
-			return out, "file changed while it was searched"
-		}
-		if p.e.context > 0 {
-			lines = bytes.Split(data, []byte{'\n'})
-			if len(data) > 0 && data[len(data)-1] == '\n' {
-				lines = lines[:len(lines)-1]
-			}
+		defer fileBufs.Put(bp) // lines point into it until the events are built
+		var why string
+		if lines, why = p.matchedLines(it, f, resolve, bp); why != "" {
+			return out, why
 		}
 	}
+	return p.appendEvents(out, it, f, lines), ""
+}
+
+// matchedLines reads the matched file into *bp, resolves ugrep's records
+// against it (resolve), and splits it into lines when context is wanted;
+// or it says why the file is skipped or failed.
+func (p *prepared) matchedLines(it item, f *fileRecs, resolve bool, bp *[]byte) ([][]byte, string) {
+	// Sniffed here when the chunk left it for after the match.
+	data, why := p.readMatched(it.abs, bp, resolve && p.sniffAfter())
+	switch {
+	case why == whyTooLarge || why == whyBinary:
+		return nil, why // (too large: grew past the cap since it was checked)
+	case why != "" && !resolve:
+		return nil, "cannot read file for context lines"
+	case why != "":
+		return nil, why // as when the file is gone before the backend runs
+	}
+	var unresolved *fileRecs
+	if resolve {
+		unresolved = f
+	}
+	data = decodeLikeBackend(data, unresolved)
+	if resolve && !resolveLinesCut(data, f, p.e.maxLine) {
+		return nil, "file changed while it was searched"
+	}
+	if p.e.context == 0 {
+		return nil, ""
+	}
+	lines := bytes.Split(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] == '\n' {
+		lines = lines[:len(lines)-1]
+	}
+	return lines, ""
+}
+
+// appendEvents appends each match of f with the context lines around it
+// (from lines, the file's lines), each line once and in order.
+func (p *prepared) appendEvents(out []Event, it item, f *fileRecs, lines [][]byte) []Event {
+	recs := f.lines
 	// The arena is complete and never written again: share it instead of
 	// copying it (strings.Builder's idiom).
 	all := unsafe.String(unsafe.SliceData(f.text), len(f.text))
@@ -532,7 +577,7 @@ func (p *prepared) appendFileEventsWhy(out []Event, it item, f *fileRecs) ([]Eve
 			}
 		}
 	}
-	return out, ""
+	return out
 }
 
 // endsInString reports whether a line of backend output stops inside a

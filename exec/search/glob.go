@@ -41,28 +41,9 @@ func compileGlob(g string) (*glob, error) { return compileGlobFold(g, false) }
 // folding of case-insensitive file systems: ".ENV" is ".env" there).
 func compileGlobFold(g string, fold bool) (*glob, error) {
 	out := &glob{fold: fold}
-	if strings.HasSuffix(g, "/") {
-		out.dirOnly = true
-		g = strings.TrimRight(g, "/")
-		if g == "" {
-			return nil, errors.New("pattern is only slashes")
-		}
-	}
-	anyDepth := false // a leading "**/" before a pattern that has a slash
-	if strings.HasPrefix(g, "/") {
-		g = strings.TrimLeft(g, "/")
-	} else {
-		// A leading "**/" means "at any depth", which is what a pattern
-		// without a slash already means; one with a slash (say
-		// "**/config/secrets.yml") keeps its "any depth".
-		for strings.HasPrefix(g, "**/") {
-			g = g[3:]
-			anyDepth = true
-		}
-		if !strings.Contains(g, "/") {
-			out.basename = true
-			anyDepth = false
-		}
+	g, anyDepth, err := out.anchor(g)
+	if err != nil {
+		return nil, err
 	}
 	var b strings.Builder
 	if fold {
@@ -72,76 +53,77 @@ func compileGlobFold(g string, fold bool) (*glob, error) {
 	if anyDepth {
 		b.WriteString(`(?:.*/)?`)
 	}
+	if err := globBody(&b, g); err != nil {
+		return nil, err
+	}
+	b.WriteString(`$`)
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, err
+	}
+	out.re = re
+	out.shortcut(g, anyDepth)
+	return out, nil
+}
+
+// anchor strips the glob's trailing slash (dirOnly), leading slash
+// (anchored at the base) or leading "**/", and says whether it matches a
+// basename. It returns the rest of the glob and whether that rest may
+// start at any depth.
+func (out *glob) anchor(g string) (rest string, anyDepth bool, err error) {
+	if strings.HasSuffix(g, "/") {
+		out.dirOnly = true
+		g = strings.TrimRight(g, "/")
+		if g == "" {
+			return "", false, errors.New("pattern is only slashes")
+		}
+	}
+	if strings.HasPrefix(g, "/") {
+		return strings.TrimLeft(g, "/"), false, nil
+	}
+	// A leading "**/" means "at any depth", which is what a pattern
+	// without a slash already means; one with a slash (say
+	// "**/config/secrets.yml") keeps its "any depth".
+	for strings.HasPrefix(g, "**/") {
+		g = g[3:]
+		anyDepth = true
+	}
+	if !strings.Contains(g, "/") {
+		out.basename = true
+		anyDepth = false
+	}
+	return g, anyDepth, nil
+}
+
+// globBody writes the regexp for the glob g (its anchoring already
+// stripped) to b.
+func globBody(b *strings.Builder, g string) error {
 	depth := 0 // inside {...}
 	for i := 0; i < len(g); i++ {
 		c := g[i]
 		switch c {
 		case '*':
-			if i+1 < len(g) && g[i+1] == '*' {
-				// "**": any number of components when it stands alone.
-				atStart := i == 0 || g[i-1] == '/'
-				j := i + 2
-				if atStart && j < len(g) && g[j] == '/' {
-					b.WriteString(`(?:.*/)?`)
-					i = j
-					continue
-				}
-				if atStart && j == len(g) {
-					b.WriteString(`.*`)
-					i = j
-					continue
-				}
-				b.WriteString(`[^/]*`)
-				i++
-				continue
-			}
-			b.WriteString(`[^/]*`)
+			i = globStar(b, g, i)
 		case '?':
 			b.WriteString(`[^/]`)
 		case '\\':
 			if i+1 >= len(g) {
-				return nil, errors.New("trailing backslash")
+				return errors.New("trailing backslash")
 			}
 			i++
 			b.WriteString(regexp.QuoteMeta(g[i : i+1]))
 		case '[':
-			j := i + 1
-			if j < len(g) && (g[j] == '!' || g[j] == '^') {
-				j++
+			j, err := globClass(b, g, i)
+			if err != nil {
+				return err
 			}
-			if j < len(g) && g[j] == ']' {
-				j++
-			}
-			for j < len(g) && g[j] != ']' {
-				j++
-			}
-			if j >= len(g) {
-				return nil, errors.New("unclosed character class '['")
-			}
-			body := g[i+1 : j]
-			neg := false
-			if body != "" && (body[0] == '!' || body[0] == '^') {
-				neg, body = true, body[1:]
-			}
-			b.WriteString("[")
-			if neg {
-				b.WriteString("^/")
-			}
-			for k := 0; k < len(body); k++ {
-				ch := body[k]
-				if ch == '\\' || ch == '[' || ch == ']' || ch == '^' {
-					b.WriteByte('\\')
-				}
-				b.WriteByte(ch)
-			}
-			b.WriteString("]")
 			i = j
 		case '{':
 			depth++
 			b.WriteString(`(?:`)
 		case '}':
 			if depth == 0 {
-				return nil, errors.New("unmatched '}'")
+				return errors.New("unmatched '}'")
 			}
 			depth--
 			b.WriteString(`)`)
@@ -156,18 +138,76 @@ func compileGlobFold(g string, fold bool) (*glob, error) {
 		}
 	}
 	if depth != 0 {
-		return nil, errors.New("unclosed alternation '{'")
+		return errors.New("unclosed alternation '{'")
 	}
-	b.WriteString(`$`)
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// globStar writes the regexp for the "*" or "**" at g[i] and returns the
+// index of its last byte consumed.
+func globStar(b *strings.Builder, g string, i int) int {
+	if i+1 >= len(g) || g[i+1] != '*' {
+		b.WriteString(`[^/]*`)
+		return i
 	}
-	out.re = re
+	// "**": any number of components when it stands alone.
+	atStart := i == 0 || g[i-1] == '/'
+	j := i + 2
+	if atStart && j < len(g) && g[j] == '/' {
+		b.WriteString(`(?:.*/)?`)
+		return j
+	}
+	if atStart && j == len(g) {
+		b.WriteString(`.*`)
+		return j
+	}
+	b.WriteString(`[^/]*`)
+	return i + 1
+}
+
+// globClass writes the regexp for the character class opening at g[i]
+// ("[...]", negated by a leading ! or ^) and returns the index of its "]".
+func globClass(b *strings.Builder, g string, i int) (int, error) {
+	j := i + 1
+	if j < len(g) && (g[j] == '!' || g[j] == '^') {
+		j++
+	}
+	if j < len(g) && g[j] == ']' {
+		j++
+	}
+	for j < len(g) && g[j] != ']' {
+		j++
+	}
+	if j >= len(g) {
+		return 0, errors.New("unclosed character class '['")
+	}
+	body := g[i+1 : j]
+	neg := false
+	if body != "" && (body[0] == '!' || body[0] == '^') {
+		neg, body = true, body[1:]
+	}
+	b.WriteString("[")
+	if neg {
+		b.WriteString("^/")
+	}
+	for k := 0; k < len(body); k++ {
+		ch := body[k]
+		if ch == '\\' || ch == '[' || ch == ']' || ch == '^' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(ch)
+	}
+	b.WriteString("]")
+	return j, nil
+}
+
+// shortcut picks a match that skips the regexp for the common shapes
+// ("name", "*.ext", "prefix*"), when one is exact.
+func (out *glob) shortcut(g string, anyDepth bool) {
 	const meta = `*?[\{}`
 	switch {
 	case anyDepth: // the regexp only
-	case fold && !isASCII(g): // the regexp only (folding may change a name's length)
+	case out.fold && !isASCII(g): // the regexp only (folding may change a name's length)
 	case !strings.ContainsAny(g, meta):
 		out.kind, out.lit = globExact, g
 	case out.basename && len(g) > 1 && g[0] == '*' && !strings.ContainsAny(g[1:], meta):
@@ -175,7 +215,6 @@ func compileGlobFold(g string, fold bool) (*glob, error) {
 	case out.basename && len(g) > 1 && g[len(g)-1] == '*' && !strings.ContainsAny(g[:len(g)-1], meta):
 		out.kind, out.lit = globPrefix, g[:len(g)-1]
 	}
-	return out, nil
 }
 
 // match reports whether rel (slash-separated, relative to the glob's base)

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"unicode/utf8"
+
+	"github.com/vigil-dev/vigil/internal/jsonesc"
 )
 
 var errSyntax = errors.New("malformed backend output")
@@ -51,36 +53,6 @@ func (s *jscan) eat(c byte) bool {
 		return true
 	}
 	return false
-}
-
-func hexVal(c byte) rune {
-	switch {
-	case c >= '0' && c <= '9':
-		return rune(c - '0')
-	case c >= 'a' && c <= 'f':
-		return rune(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return rune(c-'A') + 10
-	}
-	return -1
-}
-
-func (s *jscan) hex4() rune {
-	if s.i+4 > len(s.b) {
-		s.fail()
-		return 0
-	}
-	var r rune
-	for k := 0; k < 4; k++ {
-		v := hexVal(s.b[s.i+k])
-		if v < 0 {
-			s.fail()
-			return 0
-		}
-		r = r<<4 | v
-	}
-	s.i += 4
-	return r
 }
 
 // str reads a string and appends its raw bytes to dst. Fast path: no
@@ -143,46 +115,14 @@ func (s *jscan) str(dst []byte) []byte {
 		if dst == nil {
 			dst = []byte{}
 		}
-		s.i++
-		if s.i >= len(s.b) {
+		// the escape, lone surrogates decoded as U+FFFD as encoding/json does
+		r, n, ok := jsonesc.Decode(s.b[s.i:])
+		if !ok {
 			s.fail()
 			return dst
 		}
-		e := s.b[s.i]
-		s.i++
-		switch e {
-		case '"', '\\', '/':
-			dst = append(dst, e)
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := s.hex4()
-			if r >= 0xD800 && r < 0xDC00 && s.i+6 <= len(s.b) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u' {
-				save := s.i
-				s.i += 2
-				r2 := s.hex4()
-				if r2 >= 0xDC00 && r2 < 0xE000 {
-					r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
-				} else {
-					s.i = save
-					r = utf8.RuneError
-				}
-			} else if r >= 0xD800 && r < 0xE000 {
-				r = utf8.RuneError
-			}
-			dst = utf8.AppendRune(dst, r)
-		default:
-			s.fail()
-			return dst
-		}
+		s.i += n
+		dst = utf8.AppendRune(dst, r)
 		start = s.i
 	}
 	s.fail()

@@ -107,45 +107,16 @@ func resolvePath(reqPath *string, opts Options, deny globSet) (place, error) {
 	if reqPath != nil {
 		p = *reqPath
 	}
-	if strings.IndexByte(p, 0) >= 0 {
-		return pl, badField(FieldPath, "must not contain a NUL byte")
+	joined, abs, err := joinInSandbox(root, opts.Root, p)
+	if err != nil {
+		return pl, err
 	}
-	abs := filepath.IsAbs(p)
-	joined := p
-	if !abs {
-		joined = filepath.Join(root, p)
-	}
-	joined = filepath.Clean(joined)
-	// Contained as written, against the root as resolved or as given (an
-	// absolute path may spell the root through its symlink; resolving it
-	// below settles where it really is).
-	spelled := root
-	if r, err := filepath.Abs(opts.Root); err == nil && opts.Root != "" {
-		spelled = filepath.Clean(r)
-	}
-	if !within(root, joined) && !(abs && within(spelled, joined)) {
-		return pl, badField(FieldPath, "%q escapes the sandbox root", p)
-	}
-	// Canonicalize the deepest existing ancestor, then reattach the rest.
-	existing, rest := joined, ""
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
-		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			break
-		}
-		rest = filepath.Join(filepath.Base(existing), rest)
-		existing = parent
-	}
-	canon, err := filepath.EvalSymlinks(existing)
+	target, rest, err := canonicalTarget(joined)
 	if err != nil {
 		// Not the underlying error: it could name where a link outside
 		// the sandbox points.
 		return pl, fieldError(ExecutionFailed, FieldPath, nil, "%q cannot be resolved", p)
 	}
-	target := filepath.Join(canon, rest)
 	if !within(root, target) {
 		return pl, badField(FieldPath, "%q resolves outside the sandbox root through a symlink", p)
 	}
@@ -165,21 +136,8 @@ func resolvePath(reqPath *string, opts Options, deny globSet) (place, error) {
 	if deniedPath(deny, rel, st.IsDir()) {
 		return pl, badField(FieldPath, "%q is denied by the sandbox deny list", p)
 	}
-	if st.IsDir() {
-		f, err := os.Open(target)
-		if err != nil {
-			return pl, fieldError(ExecutionFailed, FieldPath, nil, "%q is not readable: %v", p, err)
-		}
-		f.Close()
-	} else if !st.Mode().IsRegular() {
-		return pl, badField(FieldPath, "%q is neither a regular file nor a directory", p)
-	} else if f, err := os.Open(target); err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			return pl, fieldError(ExecutionFailed, FieldPath, nil, "%q is not readable: permission denied", p)
-		}
-		return pl, fieldError(ExecutionFailed, FieldPath, nil, "%q is not readable: %v", p, err)
-	} else {
-		f.Close()
+	if err := checkReadable(target, st, p); err != nil {
+		return pl, err
 	}
 	pl.target = target
 	pl.isFile = !st.IsDir()
@@ -192,6 +150,80 @@ func resolvePath(reqPath *string, opts Options, deny globSet) (place, error) {
 		pl.orderRoot = root
 	}
 	return pl, nil
+}
+
+// joinInSandbox resolves the request's path p (relative to the sandbox
+// root, or absolute) to a clean absolute path, refusing one that escapes
+// the root as written. root is the root resolved, given the root as
+// configured.
+func joinInSandbox(root, given, p string) (joined string, abs bool, err error) {
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", false, badField(FieldPath, "must not contain a NUL byte")
+	}
+	abs = filepath.IsAbs(p)
+	joined = p
+	if !abs {
+		joined = filepath.Join(root, p)
+	}
+	joined = filepath.Clean(joined)
+	// Contained as written, against the root as resolved or as given (an
+	// absolute path may spell the root through its symlink; resolving it
+	// later settles where it really is).
+	spelled := root
+	if r, err := filepath.Abs(given); err == nil && given != "" {
+		spelled = filepath.Clean(r)
+	}
+	if !within(root, joined) && !(abs && within(spelled, joined)) {
+		return "", false, badField(FieldPath, "%q escapes the sandbox root", p)
+	}
+	return joined, abs, nil
+}
+
+// canonicalTarget resolves the symlinks of path's deepest existing
+// ancestor and reattaches the rest (non-empty when path does not exist).
+func canonicalTarget(path string) (target, rest string, err error) {
+	existing := path
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			break
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	canon, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", "", err
+	}
+	return filepath.Join(canon, rest), rest, nil
+}
+
+// checkReadable refuses a target that is neither a regular file nor a
+// directory, or that cannot be opened; p is the path as requested.
+func checkReadable(target string, st fs.FileInfo, p string) error {
+	if st.IsDir() {
+		f, err := os.Open(target)
+		if err != nil {
+			return fieldError(ExecutionFailed, FieldPath, nil, "%q is not readable: %v", p, err)
+		}
+		f.Close()
+		return nil
+	}
+	if !st.Mode().IsRegular() {
+		return badField(FieldPath, "%q is neither a regular file nor a directory", p)
+	}
+	f, err := os.Open(target)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return fieldError(ExecutionFailed, FieldPath, nil, "%q is not readable: permission denied", p)
+		}
+		return fieldError(ExecutionFailed, FieldPath, nil, "%q is not readable: %v", p, err)
+	}
+	f.Close()
+	return nil
 }
 
 // relSlash is the slash-separated path of p below base ("" when equal).

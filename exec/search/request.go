@@ -183,11 +183,29 @@ func validateFields(req Request, opts Options) (effective, error) {
 	if !cfg.Enabled {
 		return e, execFailed("the search tool is disabled ([tools.search] enabled = false)")
 	}
+	if err := e.setPattern(req); err != nil {
+		return e, err
+	}
+	if err := e.setGlobs(req); err != nil {
+		return e, err
+	}
+	if err := e.setLimits(req, cfg); err != nil {
+		return e, err
+	}
+	if err := e.setCaps(req, cfg); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+// setPattern checks the pattern and sets how it matches: fixed, word and
+// case (smart case looks for an ASCII capital in the pattern).
+func (e *effective) setPattern(req Request) error {
 	if strings.TrimSpace(req.Pattern) == "" {
-		return e, badField(FieldPattern, "must be non-empty after trimming whitespace")
+		return badField(FieldPattern, "must be non-empty after trimming whitespace")
 	}
 	if strings.IndexByte(req.Pattern, 0) >= 0 {
-		return e, badField(FieldPattern, "must not contain a NUL byte")
+		return badField(FieldPattern, "must not contain a NUL byte")
 	}
 	e.caseMode = "smart"
 	if req.Case != nil {
@@ -195,7 +213,7 @@ func validateFields(req Request, opts Options) (effective, error) {
 		case "smart", "sensitive", "insensitive":
 			e.caseMode = *req.Case
 		default:
-			return e, badField(FieldCase, "must be one of smart, sensitive, insensitive; got %q", *req.Case)
+			return badField(FieldCase, "must be one of smart, sensitive, insensitive; got %q", *req.Case)
 		}
 	}
 	e.fixed = boolOr(req.FixedStrings, false)
@@ -206,6 +224,12 @@ func validateFields(req Request, opts Options) (effective, error) {
 	case "smart":
 		e.insensitive = !hasASCIIUpper(req.Pattern)
 	}
+	return nil
+}
+
+// setGlobs checks the include and exclude globs (glob is include's older
+// name) and sets the walk's switches.
+func (e *effective) setGlobs(req Request) error {
 	e.include = req.IncludeGlob
 	if req.IncludeGlob == nil {
 		e.include = req.Glob // FR-LS-VAL-11
@@ -216,25 +240,31 @@ func validateFields(req Request, opts Options) (effective, error) {
 	}
 	for i, g := range e.include {
 		if err := checkGlob(field, i, g); err != nil {
-			return e, err
+			return err
 		}
 	}
 	e.exclude = req.ExcludeGlob
 	for i, g := range e.exclude {
 		if err := checkGlob(FieldExcludeGlob, i, g); err != nil {
-			return e, err
+			return err
 		}
 	}
 	e.recursive = boolOr(req.Recursive, true)
 	e.hidden = boolOr(req.Hidden, false)
 	e.follow = boolOr(req.Follow, false)
 	e.noIgnore = boolOr(req.NoIgnore, false)
+	return nil
+}
+
+// setLimits checks the fields with fixed bounds: context, max_results,
+// timeout_ms and fuzzy, defaulting from the config.
+func (e *effective) setLimits(req Request, cfg config.SearchConfig) error {
 	if req.Context != nil {
 		if *req.Context < 0 {
-			return e, badField(FieldContext, "must be >= 0, got %d", *req.Context)
+			return badField(FieldContext, "must be >= 0, got %d", *req.Context)
 		}
 		if *req.Context > 1000 {
-			return e, badField(FieldContext, "must be <= 1000, got %d", *req.Context)
+			return badField(FieldContext, "must be <= 1000, got %d", *req.Context)
 		}
 		e.context = int(*req.Context)
 	}
@@ -244,53 +274,63 @@ func validateFields(req Request, opts Options) (effective, error) {
 	e.maxResults = int(min(max(cfg.DefaultMaxResults, 1), config.MaxResultsLimit))
 	if req.MaxResults != nil {
 		if *req.MaxResults < 1 {
-			return e, badField(FieldMaxResults, "must be >= 1, got %d", *req.MaxResults)
+			return badField(FieldMaxResults, "must be >= 1, got %d", *req.MaxResults)
 		}
 		if *req.MaxResults > config.MaxResultsLimit {
-			return e, badField(FieldMaxResults, "must be <= %d, got %d", config.MaxResultsLimit, *req.MaxResults)
+			return badField(FieldMaxResults, "must be <= %d, got %d", config.MaxResultsLimit, *req.MaxResults)
 		}
 		e.maxResults = int(*req.MaxResults)
 	}
 	e.timeoutMS = max(cfg.DefaultTimeoutMS, 1)
 	if req.TimeoutMS != nil {
 		if *req.TimeoutMS < 1 {
-			return e, badField(FieldTimeoutMS, "must be >= 1, got %d", *req.TimeoutMS)
+			return badField(FieldTimeoutMS, "must be >= 1, got %d", *req.TimeoutMS)
 		}
 		e.timeoutMS = *req.TimeoutMS
 	}
 	if req.Fuzzy != nil {
 		if *req.Fuzzy < 1 || *req.Fuzzy > 4 {
-			return e, badField(FieldFuzzy, "must be in [1, 4], got %d", *req.Fuzzy)
+			return badField(FieldFuzzy, "must be in [1, 4], got %d", *req.Fuzzy)
 		}
 		e.fuzzy = int(*req.Fuzzy)
 	}
-	capCheck := func(name Field, v *int64, hard int64) (int64, error) {
-		if v == nil {
-			return 0, nil
-		}
-		if *v < 1 {
-			return 0, badField(name, "must be >= 1, got %d", *v)
-		}
-		if hard > 0 && *v > hard {
-			return 0, badField(name, "must be <= the configured hard cap %d, got %d", hard, *v)
-		}
-		return *v, nil
-	}
+	return nil
+}
+
+// setCaps checks the fields the config caps (max_matches_per_file,
+// max_files, max_file_size_bytes); unset, they are unlimited but for the
+// file size, which defaults to its cap.
+func (e *effective) setCaps(req Request, cfg config.SearchConfig) error {
 	mpf, err := capCheck(FieldMaxMatchesPerFile, req.MaxMatchesPerFile, cfg.MaxMatchesPerFile)
 	if err != nil {
-		return e, err
+		return err
 	}
 	e.maxPerFile = int(mpf)
 	if e.maxFiles, err = capCheck(FieldMaxFiles, req.MaxFiles, cfg.MaxFiles); err != nil {
-		return e, err
+		return err
 	}
 	if e.maxSize, err = capCheck(FieldMaxFileSizeBytes, req.MaxFileSizeBytes, cfg.MaxFileSizeBytes); err != nil {
-		return e, err
+		return err
 	}
 	if e.maxSize == 0 {
 		e.maxSize = cfg.MaxFileSizeBytes // CFG-LS-05
 	}
-	return e, nil
+	return nil
+}
+
+// capCheck checks an optional field against 1 and its hard cap (none when
+// hard is 0); unset is 0.
+func capCheck(name Field, v *int64, hard int64) (int64, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if *v < 1 {
+		return 0, badField(name, "must be >= 1, got %d", *v)
+	}
+	if hard > 0 && *v > hard {
+		return 0, badField(name, "must be <= the configured hard cap %d, got %d", hard, *v)
+	}
+	return *v, nil
 }
 
 func checkGlob(field Field, i int, g string) error {

@@ -144,7 +144,7 @@ func TestSubmatchFixedUgrepFlagsTerminatorMatch(t *testing.T) {
 	}
 }
 
-// Long rg JSON messages (over longLine, so runBackend cuts them with
+// Long rg JSON messages (over longLine, so readRecords cuts them with
 // cutRGMatch) of every awkward shape give the same answer on the ordered
 // rg path as ugrep, both walks and Run: match texts that need JSON escapes
 // ('"', '\'), a line that is not UTF-8 (lines given as {"bytes":…}), a line

@@ -51,58 +51,7 @@ func ugrepRewrite(pattern string) string {
 		c := pattern[i]
 		switch {
 		case c == '\\' && i+1 < len(pattern):
-			i++
-			switch pattern[i] {
-			case 'Q':
-				i = ugrepQuote(&b, pattern, i+1)
-			case 'c':
-				// \cX: the byte after it is its argument, not pattern.
-				b.WriteString(`\c`)
-				if i+1 < len(pattern) {
-					i++
-					b.WriteByte(pattern[i])
-				}
-			case '\r':
-				b.WriteString(`\r`)
-			case '$':
-				b.WriteString(`[$]`)
-			case 'W', 'D':
-				// ugrep's \W and \D take the newline, so `a\Wb` matched
-				// "a" at the end of one line and "b" on the next.
-				b.WriteString(`[^\` + strings.ToLower(pattern[i:i+1]) + `\n]`)
-			case 'p', 'P':
-				// So do Unicode classes (\P{L}, \p{Cc}): spelled as the
-				// negated class of their complement, which leaves the
-				// newline out (`[^\P{L}\n]`), at the same compile time.
-				arg, ok := unicodeClassArg(pattern[i+1:])
-				if !ok {
-					b.WriteByte(c)
-					b.WriteByte(pattern[i])
-					break
-				}
-				other := "P"
-				if pattern[i] == 'P' {
-					other = "p"
-				}
-				b.WriteString(`[^\` + other + arg + `\n]`)
-				i += len(arg)
-			case 'x', 'u', 'o':
-				// ugrep repeats only the last UTF-8 byte of a non-ASCII
-				// code point escape (`\x{e9}*a` did not match "a", and
-				// `\u{e9}+` took "é" and then bytes 0xa9); a group makes
-				// the repeat take the whole character.
-				arg, code := codePointEscapeArg(pattern[i], pattern[i+1:])
-				if code < 0x80 {
-					b.WriteByte(c)
-					b.WriteByte(pattern[i])
-					break
-				}
-				b.WriteString(`(?:\` + pattern[i:i+1] + arg + `)`)
-				i += len(arg)
-			default:
-				b.WriteByte(c)
-				b.WriteByte(pattern[i])
-			}
+			i = ugrepEscape(&b, pattern, i+1)
 		case c == '(' && strings.HasPrefix(pattern[i:], "(?#"):
 			// A comment is copied as it is, up to its first `)`.
 			k := strings.IndexByte(pattern[i:], ')')
@@ -137,6 +86,64 @@ func ugrepRewrite(pattern string) string {
 		}
 	}
 	return b.String()
+}
+
+// ugrepEscape rewrites the escape whose letter is pattern[i] (just after
+// its backslash) as ugrepRewrite says, and returns the index of its last
+// byte.
+func ugrepEscape(b *strings.Builder, pattern string, i int) int {
+	switch pattern[i] {
+	case 'Q':
+		return ugrepQuote(b, pattern, i+1)
+	case 'c':
+		// \cX: the byte after it is its argument, not pattern.
+		b.WriteString(`\c`)
+		if i+1 < len(pattern) {
+			i++
+			b.WriteByte(pattern[i])
+		}
+	case '\r':
+		b.WriteString(`\r`)
+	case '$':
+		b.WriteString(`[$]`)
+	case 'W', 'D':
+		// ugrep's \W and \D take the newline, so `a\Wb` matched
+		// "a" at the end of one line and "b" on the next.
+		b.WriteString(`[^\` + strings.ToLower(pattern[i:i+1]) + `\n]`)
+	case 'p', 'P':
+		// So do Unicode classes (\P{L}, \p{Cc}): spelled as the
+		// negated class of their complement, which leaves the
+		// newline out (`[^\P{L}\n]`), at the same compile time.
+		arg, ok := unicodeClassArg(pattern[i+1:])
+		if !ok {
+			b.WriteByte('\\')
+			b.WriteByte(pattern[i])
+			break
+		}
+		other := "P"
+		if pattern[i] == 'P' {
+			other = "p"
+		}
+		b.WriteString(`[^\` + other + arg + `\n]`)
+		i += len(arg)
+	case 'x', 'u', 'o':
+		// ugrep repeats only the last UTF-8 byte of a non-ASCII
+		// code point escape (`\x{e9}*a` did not match "a", and
+		// `\u{e9}+` took "é" and then bytes 0xa9); a group makes
+		// the repeat take the whole character.
+		arg, code := codePointEscapeArg(pattern[i], pattern[i+1:])
+		if code < 0x80 {
+			b.WriteByte('\\')
+			b.WriteByte(pattern[i])
+			break
+		}
+		b.WriteString(`(?:\` + pattern[i:i+1] + arg + `)`)
+		i += len(arg)
+	default:
+		b.WriteByte('\\')
+		b.WriteByte(pattern[i])
+	}
+	return i
 }
 
 // ugrepQuote copies the quote whose text starts at pattern[i] (just after

@@ -267,6 +267,8 @@ func (w *walker) sandboxRel(rel string) string {
 
 func (w *walker) searchRel(rel string) string { return rel[w.seCut:] }
 
+// dir lists one directory and visits its entries in order: files are sent,
+// directories walked depth-first.
 func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 	if w.stopped || w.ctx.Err() != nil {
 		// Checked here too, not only when a file is sent: a tree whose
@@ -274,61 +276,9 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 		w.stopped = true
 		return
 	}
-	ents, err := readDir(d.abs, w.sizes)
-	if err != nil && len(ents) == 0 {
-		w.send(item{rel: d.key, err: "cannot read directory: " + errText(err)})
+	kids, present, ok := w.list(d)
+	if !ok {
 		return
-	}
-	kids := make([]child, 0, len(ents))
-	var present map[string]bool
-	for _, de := range ents {
-		name := de.name
-		hidden := strings.HasPrefix(name, ".")
-		if hidden {
-			switch name {
-			case ".gitignore", ".ignore", ".rgignore", ".git":
-				if present == nil {
-					present = map[string]bool{}
-				}
-				present[name] = true
-			}
-		}
-		t := de.typ
-		var info fs.FileInfo
-		isDir := t.IsDir()
-		if t&fs.ModeSymlink != 0 {
-			if !w.e.follow {
-				continue
-			}
-			st, err := os.Stat(filepath.Join(d.abs, name))
-			if err != nil {
-				// Reported below, in order and only if the filters let the
-				// name through; a link that leads outside the sandbox is
-				// not even named (whether its target exists is not ours).
-				target, rerr := os.Readlink(filepath.Join(d.abs, name))
-				if rerr == nil && !filepath.IsAbs(target) {
-					target = filepath.Join(d.abs, target)
-				}
-				if rerr == nil && within(w.pl.sandbox, filepath.Clean(target)) {
-					kids = append(kids, child{name: name, key: w.keyOf(name), hidden: hidden, broken: true, size: -1})
-				}
-				continue
-			}
-			if !st.IsDir() && !st.Mode().IsRegular() {
-				continue // a link to a fifo, socket or device: never searched
-			}
-			// The sandbox holds for followed links too (NFR-LS-SEC-01): a
-			// link whose target lies outside the sandbox root, or is denied
-			// under its own name, is not followed.
-			real, err := filepath.EvalSymlinks(filepath.Join(d.abs, name))
-			if err != nil || !within(w.pl.sandbox, real) || w.deny.matchAncestors(relSlash(w.pl.sandbox, real), st.IsDir()) {
-				continue
-			}
-			info, isDir = st, st.IsDir()
-		} else if !isDir && !t.IsRegular() {
-			continue // fifos, sockets and devices are never searched
-		}
-		kids = append(kids, child{name: name, key: w.keyOf(name), isDir: isDir, hidden: hidden, info: info, size: de.size})
 	}
 	if !w.e.noIgnore && present != nil {
 		// The base comes from d.rel: d.abs has a "/./" inside.
@@ -341,102 +291,183 @@ func (w *walker) dir(d dirPos, stack []ignoreFile, anc []devIno) {
 	if !w.unordered {
 		slices.SortFunc(kids, cmpChild)
 	}
-	for _, c := range kids {
-		if w.stopped {
-			return
-		}
-		abs := d.absPre + c.name
-		rel := abs[len(w.prefix):] // relative to the order root
-		relSandbox := w.sandboxRel(rel)
-		key := rel
-		same := d.same && c.key == c.name
-		if !same {
-			key = c.key
-			if d.key != "" {
-				key = d.key + "/" + c.key
-			}
-		}
-		if w.deny.match(relSandbox, c.isDir) || (!isASCII(c.name) && w.deny.match(sortKey(relSandbox), c.isDir)) {
-			continue // as stored and as shown (NFC)
-		}
-		real := "" // under a followed directory link: the entry's own path
-		if d.real != "" && c.info == nil {
-			real = d.real + "/" + c.name
-			if w.deny.match(real, c.isDir) {
-				continue
-			}
-		}
-		white := false
-		if !w.e.noIgnore && len(stack) > 0 {
-			var ign bool
-			if ign, white = ignoreMatch(stack, relSandbox, c.isDir); ign {
-				if w.ignored != nil && !w.ignored(c, abs) {
-					w.stopped = true
-					return
-				}
-				continue
-			}
-		}
-		if c.hidden && !w.e.hidden && !white {
-			continue
-		}
-		relSearch := w.searchRel(rel)
-		if w.exclude.match(relSearch, c.isDir) {
-			continue // FR-LS-VAL-10: exclude prunes files and directories
-		}
-		if c.isDir {
-			if !w.e.recursive {
-				continue // FR-LS-VAL-09: depth 1
-			}
-			sub := anc
-			if c.info != nil { // a followed symlink: guard against loops
-				id, ok := idOf(c.info)
-				if ok && slices.Contains(anc, id) {
-					if !w.send(item{rel: key, err: "file system loop found: symbolic link points to an ancestor"}) {
-						return
-					}
-					continue
-				}
-				sub = append(anc[:len(anc):len(anc)], id)
-			} else if w.e.follow {
-				if fi, err := os.Stat(abs); err == nil {
-					if id, ok := idOf(fi); ok {
-						sub = append(anc[:len(anc):len(anc)], id)
-					}
-				}
-			}
-			if c.info != nil { // a followed link: where it really leads
-				if r, err := filepath.EvalSymlinks(abs); err == nil {
-					real = relSlash(w.pl.sandbox, r)
-				}
-			}
-			w.dir(dirPos{abs: abs, rel: rel, key: key, same: same, absPre: abs + "/", real: real}, stack, sub)
-			continue
-		}
-		if len(w.include) > 0 && !w.include.match(relSearch, false) {
-			continue
-		}
-		if c.broken {
-			if !w.send(item{rel: key, err: "broken symbolic link"}) {
-				return
-			}
-			continue
-		}
-		// The size is checked when the file is sniffed (one fstat on the
-		// open file) unless the listing (sizes) or a followed symlink's
-		// stat already gave it.
-		it := item{abs: abs, arg: abs[len(w.prefix)-2:], rel: key, size: -1}
-		switch {
-		case c.info != nil:
-			it.size = c.info.Size()
-		case c.size >= 0:
-			it.size = c.size
-		}
-		it.skip = it.size >= 0 && w.e.maxSize > 0 && it.size > w.e.maxSize
-		if !w.send(it) {
+	for i := range kids {
+		if w.stopped || !w.visit(d, &kids[i], stack, anc) {
 			return
 		}
 	}
+}
+
+// list reads d's entries as the children the walk may visit (fifos,
+// sockets, devices and unfollowed or unsafe links left out), and which
+// ignore files (and .git) are present. ok is false when d could not be
+// read at all, which has been reported.
+func (w *walker) list(d dirPos) (kids []child, present map[string]bool, ok bool) {
+	ents, err := readDir(d.abs, w.sizes)
+	if err != nil && len(ents) == 0 {
+		w.send(item{rel: d.key, err: "cannot read directory: " + errText(err)})
+		return nil, nil, false
+	}
+	kids = make([]child, 0, len(ents))
+	for _, de := range ents {
+		hidden := strings.HasPrefix(de.name, ".")
+		if hidden {
+			switch de.name {
+			case ".gitignore", ".ignore", ".rgignore", ".git":
+				if present == nil {
+					present = map[string]bool{}
+				}
+				present[de.name] = true
+			}
+		}
+		t := de.typ
+		switch {
+		case t&fs.ModeSymlink != 0:
+			if !w.e.follow {
+				continue
+			}
+			if c, ok := w.linkChild(d, de, hidden); ok {
+				kids = append(kids, c)
+			}
+		case t.IsDir() || t.IsRegular():
+			kids = append(kids, child{name: de.name, key: w.keyOf(de.name), isDir: t.IsDir(), hidden: hidden, size: de.size})
+		default:
+			// fifos, sockets and devices are never searched
+		}
+	}
+	return kids, present, true
+}
+
+// linkChild is the child for a symbolic link the walk follows, or false
+// when it is not followed.
+func (w *walker) linkChild(d dirPos, de dirEntry, hidden bool) (child, bool) {
+	name := de.name
+	st, err := os.Stat(filepath.Join(d.abs, name))
+	if err != nil {
+		// Reported when visited, in order and only if the filters let the
+		// name through; a link that leads outside the sandbox is not even
+		// named (whether its target exists is not ours).
+		target, rerr := os.Readlink(filepath.Join(d.abs, name))
+		if rerr == nil && !filepath.IsAbs(target) {
+			target = filepath.Join(d.abs, target)
+		}
+		if rerr == nil && within(w.pl.sandbox, filepath.Clean(target)) {
+			return child{name: name, key: w.keyOf(name), hidden: hidden, broken: true, size: -1}, true
+		}
+		return child{}, false
+	}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		return child{}, false // a link to a fifo, socket or device: never searched
+	}
+	// The sandbox holds for followed links too (NFR-LS-SEC-01): a link
+	// whose target lies outside the sandbox root, or is denied under its
+	// own name, is not followed.
+	real, err := filepath.EvalSymlinks(filepath.Join(d.abs, name))
+	if err != nil || !within(w.pl.sandbox, real) || w.deny.matchAncestors(relSlash(w.pl.sandbox, real), st.IsDir()) {
+		return child{}, false
+	}
+	return child{name: name, key: w.keyOf(name), isDir: st.IsDir(), hidden: hidden, info: st, size: de.size}, true
+}
+
+// visit applies the deny, ignore, hidden and exclude rules to one child of
+// d and then walks it (a directory) or sends it (a file). It returns false
+// when the walk must stop.
+func (w *walker) visit(d dirPos, c *child, stack []ignoreFile, anc []devIno) bool {
+	abs := d.absPre + c.name
+	rel := abs[len(w.prefix):] // relative to the order root
+	relSandbox := w.sandboxRel(rel)
+	key := rel
+	same := d.same && c.key == c.name
+	if !same {
+		key = c.key
+		if d.key != "" {
+			key = d.key + "/" + c.key
+		}
+	}
+	if w.deny.match(relSandbox, c.isDir) || (!isASCII(c.name) && w.deny.match(sortKey(relSandbox), c.isDir)) {
+		return true // as stored and as shown (NFC)
+	}
+	real := "" // under a followed directory link: the entry's own path
+	if d.real != "" && c.info == nil {
+		real = d.real + "/" + c.name
+		if w.deny.match(real, c.isDir) {
+			return true
+		}
+	}
+	white := false
+	if !w.e.noIgnore && len(stack) > 0 {
+		var ign bool
+		if ign, white = ignoreMatch(stack, relSandbox, c.isDir); ign {
+			if w.ignored != nil && !w.ignored(*c, abs) {
+				w.stopped = true
+				return false
+			}
+			return true
+		}
+	}
+	if c.hidden && !w.e.hidden && !white {
+		return true
+	}
+	relSearch := w.searchRel(rel)
+	if w.exclude.match(relSearch, c.isDir) {
+		return true // FR-LS-VAL-10: exclude prunes files and directories
+	}
+	if c.isDir {
+		if !w.e.recursive {
+			return true // FR-LS-VAL-09: depth 1
+		}
+		return w.descend(c, dirPos{abs: abs, rel: rel, key: key, same: same, absPre: abs + "/", real: real}, stack, anc)
+	}
+	return w.file(c, abs, key, relSearch)
+}
+
+// descend walks the child directory at sub, first refusing a followed
+// link that leads back to one of its ancestors (anc).
+func (w *walker) descend(c *child, sub dirPos, stack []ignoreFile, anc []devIno) bool {
+	subAnc := anc
+	if c.info != nil { // a followed symlink: guard against loops
+		id, ok := idOf(c.info)
+		if ok && slices.Contains(anc, id) {
+			return w.send(item{rel: sub.key, err: "file system loop found: symbolic link points to an ancestor"})
+		}
+		subAnc = append(anc[:len(anc):len(anc)], id)
+	} else if w.e.follow {
+		if fi, err := os.Stat(sub.abs); err == nil {
+			if id, ok := idOf(fi); ok {
+				subAnc = append(anc[:len(anc):len(anc)], id)
+			}
+		}
+	}
+	if c.info != nil { // a followed link: where it really leads
+		if r, err := filepath.EvalSymlinks(sub.abs); err == nil {
+			sub.real = relSlash(w.pl.sandbox, r)
+		}
+	}
+	w.dir(sub, stack, subAnc)
+	return true
+}
+
+// file sends one file child that passed the include filter: a broken link
+// as an error, anything else as an item to search (or to skip for size).
+func (w *walker) file(c *child, abs, key, relSearch string) bool {
+	if len(w.include) > 0 && !w.include.match(relSearch, false) {
+		return true
+	}
+	if c.broken {
+		return w.send(item{rel: key, err: "broken symbolic link"})
+	}
+	// The size is checked when the file is sniffed (one fstat on the open
+	// file) unless the listing (sizes) or a followed symlink's stat already
+	// gave it.
+	it := item{abs: abs, arg: abs[len(w.prefix)-2:], rel: key, size: -1}
+	switch {
+	case c.info != nil:
+		it.size = c.info.Size()
+	case c.size >= 0:
+		it.size = c.size
+	}
+	it.skip = it.size >= 0 && w.e.maxSize > 0 && it.size > w.e.maxSize
+	return w.send(it)
 }
 
 // dirEntry is one name from readDir with its type bits.

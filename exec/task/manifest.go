@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // Size limits of a manifest. They are generous for real tasks and small
@@ -121,24 +122,9 @@ func ParseManifest(data []byte) (*Manifest, error) {
 				m.Lease = s
 			}
 		case "inputs":
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return nil, merr("inputs", "not valid JSON: %v", jsonErr(err))
-			}
-			if len(raw) == 0 || raw[0] != '{' {
-				return nil, merr("inputs", "must be a JSON object, got %s", JSONKind(raw))
-			}
-			if len(raw) > MaxInputsBytes {
-				return nil, merr("inputs", "larger than %d bytes", MaxInputsBytes)
-			}
-			if err := CheckJSON(raw, "inputs", MaxInputsDepth); err != nil {
+			if m.Inputs, err = inputsValue(dec); err != nil {
 				return nil, err
 			}
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, raw); err != nil {
-				return nil, merr("inputs", "not valid JSON: %v", jsonErr(err))
-			}
-			m.Inputs = buf.Bytes()
 		default:
 			return nil, merr(fieldName(key), "unknown field (allowed: task_id, capability_id, inputs, lease)")
 		}
@@ -154,19 +140,51 @@ func ParseManifest(data []byte) (*Manifest, error) {
 			return nil, merr(f, "required")
 		}
 	}
-	if err := ValidateTaskID(m.TaskID); err != nil {
+	if err := m.validate(); err != nil {
 		return nil, err
-	}
-	if err := validateCapabilityID(m.CapabilityID); err != nil {
-		return nil, err
-	}
-	if m.Lease == "" {
-		return nil, merr("lease", "must not be empty")
-	}
-	if len(m.Lease) > MaxLeaseBytes {
-		return nil, merr("lease", "longer than %d bytes", MaxLeaseBytes)
 	}
 	return &m, nil
+}
+
+// inputsValue reads the inputs field's value: a JSON object within the
+// size and depth limits, returned compacted.
+func inputsValue(dec *json.Decoder) (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return nil, merr("inputs", "not valid JSON: %v", jsonErr(err))
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, merr("inputs", "must be a JSON object, got %s", JSONKind(raw))
+	}
+	if len(raw) > MaxInputsBytes {
+		return nil, merr("inputs", "larger than %d bytes", MaxInputsBytes)
+	}
+	if err := CheckJSON(raw, "inputs", MaxInputsDepth); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, merr("inputs", "not valid JSON: %v", jsonErr(err))
+	}
+	return buf.Bytes(), nil
+}
+
+// validate checks the decoded fields' values: the task id, the capability
+// id and the lease's presence and length.
+func (m *Manifest) validate() error {
+	if err := ValidateTaskID(m.TaskID); err != nil {
+		return err
+	}
+	if err := validateCapabilityID(m.CapabilityID); err != nil {
+		return err
+	}
+	if m.Lease == "" {
+		return merr("lease", "must not be empty")
+	}
+	if len(m.Lease) > MaxLeaseBytes {
+		return merr("lease", "longer than %d bytes", MaxLeaseBytes)
+	}
+	return nil
 }
 
 // ValidateTaskID checks a task_id. It doubles as a file name in the results
@@ -318,9 +336,16 @@ func walk(dec *json.Decoder, path string, depth, maxDepth int) error {
 }
 
 // fieldName keeps hostile keys from flooding an error message.
+// fieldName is an agent's key as an error may quote it: masked whole, then
+// cut (a key cut first could leave part of a secret no mask recognises).
 func fieldName(key string) string {
+	key = preview.MaskString(key)
 	if len(key) > 64 {
-		return fmt.Sprintf("%q…", key[:64])
+		cut := 64
+		for cut > 0 && !utf8.RuneStart(key[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%q…", key[:cut])
 	}
 	return key
 }

@@ -277,3 +277,21 @@ func BenchmarkSignVerify(b *testing.B) {
 		}
 	}
 }
+
+// TestCheckJSONMasksAKeyBeforeQuotingIt: an error names the agent's key in
+// its path; a secret-shaped key is masked whole, long or short, before any
+// cut (a key cut first could leave a part no mask recognises).
+func TestCheckJSONMasksAKeyBeforeQuotingIt(t *testing.T) {
+	short := "ghp_" + strings.Repeat("A1b2C3d4E5", 3) + "f6G7h8"
+	long := "github_pat_11ABCDEFG0" + strings.Repeat("aB3dE5gH7jK9", 6)
+	for _, key := range []string{short, long} {
+		raw := `{"inputs":{"` + key + `":1,"` + key + `":2}}`
+		err := CheckJSON([]byte(raw), "manifest", 8)
+		if err == nil {
+			t.Fatalf("a duplicate key passed")
+		}
+		if strings.Contains(err.Error(), key[:24]) {
+			t.Errorf("the key reached the error: %v", err)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func styles() *themes.Styles {
 }
 
 func newPane(env *approvaltest.Env) *Pane {
-	return New(Options{Queue: env.Queue, TasksDir: env.TasksDir(), InboxDir: env.InboxDir(), AuditPath: env.AuditPath(), Operator: "operator:ada",
+	return New(Options{Queue: env.Queue, Operator: "operator:ada",
 		Now: env.Clock.Now, Tick: 50 * time.Millisecond}, styles())
 }
 
@@ -42,6 +42,13 @@ type session struct {
 
 func start(t *testing.T, env *approvaltest.Env, w, h int, ready string) *session {
 	t.Helper()
+	s, _ := startPane(t, env, w, h, ready)
+	return s
+}
+
+// startPane is start, with the pane (for its Snapshot).
+func startPane(t *testing.T, env *approvaltest.Env, w, h int, ready string) (*session, *Pane) {
+	t.Helper()
 	p := newPane(env)
 	t.Cleanup(p.Close)
 	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
@@ -49,7 +56,25 @@ func start(t *testing.T, env *approvaltest.Env, w, h int, ready string) *session
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	s := &session{t: t, env: env, tm: tm}
 	s.wait(ready)
-	return s
+	return s, p
+}
+
+// waitState waits until the running pane's Snapshot satisfies ok.
+func waitState(t *testing.T, p *Pane, ok func(Snapshot) bool) {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		next := p.Changed()
+		if ok(p.Snapshot()) {
+			return
+		}
+		select {
+		case <-next:
+		case <-timeout.C:
+			t.Fatalf("the pane never reached the state waited for: %+v", p.Snapshot())
+		}
+	}
 }
 
 func (s *session) wait(marker string) {
@@ -252,21 +277,21 @@ func TestArrivalGraceSwallowsKeys(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("first", "/media/a.mkv"))
 	p := newPane(env)
-	p.Update(p.reload()())
-	p.Update(p.loadView(p.selID)())
+	p.Update(p.reload(nil)())
+	p.Update(p.loadView(p.queue.selID)())
 	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
-	if p.confirm != nil {
+	if p.dialogs.confirm != nil {
 		t.Fatal("a during the arrival grace opened the dialog")
 	}
 	env.Clock.Advance(GraceQuiet)
 	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
-	if p.confirm == nil || p.confirm.taskID != "first" {
+	if p.dialogs.confirm == nil || p.dialogs.confirm.taskID != "first" {
 		t.Fatal("a after the grace did not open the dialog")
 	}
 }
 
 // A manifest another program drops into inbox/new shows up in the running
-// screen (fsnotify), and a bad one is moved to inbox/rejected with its reason.
+// screen (the queue's feed sweeps it), and a bad one is moved to inbox/rejected with its reason.
 func TestInboxDropShowsUpLive(t *testing.T) {
 	env := approvaltest.New(t)
 	s := start(t, env, 100, 30, "nothing waiting")
@@ -296,8 +321,8 @@ func TestViewAnySize(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("sized", secretURI))
 	p := newPane(env)
-	p.Update(p.reload()())
-	p.Update(p.loadView(p.selID)())
+	p.Update(p.reload(nil)())
+	p.Update(p.loadView(p.queue.selID)())
 	env.Clock.Advance(time.Second)
 	for _, dialog := range []string{"", "a", "d"} {
 		if dialog != "" {

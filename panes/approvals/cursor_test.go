@@ -51,9 +51,9 @@ func actShown(p *Pane, k string, w, h int) {
 // reloadPane runs a full reload of the queue, and reads the preview when
 // the task under the cursor changed.
 func reloadPane(p *Pane) {
-	p.Update(p.reload()())
-	if p.selID != "" && (p.view == nil || p.view.Record.TaskID != p.selID) {
-		p.Update(p.loadView(p.selID)())
+	p.Update(p.reload(nil)())
+	if p.queue.selID != "" && (p.queue.view == nil || p.queue.view.Record.TaskID != p.queue.selID) {
+		p.Update(p.loadView(p.queue.selID)())
 	}
 }
 
@@ -110,22 +110,22 @@ func TestCursorStaysOnItsTaskWhenTasksArrive(t *testing.T) {
 			clk := approvaltest.NewClock()
 			p := loadedPane(t, env, clk)
 			act(p, "j")
-			if p.selID != "t-d" {
-				t.Fatalf("j selected %q", p.selID)
+			if p.queue.selID != "t-d" {
+				t.Fatalf("j selected %q", p.queue.selID)
 			}
 			clk.Advance(GraceMax)
 			submitAll(env, tc.arrive...)
 			reloadPane(p)
-			if p.selID != "t-d" || p.queue.Cursor() != tc.wantIdx || p.list[p.queue.Cursor()].TaskID != "t-d" {
-				t.Fatalf("after arrivals: selID %q, cursor %d on %q; want t-d at %d", p.selID, p.queue.Cursor(),
-					p.list[p.queue.Cursor()].TaskID, tc.wantIdx)
+			if p.queue.selID != "t-d" || p.queue.cur.Cursor() != tc.wantIdx || p.queue.list[p.queue.cur.Cursor()].TaskID != "t-d" {
+				t.Fatalf("after arrivals: selID %q, cursor %d on %q; want t-d at %d", p.queue.selID, p.queue.cur.Cursor(),
+					p.queue.list[p.queue.cur.Cursor()].TaskID, tc.wantIdx)
 			}
 			if _, row := selectedRow(t, p, 100, 30); !strings.Contains(row, "t-d") {
 				t.Fatalf("the selected row on screen is %q", row)
 			}
 			act(p, "a")
-			if p.confirm == nil || p.confirm.taskID != "t-d" || p.confirm.previewHash != p.view.BindingHash {
-				t.Fatalf("a after arrivals around the selection: prompt %+v, notice %q", p.confirm, p.notice)
+			if p.dialogs.confirm == nil || p.dialogs.confirm.taskID != "t-d" || p.dialogs.confirm.previewHash != p.queue.view.BindingHash {
+				t.Fatalf("a after arrivals around the selection: prompt %+v, notice %q", p.dialogs.confirm, p.notice)
 			}
 		})
 	}
@@ -154,23 +154,23 @@ func TestCursorLandsOnANeighbourWhenItsTaskLeaves(t *testing.T) {
 			for _, k := range tc.moves {
 				act(p, k)
 			}
-			if p.selID != tc.leaves {
-				t.Fatalf("selected %q, want %q", p.selID, tc.leaves)
+			if p.queue.selID != tc.leaves {
+				t.Fatalf("selected %q, want %q", p.queue.selID, tc.leaves)
 			}
 			clk.Advance(GraceMax)
 			if _, _, err := env.Queue.Decide(context.Background(), tc.leaves, approval.Decision{By: "operator:bob", Reason: "no"}); err != nil {
 				t.Fatal(err)
 			}
 			reloadPane(p)
-			if p.selID != tc.neighbor || p.list[p.queue.Cursor()].TaskID != tc.neighbor {
-				t.Fatalf("after %s left: selected %q", tc.leaves, p.selID)
+			if p.queue.selID != tc.neighbor || p.queue.list[p.queue.cur.Cursor()].TaskID != tc.neighbor {
+				t.Fatalf("after %s left: selected %q", tc.leaves, p.queue.selID)
 			}
 			if _, row := selectedRow(t, p, 100, 30); !strings.Contains(row, tc.neighbor) {
 				t.Fatalf("the selected row on screen is %q", row)
 			}
 			for _, k := range []string{"a", "d"} {
 				act(p, k)
-				if p.confirm != nil || p.deny != nil || p.busy {
+				if p.dialogs.confirm != nil || p.dialogs.deny != nil || p.busy {
 					t.Fatalf("%s right after %s moved under the cursor opened a decision", k, tc.neighbor)
 				}
 				if !strings.Contains(p.notice, "just changed") {
@@ -179,8 +179,8 @@ func TestCursorLandsOnANeighbourWhenItsTaskLeaves(t *testing.T) {
 			}
 			clk.Advance(GraceMax)
 			act(p, "a")
-			if p.confirm == nil || p.confirm.taskID != tc.neighbor || p.confirm.previewHash != p.view.BindingHash {
-				t.Fatalf("a after the grace: prompt %+v, notice %q", p.confirm, p.notice)
+			if p.dialogs.confirm == nil || p.dialogs.confirm.taskID != tc.neighbor || p.dialogs.confirm.previewHash != p.queue.view.BindingHash {
+				t.Fatalf("a after the grace: prompt %+v, notice %q", p.dialogs.confirm, p.notice)
 			}
 		})
 	}
@@ -200,11 +200,11 @@ func TestTaskSlidingUnderAStillCursorRearmsTheGrace(t *testing.T) {
 	}
 	submitAll(env, "t-b")
 	reloadPane(p)
-	if p.queue.Cursor() != 0 || p.selID != "t-b" {
-		t.Fatalf("cursor %d on %q, want 0 on t-b", p.queue.Cursor(), p.selID)
+	if p.queue.cur.Cursor() != 0 || p.queue.selID != "t-b" {
+		t.Fatalf("cursor %d on %q, want 0 on t-b", p.queue.cur.Cursor(), p.queue.selID)
 	}
 	act(p, "a")
-	if p.confirm != nil {
+	if p.dialogs.confirm != nil {
 		t.Fatal("a decided on a task that slid under a still cursor")
 	}
 }
@@ -225,13 +225,13 @@ func TestPagingKeepsTheSelectedRowOnScreen(t *testing.T) {
 	check := func(k string) {
 		t.Helper()
 		act(p, k)
-		if got := p.queue.Cursor(); got != want {
+		if got := p.queue.cur.Cursor(); got != want {
 			t.Fatalf("%s: cursor %d, want %d", k, got, want)
 		}
-		if p.selID != ids[want] {
-			t.Fatalf("%s: selID %q, cursor on %q", k, p.selID, ids[want])
+		if p.queue.selID != ids[want] {
+			t.Fatalf("%s: selID %q, cursor on %q", k, p.queue.selID, ids[want])
 		}
-		if p.view == nil || p.view.Record.TaskID != ids[want] {
+		if p.queue.view == nil || p.queue.view.Record.TaskID != ids[want] {
 			t.Fatalf("%s: the preview is not the selected task's", k)
 		}
 		if _, row := selectedRow(t, p, w, h); !strings.Contains(row, ids[want]) {
@@ -294,8 +294,8 @@ func TestArrivalAboveKeepsTheSelectedRowInPlace(t *testing.T) {
 	line, row := selectedRow(t, p, w, h)
 	submitAll(env, "keep-00a", "keep-05a")
 	reloadPane(p)
-	if p.selID != "keep-09" {
-		t.Fatalf("selected %q after arrivals above", p.selID)
+	if p.queue.selID != "keep-09" {
+		t.Fatalf("selected %q after arrivals above", p.queue.selID)
 	}
 	if l, r := selectedRow(t, p, w, h); l != line || !strings.Contains(r, "keep-09") {
 		t.Fatalf("the selected row moved: line %d %q, was line %d %q", l, r, line, row)
@@ -315,13 +315,13 @@ func TestWheelOverTheListMovesTheSelection(t *testing.T) {
 	if cmd := p.Update(panetest.WheelDown(5, rowY)); cmd != nil {
 		p.Update(cmd())
 	}
-	if p.selID != ids[3] || p.view == nil || p.view.Record.TaskID != ids[3] {
-		t.Fatalf("wheel down over the list: selected %q", p.selID)
+	if p.queue.selID != ids[3] || p.queue.view == nil || p.queue.view.Record.TaskID != ids[3] {
+		t.Fatalf("wheel down over the list: selected %q", p.queue.selID)
 	}
 	p.View(w, h)
 	p.Update(panetest.WheelDown(5, h-2)) // over the preview
-	if p.selID != ids[3] || p.preview.Offset() == 0 {
-		t.Fatalf("wheel over the preview: selected %q, preview offset %d", p.selID, p.preview.Offset())
+	if p.queue.selID != ids[3] || p.queue.preview.Offset() == 0 {
+		t.Fatalf("wheel over the preview: selected %q, preview offset %d", p.queue.selID, p.queue.preview.Offset())
 	}
 }
 
@@ -343,14 +343,14 @@ func TestDecidedListPagesAndFollowsItsTask(t *testing.T) {
 	const w, h = 100, 30
 	listH := h/3 - 1
 	p.View(w, h)
-	if p.hselID != ids[len(ids)-1] {
-		t.Fatalf("decided list starts on %q, want the newest", p.hselID)
+	if p.decided.selID != ids[len(ids)-1] {
+		t.Fatalf("decided list starts on %q, want the newest", p.decided.selID)
 	}
 	act(p, "ctrl+d")
 	act(p, "ctrl+d")
 	want := ids[len(ids)-1-2*(listH-1)]
-	if p.hselID != want || p.resultID != want {
-		t.Fatalf("two pages down: selected %q (result %q), want %q", p.hselID, p.resultID, want)
+	if p.decided.selID != want || p.decided.resultID != want {
+		t.Fatalf("two pages down: selected %q (result %q), want %q", p.decided.selID, p.decided.resultID, want)
 	}
 	if _, row := selectedRow(t, p, w, h); !strings.Contains(row, want) {
 		t.Fatalf("selected decided row %q, want %s", row, want)
@@ -362,8 +362,8 @@ func TestDecidedListPagesAndFollowsItsTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	reloadPane(p)
-	if p.hselID != want || p.decided[0].TaskID != "late" {
-		t.Fatalf("after a new decision: selected %q, head %q", p.hselID, p.decided[0].TaskID)
+	if p.decided.selID != want || p.decided.list[0].TaskID != "late" {
+		t.Fatalf("after a new decision: selected %q, head %q", p.decided.selID, p.decided.list[0].TaskID)
 	}
 	if l, row := selectedRow(t, p, w, h); l != line || !strings.Contains(row, want) {
 		t.Fatalf("the selected decided row moved to line %d (%q), was %d", l, row, line)
@@ -373,8 +373,8 @@ func TestDecidedListPagesAndFollowsItsTask(t *testing.T) {
 	if cmd := p.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: line - 1}); cmd != nil {
 		p.Update(cmd())
 	}
-	if p.hselID == want || p.resultID != p.hselID {
-		t.Fatalf("click above the selected decided row: selected %q, result %q", p.hselID, p.resultID)
+	if p.decided.selID == want || p.decided.resultID != p.decided.selID {
+		t.Fatalf("click above the selected decided row: selected %q, result %q", p.decided.selID, p.decided.resultID)
 	}
 }
 
@@ -409,8 +409,8 @@ func TestWrappedSelectedRowKeepsTheListToItsLines(t *testing.T) {
 	for range 10 {
 		actShown(p, "j", w, h)
 	}
-	if p.selID != long {
-		t.Fatalf("selected %q", p.selID)
+	if p.queue.selID != long {
+		t.Fatalf("selected %q", p.queue.selID)
 	}
 	lines := strings.Split(ansi.Strip(p.View(w, h)), "\n")
 	rule := -1

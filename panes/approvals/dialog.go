@@ -1,9 +1,13 @@
 package approvalspane
 
 import (
+	"strings"
+	"time"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // Intents a dialog returns; the pane performs them. Dialogs never act, and
@@ -16,6 +20,78 @@ type (
 	// Close closes the dialog without deciding.
 	Close struct{}
 )
+
+// dialogs is the pane's prompts — at most one open — and the grace period
+// that holds decision keys back after the selection or the request changed
+// under the person, and the keys that answer a prompt after it appeared.
+type dialogs struct {
+	confirm *confirmDialog
+	deny    *denyDialog
+	grace   grace
+}
+
+// open reports whether a prompt has the keyboard.
+func (d *dialogs) open() bool { return d.confirm != nil || d.deny != nil }
+
+// task is the task the open prompt names, or "".
+func (d *dialogs) task() string {
+	switch {
+	case d.confirm != nil:
+		return d.confirm.taskID
+	case d.deny != nil:
+		return d.deny.taskID
+	}
+	return ""
+}
+
+// confirmsTask reports whether the approve prompt is open on task id.
+func (d *dialogs) confirmsTask(id string) bool { return d.confirm != nil && d.confirm.taskID == id }
+
+func (d *dialogs) close() { d.confirm, d.deny = nil, nil }
+
+// openConfirm opens the approve prompt on a task and the preview hash
+// shown, or the deny dialog; either restarts the grace at now.
+func (d *dialogs) openConfirm(id, hash string, now time.Time) {
+	d.grace.arm(now)
+	d.confirm = &confirmDialog{taskID: id, previewHash: hash}
+}
+
+func (d *dialogs) openDeny(id string, now time.Time) {
+	d.grace.arm(now)
+	d.deny = newDenyDialog(id)
+}
+
+// answer passes a key at now to the open prompt and returns its intent:
+// nil while the grace swallows the key, or while a reason is typed; Close
+// when the prompt closed without deciding. In the reason field only enter
+// acts: letters typed at once are kept (they are on screen and act on
+// nothing; dropping them sent the agent the tail of a reason), and they
+// still hold enter back.
+func (d *dialogs) answer(msg tea.KeyPressMsg, now time.Time) any {
+	if d.grace.swallow(now) && (d.deny == nil || msg.String() == "enter") {
+		return nil
+	}
+	var in any
+	switch {
+	case d.confirm != nil:
+		in = d.confirm.Update(msg)
+	case d.deny != nil:
+		in = d.deny.Update(msg)
+	}
+	if in != nil {
+		d.close()
+	}
+	return in
+}
+
+// paste inserts pasted text into the reason as it would show: controls
+// and invisible characters as their escapes, never sent to the terminal
+// or dropped.
+func (d *dialogs) paste(text string) {
+	if d.deny != nil {
+		d.deny.paste(safetext.Line(text))
+	}
+}
 
 // confirmDialog asks "Approve …? [y/N]": y confirms, any other key cancels.
 type confirmDialog struct {
@@ -72,4 +148,46 @@ func (d *denyDialog) paste(text string) {
 		text = string(r[:max(room, 0)])
 	}
 	d.input.Insert(text)
+}
+
+// dialogLines are the open prompt, boxed to w cells; nil with none open.
+func (p *Pane) dialogLines(w int) []string {
+	s := p.styles
+	d := &p.dialogs
+	var body string
+	switch {
+	case d.confirm != nil:
+		body = s.Warning.Render("Approve "+p.safe(d.confirm.taskID)+"?") + " " + s.Muted.Render("(preview "+short(d.confirm.previewHash)+")") + "  " +
+			s.KeyName.Render("y") + " approve · " + s.KeyName.Render("any other key") + " cancel (default: No)"
+	case d.deny != nil:
+		body = s.Warning.Render("Deny "+p.safe(d.deny.taskID)) + "\n" + p.reasonLine(max(w, 4)-s.Dialog.GetHorizontalFrameSize())
+		if d.deny.err != "" {
+			body += "\n" + s.Err.Render(d.deny.err)
+		}
+		body += "\n" + s.Muted.Render("enter: deny · esc: cancel")
+	default:
+		return nil
+	}
+	box := s.Dialog.Width(max(w, 4)).Render(body)
+	return strings.Split(box, "\n")
+}
+
+// reasonPrompt and reasonHint frame the deny dialog's reason field.
+const (
+	reasonPrompt = "reason: "
+	reasonHint   = "why? (sent back to the agent)"
+)
+
+// reasonLine is the deny dialog's reason field in w cells: the prompt, then
+// the text scrolled to keep the cursor in view, or — while empty — the
+// cursor cell followed by the hint, so an empty field reads as one.
+func (p *Pane) reasonLine(w int) string {
+	s := p.styles
+	f := &p.dialogs.deny.input
+	room := max(w-len(reasonPrompt), 1)
+	if f.Value() == "" {
+		return s.Muted.Render(reasonPrompt) + s.Cursor.Reverse(true).Render(" ") + s.Muted.Render(panes.Truncate(reasonHint, room-1))
+	}
+	before, at, after := f.Window(room)
+	return s.Muted.Render(reasonPrompt) + s.InputFocused.Render(before) + s.Cursor.Reverse(true).Render(at) + s.InputFocused.Render(after)
 }

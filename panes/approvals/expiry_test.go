@@ -23,7 +23,7 @@ func TestLeaseExpiryNoticeSaysLease(t *testing.T) {
 		t.Fatalf("no lease deadline:\n%s", strings.Join(mustRender(p, 100, 30), "\n"))
 	}
 	env.Clock.Advance(33 * time.Second)
-	p.Update(p.reload()())
+	p.Update(p.reload(nil)())
 	if !strings.Contains(p.notice, "short-lease expired without a decision (LEASE_EXPIRED)") {
 		t.Fatalf("notice %q", p.notice)
 	}
@@ -49,7 +49,7 @@ func TestExpiredRowCannotBeApproved(t *testing.T) {
 		t.Fatalf("the row does not say expired:\n%s", strings.Join(mustRender(p, 100, 28), "\n"))
 	}
 	press(m, "a")
-	if p.confirm != nil {
+	if p.dialogs.confirm != nil {
 		t.Fatal("a opened a prompt for a task whose deadline passed")
 	}
 	if !strings.Contains(p.notice, "expired") {

@@ -74,14 +74,17 @@ func TestNarrowWidthsKeepTheDeadline(t *testing.T) {
 }
 
 // fakeHA is Home Assistant's REST API for one media_player, answering state
-// reads with the real shape and service calls with a scripted refusal or
-// delay. It checks the wire format of every request.
+// reads with the real shape and service calls with a scripted refusal, or
+// holding them until told. It checks the wire format of every request.
 type fakeHA struct {
 	t      *testing.T
 	mu     sync.Mutex
-	status int           // service calls' status (0: 200)
-	delay  time.Duration // before answering a service call
-	calls  int
+	status int // service calls' status (0: 200)
+	// hold, when set, keeps a service call from answering until it is
+	// closed; entered is told (without blocking) that a call arrived
+	hold    chan struct{}
+	entered chan struct{}
+	calls   int
 }
 
 func (f *fakeHA) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -101,9 +104,15 @@ func (f *fakeHA) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.mu.Lock()
 		f.calls++
-		status, delay := f.status, f.delay
+		status, hold := f.status, f.hold
 		f.mu.Unlock()
-		time.Sleep(delay)
+		if hold != nil {
+			select {
+			case f.entered <- struct{}{}:
+			default:
+			}
+			<-hold
+		}
 		if status != 0 && status != http.StatusOK {
 			w.WriteHeader(status)
 			io.WriteString(w, `{"message":"Entity media_player.kitchen is unavailable"}`)
@@ -130,18 +139,17 @@ func TestDecidedListShowsAFailedHomeAssistantCall(t *testing.T) {
 	ha := &fakeHA{t: t, status: http.StatusBadRequest}
 	env := haEnv(t, ha)
 	env.Submit(env.Manifest("ha-pause", "MEDIA_PAUSE", map[string]any{"target_device": "kitchen"}, time.Hour))
-	s := start(t, env, 120, 40, "playing at 0:12")
+	s, p := startPane(t, env, 120, 40, "playing at 0:12")
 	env.Clock.Advance(2 * time.Second)
 	s.key("a")
 	s.wait("Approve ha-pause?")
 	env.Clock.Advance(2 * time.Second)
 	s.key("y")
 	s.wait("EXECUTION_FAILED")
-	// the pane reads the selected decided task's signed result on its next
-	// reloads (every 50 ms here); give it a few before looking
-	time.Sleep(500 * time.Millisecond)
+	// the decided list shows the selected task's signed result once read
 	s.key("v")
 	s.wait("Decided tasks (1)")
+	waitState(t, p, func(s Snapshot) bool { return s.Result == "ha-pause" })
 	out := s.final()
 	flat := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{"Decided tasks (1)", "ha-pause", "failed", "operator:ada", "EXECUTION_FAILED",
@@ -164,9 +172,9 @@ func TestDecidedListShowsAFailedHomeAssistantCall(t *testing.T) {
 
 // A slow device: while this pane's own approval executes, reloads see the
 // task leave the queue; the pane says "executing…", never "decided
-// elsewhere".
+// elsewhere". The device answers only when the test has looked.
 func TestSlowExecutionIsNotDecidedElsewhere(t *testing.T) {
-	ha := &fakeHA{t: t, delay: 1500 * time.Millisecond}
+	ha := &fakeHA{t: t, hold: make(chan struct{}), entered: make(chan struct{}, 1)}
 	env := haEnv(t, ha)
 	env.Submit(env.Manifest("slow", "MEDIA_PAUSE", map[string]any{"target_device": "kitchen"}, time.Hour))
 	clk := approvaltest.NewClock()
@@ -182,22 +190,19 @@ func TestSlowExecutionIsNotDecidedElsewhere(t *testing.T) {
 	}
 	done := make(chan tea.Msg, 1)
 	go func() { done <- runBatch(cmd) }()
-	var outcome tea.Msg
-	for outcome == nil {
-		select {
-		case outcome = <-done:
-		case <-time.After(100 * time.Millisecond):
-			p.Update(p.reload()()) // the watcher and tick reloads while the device is slow
-			screen := ansi.Strip(m.Render())
-			if strings.Contains(screen, "elsewhere") {
-				t.Fatalf("own slow execution reported as decided elsewhere:\n%s", screen)
-			}
-			if !strings.Contains(screen, "slow executing…") {
-				t.Fatalf("no executing… while the device is slow:\n%s", screen)
-			}
+	<-ha.entered // the task is executing: the device has the call
+	for range 2 {
+		p.Update(p.reload(nil)()) // the watcher and tick reloads while the device is slow
+		screen := ansi.Strip(m.Render())
+		if strings.Contains(screen, "elsewhere") {
+			t.Fatalf("own slow execution reported as decided elsewhere:\n%s", screen)
+		}
+		if !strings.Contains(screen, "slow executing…") {
+			t.Fatalf("no executing… while the device is slow:\n%s", screen)
 		}
 	}
-	p.Update(outcome)
+	close(ha.hold)
+	p.Update(<-done)
 	if screen := ansi.Strip(m.Render()); !strings.Contains(screen, "slow approved and executed") {
 		t.Fatalf("outcome not shown:\n%s", screen)
 	}
@@ -273,14 +278,14 @@ func TestChangedPreviewClosesThePrompt(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	clk.Advance(GraceMax)
 	press(m, "a")
-	if p.confirm == nil {
+	if p.dialogs.confirm == nil {
 		t.Fatal("no prompt")
 	}
-	v := *p.view
+	v := *p.queue.view
 	v.BindingHash = "0000000000000000"
 	p.Update(viewMsg{id: "moving", view: v})
 	clk.Advance(GraceMax)
-	if press(m, "y"); p.busy || p.confirm != nil {
+	if press(m, "y"); p.busy || p.dialogs.confirm != nil {
 		t.Fatal("y approved after the request changed")
 	}
 	if !strings.Contains(p.notice, "request changed") {

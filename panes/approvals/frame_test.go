@@ -33,7 +33,7 @@ func TestPromptShownAgainAfterAPaneSwitchHasItsGrace(t *testing.T) {
 			m.Render()
 			env.Clock.Advance(GraceMax)
 			press(m, "a")
-			if p.confirm == nil {
+			if p.dialogs.confirm == nil {
 				t.Fatalf("a did not open the prompt: %q", p.notice)
 			}
 			env.Clock.Advance(GraceMax)
@@ -49,7 +49,7 @@ func TestPromptShownAgainAfterAPaneSwitchHasItsGrace(t *testing.T) {
 			switchTo(1)
 			env.Clock.Advance(GraceMax) // as long away as you like
 			switchTo(0)
-			if p.confirm == nil {
+			if p.dialogs.confirm == nil {
 				t.Fatal("the prompt did not survive the switch")
 			}
 			press(m, "y")
@@ -89,30 +89,30 @@ func TestTaskRevealedByClosingTheOverlayHasItsGrace(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	m.Render()
 	env.Clock.Advance(GraceMax)
-	if p.selID != "first" {
-		t.Fatalf("selected %q", p.selID)
+	if p.queue.selID != "first" {
+		t.Fatalf("selected %q", p.queue.selID)
 	}
 	m.Update(panetest.Key("?"))
 	m.Render()
 	if _, _, err := env.Queue.Decide(context.Background(), "first", approval.Decision{Approve: false, By: "other", Reason: "elsewhere", Via: "cli"}); err != nil {
 		t.Fatal(err)
 	}
-	m.Update(p.reload()())
-	if p.selID != "second" {
-		t.Fatalf("after the reload %q is selected", p.selID)
+	m.Update(p.reload(nil)())
+	if p.queue.selID != "second" {
+		t.Fatalf("after the reload %q is selected", p.queue.selID)
 	}
-	m.Update(p.loadView(p.selID)())
+	m.Update(p.loadView(p.queue.selID)())
 	m.Render()
 	env.Clock.Advance(10 * GraceMax) // the overlay stays up a while
 	m.Update(panetest.Key("esc"))
 	m.Render()
 	press(m, "a")
-	if p.confirm != nil {
+	if p.dialogs.confirm != nil {
 		t.Fatal("a right after the overlay closed opened a prompt on a task the person had not seen")
 	}
 	env.Clock.Advance(GraceMax)
 	press(m, "a")
-	if p.confirm == nil || p.confirm.taskID != "second" {
+	if p.dialogs.confirm == nil || p.dialogs.confirm.taskID != "second" {
 		t.Fatalf("a after the grace: %q", p.notice)
 	}
 }
@@ -134,12 +134,12 @@ func TestQueueAfterSuspendHasItsGrace(t *testing.T) {
 	m.Update(tea.ResumeMsg{})
 	m.Render()
 	press(m, "a")
-	if p.confirm != nil {
+	if p.dialogs.confirm != nil {
 		t.Fatal("a right after the resume opened a prompt")
 	}
 	env.Clock.Advance(GraceMax)
 	press(m, "a")
-	if p.confirm == nil {
+	if p.dialogs.confirm == nil {
 		t.Fatalf("a after the grace: %q", p.notice)
 	}
 }
@@ -155,18 +155,18 @@ func TestMouseSwitchLeavesTheDialogsAlone(t *testing.T) {
 	m.Render()
 	env.Clock.Advance(GraceMax)
 	press(m, "d")
-	if p.deny == nil {
+	if p.dialogs.deny == nil {
 		t.Fatalf("d: %q", p.notice)
 	}
 	env.Clock.Advance(GraceMax)
 	press(m, "a", "b")
 	m.Update(panetest.Key("alt+m"))
 	press(m, "c")
-	if m.Mouse() || p.deny == nil || p.deny.input.Value() != "abc" || p.busy {
-		t.Fatalf("after alt+m: mouse %v, dialog %v, busy %v", m.Mouse(), p.deny != nil, p.busy)
+	if m.Mouse() || p.dialogs.deny == nil || p.dialogs.deny.input.Value() != "abc" || p.busy {
+		t.Fatalf("after alt+m: mouse %v, dialog %v, busy %v", m.Mouse(), p.dialogs.deny != nil, p.busy)
 	}
 	m.Update(panetest.Key("alt+m"))
-	if !m.Mouse() || p.deny == nil || p.deny.input.Value() != "abc" {
+	if !m.Mouse() || p.dialogs.deny == nil || p.dialogs.deny.input.Value() != "abc" {
 		t.Fatal("the second alt+m changed the dialog")
 	}
 }

@@ -62,9 +62,9 @@ func loadedPane(t *testing.T, env *approvaltest.Env, clock ...*approvaltest.Cloc
 	if len(clock) > 0 {
 		p.o.Now = clock[0].Now // the pane's own clock: the queue's tasks do not expire meanwhile
 	}
-	p.Update(p.reload()())
-	if p.selID != "" {
-		p.Update(p.loadView(p.selID)())
+	p.Update(p.reload(nil)())
+	if p.queue.selID != "" {
+		p.Update(p.loadView(p.queue.selID)())
 	}
 	return p
 }
@@ -98,7 +98,7 @@ func TestGraceThroughThePane(t *testing.T) {
 	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	press(m, "a")
-	if p.confirm != nil {
+	if p.dialogs.confirm != nil {
 		t.Fatal("a during the arrival grace opened the dialog")
 	}
 	if !strings.Contains(p.notice, "just changed") {
@@ -106,18 +106,18 @@ func TestGraceThroughThePane(t *testing.T) {
 	}
 	env.Clock.Advance(GraceMax)
 	press(m, "a")
-	if p.confirm == nil {
+	if p.dialogs.confirm == nil {
 		t.Fatal("a after the grace did not open the dialog")
 	}
 	// typing on: y every 200 ms is swallowed up to the ceiling
 	for i := 0; i < 7; i++ {
 		env.Clock.Advance(200 * time.Millisecond)
-		if c := press(m, "y"); p.confirm == nil || p.busy || c != nil {
+		if c := press(m, "y"); p.dialogs.confirm == nil || p.busy || c != nil {
 			t.Fatalf("y at +%d ms answered the prompt", 200*(i+1))
 		}
 	}
 	env.Clock.Advance(200 * time.Millisecond) // +1.6 s: past the ceiling
-	if press(m, "y"); !p.busy || p.confirm != nil {
+	if press(m, "y"); !p.busy || p.dialogs.confirm != nil {
 		t.Fatal("y after the ceiling did not approve")
 	}
 }
@@ -134,7 +134,7 @@ func TestNoKeyActsOnWhatIsNotShown(t *testing.T) {
 	clk := approvaltest.NewClock()
 	clk.Advance(time.Second)
 	first := loadedPane(t, env, clk)
-	list, view := first.reload()(), first.loadView(first.selID)()
+	list, view := first.reload(nil)(), first.loadView(first.queue.selID)()
 	fresh := func() *Pane { // the same loaded state without reading the disk 3,000 times
 		// and a clock of its own: the grace waits below add up to more than
 		// the approval timeout, and a row past its deadline takes no a or d
@@ -160,7 +160,7 @@ func TestNoKeyActsOnWhatIsNotShown(t *testing.T) {
 			press(m, "3", "j", "k")
 			clk.Advance(GraceMax)
 			press(m, "a")
-			if p.confirm != nil {
+			if p.dialogs.confirm != nil {
 				shown := ansi.Strip(m.Render())
 				for _, want := range []string{"sized", "MEDIA_PLAY", "living-room", "expires in", "SIM sim://living-room", "Approve sized?"} {
 					if !strings.Contains(strings.ReplaceAll(shown, "\n", ""), want) {
@@ -170,12 +170,12 @@ func TestNoKeyActsOnWhatIsNotShown(t *testing.T) {
 			}
 			clk.Advance(GraceMax)
 			press(m, "y")
-			if p.busy && p.confirm == nil && !strings.Contains(screen, "sized") {
+			if p.busy && p.dialogs.confirm == nil && !strings.Contains(screen, "sized") {
 				t.Fatalf("%d×%d: approved a task the screen did not show:\n%s", w, h, screen)
 			}
 			if w < ui.MinWidth || h < ui.MinHeight {
-				if p.busy || p.confirm != nil || p.queue.Cursor() != 0 {
-					t.Fatalf("%d×%d (too small): keys acted (busy %v, dialog %v, sel %d)", w, h, p.busy, p.confirm != nil, p.queue.Cursor())
+				if p.busy || p.dialogs.confirm != nil || p.queue.cur.Cursor() != 0 {
+					t.Fatalf("%d×%d (too small): keys acted (busy %v, dialog %v, sel %d)", w, h, p.busy, p.dialogs.confirm != nil, p.queue.cur.Cursor())
 				}
 			}
 
@@ -185,7 +185,7 @@ func TestNoKeyActsOnWhatIsNotShown(t *testing.T) {
 			m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 			clk.Advance(GraceMax)
 			press(m, "d")
-			if p.deny == nil {
+			if p.dialogs.deny == nil {
 				t.Fatalf("d did not open the deny dialog at 100×30: %q\n%s", p.notice, ansi.Strip(m.Render()))
 			}
 			clk.Advance(GraceMax)
@@ -193,8 +193,8 @@ func TestNoKeyActsOnWhatIsNotShown(t *testing.T) {
 			visible := m.Legible()
 			hidden := ansi.Strip(m.Render())
 			press(m, "x", "y", "z", "enter")
-			typed := p.deny != nil && p.deny.input.Value() != ""
-			if !visible && (typed || p.busy || p.deny == nil) {
+			typed := p.dialogs.deny != nil && p.dialogs.deny.input.Value() != ""
+			if !visible && (typed || p.busy || p.dialogs.deny == nil) {
 				t.Fatalf("%d×%d: keys reached a hidden deny dialog (typed %v, busy %v):\n%s", w, h, typed, p.busy, hidden)
 			}
 			if visible && !strings.Contains(hidden, "Deny sized") {
@@ -272,17 +272,17 @@ func TestViewIsStable(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("stable", secretURI+"&"+strings.Repeat("segment=abcdefghij&", 40)))
 	p := loadedPane(t, env)
-	p.preview.Scroll(3)
+	p.queue.preview.Scroll(3)
 	first := p.View(100, 20)
 	for i := 0; i < 3; i++ {
 		if again := p.View(100, 20); again != first {
 			t.Fatalf("render %d differs:\n%s\n---\n%s", i+2, first, again)
 		}
 	}
-	p.grace = grace{}
+	p.dialogs.grace = grace{}
 	p.Update(keyMsg("a"))
 	withDialog := p.View(100, 20)
-	p.confirm = nil
+	p.dialogs.confirm = nil
 	if again := p.View(100, 20); strings.Contains(again, "Approve stable?") || withDialog == again {
 		t.Fatal("the dialog's lines stayed in the cached preview")
 	}
@@ -327,8 +327,8 @@ func TestDamagedTaskSaysWhy(t *testing.T) {
 	p := loadedPane(t, env, clk)
 	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
-	if len(p.list) == 0 || p.list[0].State != approval.Damaged {
-		t.Fatalf("the engine must list a damaged task with the pending ones: %+v", p.list)
+	if len(p.queue.list) == 0 || p.queue.list[0].State != approval.Damaged {
+		t.Fatalf("the engine must list a damaged task with the pending ones: %+v", p.queue.list)
 	}
 	screen := ansi.Strip(m.Render())
 	if !strings.Contains(screen, "damaged: cannot be decided") {
@@ -336,8 +336,8 @@ func TestDamagedTaskSaysWhy(t *testing.T) {
 	}
 	clk.Advance(GraceMax)
 	press(m, "a")
-	if p.confirm != nil || !strings.Contains(p.notice, "damaged") {
-		t.Fatalf("a on a damaged task: dialog %v, notice %q", p.confirm != nil, p.notice)
+	if p.dialogs.confirm != nil || !strings.Contains(p.notice, "damaged") {
+		t.Fatalf("a on a damaged task: dialog %v, notice %q", p.dialogs.confirm != nil, p.notice)
 	}
 }
 

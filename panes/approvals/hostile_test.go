@@ -151,7 +151,7 @@ func TestHostileStringsInEveryShownField(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("base", "/media/a.mkv"))
 	base := loadedPane(t, env)
-	if base.view == nil {
+	if base.queue.view == nil {
 		t.Fatal("no preview")
 	}
 	fields := map[string]func(r *approval.Record, v *approval.View, res *task.Result, s string){
@@ -194,7 +194,7 @@ func TestHostileStringsInEveryShownField(t *testing.T) {
 	}
 	for name, set := range fields {
 		for _, h := range hostile {
-			rec, v := base.list[0], *base.view
+			rec, v := base.queue.list[0], *base.queue.view
 			res := &task.Result{TaskID: rec.TaskID, Status: task.StatusFailure, ExecutedAt: "2026-11-22T10:00:00Z",
 				Signature: &task.Signature{Alg: "Ed25519", KeyID: "k", Value: "x"}}
 			set(&rec, &v, res, h.s)
@@ -204,26 +204,26 @@ func TestHostileStringsInEveryShownField(t *testing.T) {
 			p.Update(viewMsg{id: rec.TaskID, view: v})
 			p.Update(outcomeMsg{id: rec.TaskID, rec: rec, res: res, err: errors.New(h.s)})
 			screens := map[string]string{"queue": p.View(160, 40), "queue at 60": p.View(60, 30)}
-			p.grace = grace{}
+			p.dialogs.grace = grace{}
 			p.Update(keyMsg("a"))
 			screens["confirm"] = p.View(160, 40)
-			p.confirm = nil
-			p.grace = grace{}
+			p.dialogs.confirm = nil
+			p.dialogs.grace = grace{}
 			p.Update(keyMsg("d"))
 			screens["deny"] = p.View(160, 40)
-			p.deny = nil
+			p.dialogs.deny = nil
 			dec := rec
 			for _, st := range []approval.State{approval.Failed, approval.Damaged, approval.Denied} {
 				dec.State = st
 				p.Update(listMsg{list: []approval.Record{rec}, decided: []approval.Record{dec}, err: errors.New(h.s)})
 				p.Update(resultMsg{id: rec.TaskID, res: res})
-				p.history = true
+				p.decided.shown = true
 				screens["decided "+string(st)] = p.View(160, 40)
-				p.history = false
+				p.decided.shown = false
 			}
-			p.history = true
+			p.decided.shown = true
 			screens["decided at 60"] = p.View(60, 30)
-			p.history = false
+			p.decided.shown = false
 			for where, screen := range screens {
 				if c := rawControl(screen); c != "" {
 					t.Fatalf("%s/%s (%s): raw %s on screen:\n%s", name, h.name, where, c, screen)
@@ -276,11 +276,11 @@ func TestWrappedEscapesStayWhole(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("wrap", "/media/a.mkv"))
 	base := loadedPane(t, env)
-	v := *base.view
+	v := *base.queue.view
 	v.Preview.EstimatedEffect = "Play " + strings.Repeat("ab\u202ecd\u200b", 30)
 	v.Record.Agent = strings.Repeat("x\u2066", 40)
 	p := newPane(env)
-	p.Update(listMsg{list: base.list})
+	p.Update(listMsg{list: base.queue.list})
 	p.Update(viewMsg{id: "wrap", view: v})
 	escape := regexp.MustCompile(`\\u([0-9a-f]{4}|XXXX)`)
 	for w := 8; w <= 90; w++ {

@@ -34,12 +34,12 @@ func (p *Pane) buildKeymaps() keymaps {
 	// different task under it reloads its preview or result
 	final := func() string { return "decided tasks are final: press v for the pending ones" }
 	history := panes.KeyRow{Binding: b("v", "decided ⇄ pending", "v"), Footer: true, Everyday: true,
-		Do: do(func() { p.history = !p.history })}
+		Do: do(func() { p.decided.shown = !p.decided.shown })}
 	decidedHistory := history
 	decidedHistory.Everyday = false // listed once in the README, under the pending list
-	q := tasksNav(panes.ListMoves(&p.queue, func() tea.Cmd { return p.movedQueue(func() {}) }))
+	q := tasksNav(panes.ListMoves(&p.queue.cur, func() tea.Cmd { return p.movedQueue(func() {}) }))
 	q.Down.Disabled = p.emptyQueue
-	h := tasksNav(panes.ListMoves(&p.done, func() tea.Cmd { return p.movedDecided(func() {}) }))
+	h := tasksNav(panes.ListMoves(&p.decided.cur, func() tea.Cmd { return p.movedDecided(func() {}) }))
 	h.Down.Disabled = p.noDecided
 	h.First, h.Last = h.First.Titled("newest"), h.Last.Titled("oldest")
 	refresh := panes.KeyRow{Binding: b("ctrl+r", "refresh", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.requestReload() }}
@@ -50,8 +50,8 @@ func (p *Pane) buildKeymaps() keymaps {
 			{Binding: b("d", "deny…", "d"), Footer: true, Everyday: true, Disabled: p.decisionOff,
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, false); return nil }},
 			q.Up, q.Down, q.First, q.Last, q.PageUp, q.PageDown,
-			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Group: panes.GroupNav, Do: do(func() { p.preview.Scroll(-previewStep) })},
-			{Binding: b("pgdn/J", "scroll preview down", "pgdown", "J", "space"), Group: panes.GroupNav, Do: do(func() { p.preview.Scroll(previewStep) })},
+			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Group: panes.GroupNav, Do: do(func() { p.queue.preview.Scroll(-previewStep) })},
+			{Binding: b("pgdn/J", "scroll preview down", "pgdown", "J", "space"), Group: panes.GroupNav, Do: do(func() { p.queue.preview.Scroll(previewStep) })},
 			history,
 			refresh,
 		},
@@ -59,9 +59,9 @@ func (p *Pane) buildKeymaps() keymaps {
 			{Binding: b("a", "approve…", "a"), Disabled: final, Do: do(func() {})},
 			{Binding: b("d", "deny…", "d"), Disabled: final, Do: do(func() {})},
 			h.Up, h.Down, h.First, h.Last, h.PageUp, h.PageDown,
-			{Binding: b("pgup/K", "scroll result up", "pgup", "K"), Group: panes.GroupNav, Do: do(func() { p.resultView.Scroll(-previewStep) })},
+			{Binding: b("pgup/K", "scroll result up", "pgup", "K"), Group: panes.GroupNav, Do: do(func() { p.decided.view.Scroll(-previewStep) })},
 			{Binding: b("pgdn/J", "scroll result down", "pgdown", "J", "space"), Group: panes.GroupNav, Footer: true,
-				Do: do(func() { p.resultView.Scroll(previewStep) })},
+				Do: do(func() { p.decided.view.Scroll(previewStep) })},
 			decidedHistory,
 			refresh,
 		},
@@ -98,7 +98,7 @@ func (p *Pane) decisionOff() string {
 	switch {
 	case p.busy:
 		return "an action is running (" + safetext.Line(p.deciding) + ")"
-	case p.selID == "":
+	case p.queue.selID == "":
 		return "nothing is pending"
 	}
 	return ""
@@ -106,14 +106,14 @@ func (p *Pane) decisionOff() string {
 
 // emptyQueue and noDecided keep ↓ out of the footer over an empty list.
 func (p *Pane) emptyQueue() string {
-	if len(p.list) == 0 {
+	if len(p.queue.list) == 0 {
 		return "nothing is pending"
 	}
 	return ""
 }
 
 func (p *Pane) noDecided() string {
-	if len(p.decided) == 0 {
+	if len(p.decided.list) == 0 {
 		return "no decided tasks yet"
 	}
 	return ""
@@ -122,11 +122,11 @@ func (p *Pane) noDecided() string {
 // keymap is the rows of the current mode.
 func (p *Pane) keymap() panes.Keymap {
 	switch {
-	case p.confirm != nil:
+	case p.dialogs.confirm != nil:
 		return p.km.confirm
-	case p.deny != nil:
+	case p.dialogs.deny != nil:
 		return p.km.deny
-	case p.history:
+	case p.decided.shown:
 		return p.km.decided
 	}
 	return p.km.pending

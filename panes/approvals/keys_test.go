@@ -46,7 +46,7 @@ func TestDecisionKeysWithNothingPending(t *testing.T) {
 			t.Fatalf("%s with nothing pending: reason %q", k, why)
 		}
 	}
-	if p.confirm != nil || p.deny != nil {
+	if p.dialogs.confirm != nil || p.dialogs.deny != nil {
 		t.Fatal("a dialog opened on an empty queue")
 	}
 	env.Submit(env.Play("now-one", "/media/a.mkv"))
@@ -84,7 +84,7 @@ func TestDecisionKeysWhileBusy(t *testing.T) {
 func TestDenyReasonFieldEmptyAndTyped(t *testing.T) {
 	env := approvaltest.New(t)
 	p := loadedPane(t, env)
-	p.deny = newDenyDialog("t")
+	p.dialogs.deny = newDenyDialog("t")
 	cursor := p.styles.Cursor.Reverse(true)
 	line := p.reasonLine(60)
 	if !strings.Contains(line, cursor.Render(" ")) || strings.Contains(line, cursor.Render("w")) {
@@ -94,15 +94,15 @@ func TestDenyReasonFieldEmptyAndTyped(t *testing.T) {
 		t.Fatalf("empty reason reads %q", got)
 	}
 	for _, r := range "no" {
-		p.deny.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+		p.dialogs.deny.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
 	}
 	if got := ansi.Strip(p.reasonLine(60)); got != reasonPrompt+"no " {
 		t.Fatalf("typed reason reads %q", got)
 	}
 	// the bound holds for typing and pasting alike
-	p.deny.paste(strings.Repeat("x", 2*maxReasonRunes))
-	p.deny.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})
-	if n := len([]rune(p.deny.input.Value())); n != maxReasonRunes {
+	p.dialogs.deny.paste(strings.Repeat("x", 2*maxReasonRunes))
+	p.dialogs.deny.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})
+	if n := len([]rune(p.dialogs.deny.input.Value())); n != maxReasonRunes {
 		t.Fatalf("reason holds %d runes, bound %d", n, maxReasonRunes)
 	}
 }
@@ -124,16 +124,16 @@ func TestClickSelectsRow(t *testing.T) {
 			break
 		}
 	}
-	if y < 0 || p.selID != "row-one" {
-		t.Fatalf("row-two not on screen or wrong start (%q):\n%s", p.selID, strings.Join(screen, "\n"))
+	if y < 0 || p.queue.selID != "row-one" {
+		t.Fatalf("row-two not on screen or wrong start (%q):\n%s", p.queue.selID, strings.Join(screen, "\n"))
 	}
 	m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: y})
-	if p.selID != "row-two" {
-		t.Fatalf("click on row-two selected %q", p.selID)
+	if p.queue.selID != "row-two" {
+		t.Fatalf("click on row-two selected %q", p.queue.selID)
 	}
 	m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: 1}) // the heading: no row
-	if p.selID != "row-two" {
-		t.Fatalf("click off the rows moved the selection to %q", p.selID)
+	if p.queue.selID != "row-two" {
+		t.Fatalf("click off the rows moved the selection to %q", p.queue.selID)
 	}
 }
 
@@ -171,11 +171,11 @@ func TestClickWithPromptOpenChangesNothing(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	clk.Advance(GraceMax)
 	press(m, "a")
-	if p.confirm == nil {
+	if p.dialogs.confirm == nil {
 		t.Fatalf("a did not open the prompt: %q", p.notice)
 	}
 	m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: 3}) // keep-two's row
-	if p.selID != "keep-one" || p.confirm == nil || p.confirm.taskID != "keep-one" {
-		t.Fatalf("click under the prompt: selected %q, prompt %+v", p.selID, p.confirm)
+	if p.queue.selID != "keep-one" || p.dialogs.confirm == nil || p.dialogs.confirm.taskID != "keep-one" {
+		t.Fatalf("click under the prompt: selected %q, prompt %+v", p.queue.selID, p.dialogs.confirm)
 	}
 }

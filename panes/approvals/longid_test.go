@@ -19,8 +19,8 @@ func TestLongIDKeepsTheDeadline(t *testing.T) {
 	long := strings.Repeat("x", 60) + "-end"
 	env.Submit(env.Manifest(long, "MEDIA_PLAY", map[string]any{"media_uri": "/m/a.mkv", "target_device": "living-room"}, 40*time.Second))
 	p := loadedPane(t, env)
-	if p.selID != "aaa" {
-		t.Fatalf("selected %q", p.selID)
+	if p.queue.selID != "aaa" {
+		t.Fatalf("selected %q", p.queue.selID)
 	}
 	for w := 60; w <= 140; w++ {
 		out := ansi.Strip(p.View(w, 14))

@@ -23,11 +23,11 @@ func TestPasteIntoTheDenyReason(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	clk.Advance(GraceMax)
 	press(m, "d")
-	if p.deny == nil {
+	if p.dialogs.deny == nil {
 		t.Fatalf("d did not open the dialog: %q", p.notice)
 	}
 	m.Update(tea.PasteMsg{Content: "not \x1b]0;owned\x07now\u202e\nthanks"})
-	got := p.deny.input.Value()
+	got := p.dialogs.deny.input.Value()
 	for _, want := range []string{"not ", `\x1b`, "now", "thanks"} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("the reason %q lacks %q", got, want)

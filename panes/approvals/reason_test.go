@@ -25,24 +25,24 @@ func TestDenyReasonTypedAtOnceIsKept(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	clk.Advance(GraceMax)
 	press(m, "d")
-	if p.deny == nil {
+	if p.dialogs.deny == nil {
 		t.Fatalf("d did not open the dialog: %q", p.notice)
 	}
 	for _, r := range "not now, this is spam" {
 		clk.Advance(60 * time.Millisecond)
 		press(m, string(r))
 	}
-	if got := p.deny.input.Value(); got != "not now, this is spam" {
+	if got := p.dialogs.deny.input.Value(); got != "not now, this is spam" {
 		t.Fatalf("the reason field holds %q", got)
 	}
 	// enter at once is held back; a moment later it denies, with the whole reason
 	press(m, "enter")
-	if p.deny == nil {
+	if p.dialogs.deny == nil {
 		t.Fatal("enter right after typing denied at once")
 	}
 	clk.Advance(GraceQuiet)
 	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
-	if p.deny != nil || cmd == nil {
+	if p.dialogs.deny != nil || cmd == nil {
 		t.Fatalf("enter after a pause did not deny: %q", p.notice)
 	}
 	cmd()

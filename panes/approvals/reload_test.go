@@ -3,8 +3,6 @@ package approvalspane
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/panes"
@@ -30,13 +27,13 @@ func TestTicksReloadOnlyTasksPastTheirDeadline(t *testing.T) {
 	env.Submit(env.Play("second", "/media/b.mkv"))
 	clk := approvaltest.NewClock()
 	p := loadedPane(t, env, clk)
-	base := p.reloads
+	base := p.load.reloads
 	for range resyncTicks - 1 {
 		clk.Advance(time.Second)
 		p.Update(tickMsg{})
 	}
-	if p.reloads != base || p.loading {
-		t.Fatalf("%d ticks started %d reloads", resyncTicks-1, p.reloads-base)
+	if p.load.reloads != base || p.load.loading {
+		t.Fatalf("%d ticks started %d reloads", resyncTicks-1, p.load.reloads-base)
 	}
 	if !strings.Contains(strings.Join(mustRender(p, 100, 30), "\n"), "expires in 5m") { // 10:00 - 4:59
 		t.Fatalf("the countdown did not move:\n%s", strings.Join(mustRender(p, 100, 30), "\n"))
@@ -44,24 +41,24 @@ func TestTicksReloadOnlyTasksPastTheirDeadline(t *testing.T) {
 	// first's deadline passes on the pane's clock: only it is asked for
 	clk.Advance(10*time.Minute - (resyncTicks-1)*time.Second)
 	p.Update(tickMsg{})
-	if p.reloads != base+1 || !p.loading {
-		t.Fatalf("a task past its deadline was not reloaded (%d reloads)", p.reloads-base)
+	if p.load.reloads != base+1 || !p.load.loading {
+		t.Fatalf("a task past its deadline was not reloaded (%d reloads)", p.load.reloads-base)
 	}
 	// and the safety net: a full reload every resyncTicks (five minutes) of ticks
-	p.loading = false
+	p.load.loading = false
 	for range resyncTicks {
 		p.Update(tickMsg{})
 	}
-	if !p.loading {
+	if !p.load.loading {
 		t.Fatal("no full reload after resyncTicks ticks")
 	}
 }
 
 // startIdle is a real program whose ticks come once an hour: whatever it
-// shows after a change came through fsnotify.
+// shows after a change came through the queue's feed.
 func startIdle(t *testing.T, env *approvaltest.Env) (*teatest.TestModel, *Pane) {
 	t.Helper()
-	p := New(Options{Queue: env.Queue, TasksDir: env.TasksDir(), InboxDir: env.InboxDir(), AuditPath: env.AuditPath(),
+	p := New(Options{Queue: env.Queue,
 		Operator: "operator:ada", Now: env.Clock.Now, Tick: time.Hour}, styles())
 	t.Cleanup(p.Close)
 	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
@@ -70,9 +67,9 @@ func startIdle(t *testing.T, env *approvaltest.Env) (*teatest.TestModel, *Pane) 
 	return tm, p
 }
 
-// A task submitted by another process shows up without a tick: its index
-// marker and its audit entry name it, and only it is read.
-func TestNewTaskAppearsThroughFsnotify(t *testing.T) {
+// A task submitted by another process shows up without a tick: the queue's
+// feed names it (its index marker and its audit entry), and only it is read.
+func TestNewTaskAppearsThroughTheFeed(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("already", "/media/a.mkv"))
 	tm, _ := startIdle(t, env)
@@ -87,8 +84,8 @@ func TestNewTaskAppearsThroughFsnotify(t *testing.T) {
 	tm.Quit()
 }
 
-// A decision made elsewhere reaches the screen through the audit log's new
-// entry, without a tick.
+// A decision made elsewhere reaches the screen through the feed (the audit
+// log's new entry names it), without a tick.
 func TestDecisionElsewhereThroughTheAuditLog(t *testing.T) {
 	env := approvaltest.New(t)
 	env.Submit(env.Play("stays", "/media/a.mkv"))
@@ -109,40 +106,6 @@ func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
 		teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
 }
 
-// The audit log is read from where the last reload left it: only the tasks
-// its new entries name, and a log shorter than that offset (replaced, cut)
-// asks for a full reload.
-func TestChangedTasksReadsOnlyNewEntries(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "audit.log")
-	l, err := audit.Open(path, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	add := func(id string) {
-		if _, err := l.Append(audit.Entry{Actor: "agent:a", Event: audit.EventSubmitted, TaskID: id}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add("old-1")
-	add("old-2")
-	end, _ := audit.EndOfCompleteLines(path)
-	add("new-1")
-	add("")
-	add("new-2")
-	add("new-1")
-	ids, next, cut, err := changedTasks(path, end)
-	if err != nil || cut || !slices.Equal(ids, []string{"new-1", "new-2"}) {
-		t.Fatalf("ids %v cut %v err %v", ids, cut, err)
-	}
-	if size, _ := audit.EndOfCompleteLines(path); next != size {
-		t.Fatalf("read to %d, the log ends at %d", next, size)
-	}
-	if _, _, cut, _ := changedTasks(path, next+1); !cut {
-		t.Fatal("a log shorter than the offset read is not reported cut")
-	}
-}
-
 // BenchmarkIdleTick is what a second of an idle Approvals pane costs with
 // 1,000 pending tasks: one tick and one repaint (ns/op ÷ 1e9 is the share
 // of one core; the goal is ≤ 1%). The pane is over a real (empty) queue:
@@ -153,21 +116,21 @@ func BenchmarkIdleTick(b *testing.B) {
 	p := New(Options{Queue: env.Queue, Now: func() time.Time { return now }, Tick: time.Second}, styles())
 	for i := range 1000 {
 		at := now.Add(-time.Duration(i) * 100 * time.Millisecond)
-		p.list = append(p.list, approval.Record{TaskID: fmt.Sprintf("task-%04d", i), CapabilityID: "MEDIA_PLAY",
+		p.queue.list = append(p.queue.list, approval.Record{TaskID: fmt.Sprintf("task-%04d", i), CapabilityID: "MEDIA_PLAY",
 			State: approval.Pending, Agent: "agent:planner", Device: "living-room", SubmittedAt: at,
 			ExpiresAt: at.Add(10 * time.Minute)})
 	}
-	p.selID = p.list[0].TaskID
+	p.queue.selID = p.queue.list[0].TaskID
 	// a preview on screen, as when idle, and never re-read: the benchmark
 	// runs no command, so a read would never answer
-	p.view = &approval.View{Record: p.list[0]}
-	p.viewAge = -1 << 30
+	p.queue.view = &approval.View{Record: p.queue.list[0]}
+	p.queue.viewAge = -1 << 30
 	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	b.ReportAllocs()
 	for b.Loop() {
 		p.Update(tickMsg{})
-		p.ticks = 0
+		p.load.ticks = 0
 		_ = m.Render()
 	}
 }

@@ -29,9 +29,9 @@ func TestDecidedListVerifiesTheSignedResult(t *testing.T) {
 	}
 	p := newPane(env)
 	p.o.ResultKey = signer.Public()
-	p.history = true
+	p.decided.shown = true
 	shown := func() string {
-		p.Update(p.reload()())
+		p.Update(p.reload(nil)())
 		if c := p.wantResult(); c != nil { // what the reload asked for
 			p.Update(c())
 		}

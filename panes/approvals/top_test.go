@@ -21,7 +21,7 @@ func TestPromptNeedsEveryWarningAndTheRequestLine(t *testing.T) {
 	env.Submit(env.Play("warned", "https://раураl.com/a\u200bb\u200bc.mp4"))
 	clk := approvaltest.NewClock()
 	first := loadedPane(t, env, clk)
-	list, view := first.reload()(), first.loadView(first.selID)()
+	list, view := first.reload(nil)(), first.loadView(first.queue.selID)()
 	warnings := 0
 	lines, _ := first.previewLines(view.(viewMsg).view, 100)
 	for _, l := range lines {
@@ -42,7 +42,7 @@ func TestPromptNeedsEveryWarningAndTheRequestLine(t *testing.T) {
 		m.Update(tea.WindowSizeMsg{Width: 100, Height: h})
 		clk.Advance(GraceMax)
 		press(m, "a")
-		if p.confirm == nil {
+		if p.dialogs.confirm == nil {
 			continue
 		}
 		opened = true

@@ -92,17 +92,17 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	if w <= 0 || h <= 0 {
 		return nil, false
 	}
-	if p.o.Source == nil {
+	if p.o.Queue == nil {
 		msg := "approvals are unavailable"
 		if p.o.QueueErr != nil {
 			msg += ": " + p.safe(p.o.QueueErr.Error())
 		}
 		return panes.Wrap(s.Err.Render(msg), w), true
 	}
-	if p.history {
-		return p.renderHistory(w, h)
+	if p.decided.shown {
+		return p.renderDecided(w, h)
 	}
-	head := s.Heading.Render(fmt.Sprintf("Pending approvals (%d)", len(p.list))) + s.Muted.Render("  v: decided")
+	head := s.Heading.Render(fmt.Sprintf("Pending approvals (%d)", len(p.queue.list))) + s.Muted.Render("  v: decided")
 	if p.o.Shared != "" {
 		head += s.Muted.Render("  · " + p.o.Shared)
 	}
@@ -111,113 +111,12 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	if p.listErr != nil {
 		lines = append(lines, panes.Wrap(s.Err.Render("queue error: ")+p.safe(p.listErr.Error()), w)...)
 	}
-	if len(p.list) == 0 {
-		p.queue.Map.Reset(0, 0, 0)
+	if len(p.queue.list) == 0 {
+		p.queue.cur.Map.Reset(0, 0, 0)
 		lines = append(lines, s.Muted.Render("nothing waiting: agents' mutating actions appear here for you to approve or deny"))
 		return lines, true
 	}
-	now := p.o.Now()
-	listH := max(h/3-1, 1)
-	sel := p.queue.Cursor()
-	top, cells, layout, selRow := p.layoutQueue(listH, w, now)
-	used, selEnd := 0, -1
-	p.queue.Map.Reset(len(lines), 0, w)
-	// the selected row is drawn whole even where it overruns the list's
-	// lines: what a key would decide on is never cut
-	for i := top; i < top+len(cells) && (used < listH || i == sel); i++ {
-		row := selRow
-		if i != sel {
-			row = p.queueRow(cells[i-top], layout, false, w)
-		}
-		p.queue.Map.Add(i, len(row))
-		lines = append(lines, row...)
-		used += len(row)
-		if i == sel {
-			selEnd = len(lines)
-		}
-	}
-	lines = append(lines, s.Subtle.Render(strings.Repeat("─", max(w, 0))))
-	legible := selEnd > 0 && selEnd <= h
-	detailH := max(h-len(lines), 0)
-	var detail []string
-	pvTop := 0
-	switch {
-	case p.viewErr != nil:
-		detail = panes.Wrap(s.Err.Render("cannot preview: "+p.safe(p.viewErr.Error())), w)
-	case p.view == nil:
-		detail = []string{s.Muted.Render("loading preview…")}
-	default:
-		detail, pvTop = p.cachedPreview(w)
-	}
-	need := min(max(previewTop, pvTop), len(detail))
-	if dlg := p.dialogLines(w); len(dlg) > 0 {
-		// the dialog sits at the bottom, under the top of the preview
-		keep := max(detailH-len(dlg), 0)
-		legible = legible && keep >= need && len(dlg) <= detailH
-		detail = append(append([]string(nil), p.preview.Window(detail, keep)...), dlg...)
-	} else {
-		legible = legible && detailH >= need
-		full := len(detail)
-		// a copy: the last line may become the "more below" hint, and
-		// detail may be the cached preview
-		detail = append([]string(nil), p.preview.Window(detail, detailH)...)
-		if from := p.preview.Offset(); detailH > 1 && len(detail) == detailH && from+detailH < full {
-			detail[detailH-1] = s.Muted.Render(fmt.Sprintf("↓ more below (%d lines) — pgdn/J to scroll", full-from-detailH+1))
-		}
-	}
-	lines = append(lines, detail...)
-	return lines, legible
-}
-
-// tallRow is the selected queue row's height when it wraps.
-type tallRow struct {
-	id    string
-	lines int
-}
-
-// queueHeight is how many lines row i takes: one, but the selected row
-// wraps where a column would cut it (measured by layoutQueue).
-func (p *Pane) queueHeight(i int) int {
-	if p.tall.lines > 1 && i >= 0 && i < len(p.list) && p.list[i].TaskID == p.tall.id {
-		return p.tall.lines
-	}
-	return 1
-}
-
-// layoutQueue fixes the queue's top for a list of listH lines, kept from
-// the last frame as far as the selected row stays in view, and lays out
-// the rows from there, the selected one apart. The selected row's height
-// depends on the widths of the rows shown with it: the height it had last
-// frame is assumed, and when the row comes out otherwise the top is fixed
-// again with its real height (once more at most: the selected row is drawn
-// whole whatever the rest does).
-func (p *Pane) layoutQueue(listH, w int, now time.Time) (top int, cells []rowCells, layout rowLayout, selRow []string) {
-	sel := p.queue.Cursor()
-	for range 2 {
-		top = p.queue.Scroll(listH)
-		cells, layout = queueWindow(p.list, top, sel, listH, w, now)
-		selRow = p.queueRow(cells[sel-top], layout, true, w)
-		if len(selRow) == p.queueHeight(sel) {
-			break
-		}
-		p.tall = tallRow{}
-		if len(selRow) > 1 {
-			p.tall = tallRow{id: p.list[sel].TaskID, lines: len(selRow)}
-		}
-	}
-	return top, cells, layout, selRow
-}
-
-// queueWindow lays out the rows from top that can be on screen, through
-// the selected one: a frame costs what it shows, not the length of the
-// queue (1,000 pending tasks, repainted every second).
-func queueWindow(list []approval.Record, top, sel, listH, w int, now time.Time) ([]rowCells, rowLayout) {
-	end := min(max(top+listH, sel+1), len(list))
-	cells := make([]rowCells, end-top)
-	for i := top; i < end; i++ {
-		cells[i-top] = cellsOf(list[i], now)
-	}
-	return cells, layoutRows(cells, w)
+	return p.renderQueue(lines, w, h)
 }
 
 // noticeLines are the last notice, wrapped (a failure's reason is never cut
@@ -232,28 +131,6 @@ func (p *Pane) noticeLines(w int) []string {
 		l[2] = panes.Truncate(l[2]+" …", w)
 	}
 	return l
-}
-
-// previewCache keeps the laid-out preview between frames: the root asks
-// for a render on every key (Legible) and every frame, and the preview only
-// changes with the view, the width, the theme or the deadline's text (the
-// only part the clock moves).
-type previewCache struct {
-	view  *approval.View
-	w     int
-	dl    string
-	lines []string
-	top   int // the warnings and the request line: lines[:top]
-}
-
-func (p *Pane) cachedPreview(w int) ([]string, int) {
-	dl := deadlineText(p.view.Record, p.o.Now(), false)
-	c := &p.pvCache
-	if c.view != p.view || c.w != w || c.dl != dl || c.lines == nil {
-		lines, top := p.previewLines(*p.view, w)
-		*c = previewCache{view: p.view, w: w, dl: dl, lines: lines, top: top}
-	}
-	return c.lines, c.top
 }
 
 // previewLines renders the masked request as HTTP, then the effect, the
@@ -348,46 +225,6 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
-}
-
-func (p *Pane) dialogLines(w int) []string {
-	s := p.styles
-	var body string
-	switch {
-	case p.confirm != nil:
-		body = s.Warning.Render("Approve "+p.safe(p.confirm.taskID)+"?") + " " + s.Muted.Render("(preview "+short(p.confirm.previewHash)+")") + "  " +
-			s.KeyName.Render("y") + " approve · " + s.KeyName.Render("any other key") + " cancel (default: No)"
-	case p.deny != nil:
-		body = s.Warning.Render("Deny "+p.safe(p.deny.taskID)) + "\n" + p.reasonLine(max(w, 4)-s.Dialog.GetHorizontalFrameSize())
-		if p.deny.err != "" {
-			body += "\n" + s.Err.Render(p.deny.err)
-		}
-		body += "\n" + s.Muted.Render("enter: deny · esc: cancel")
-	default:
-		return nil
-	}
-	box := s.Dialog.Width(max(w, 4)).Render(body)
-	return strings.Split(box, "\n")
-}
-
-// reasonPrompt and reasonHint frame the deny dialog's reason field.
-const (
-	reasonPrompt = "reason: "
-	reasonHint   = "why? (sent back to the agent)"
-)
-
-// reasonLine is the deny dialog's reason field in w cells: the prompt, then
-// the text scrolled to keep the cursor in view, or — while empty — the
-// cursor cell followed by the hint, so an empty field reads as one.
-func (p *Pane) reasonLine(w int) string {
-	s := p.styles
-	f := &p.deny.input
-	room := max(w-len(reasonPrompt), 1)
-	if f.Value() == "" {
-		return s.Muted.Render(reasonPrompt) + s.Cursor.Reverse(true).Render(" ") + s.Muted.Render(panes.Truncate(reasonHint, room-1))
-	}
-	before, at, after := f.Window(room)
-	return s.Muted.Render(reasonPrompt) + s.InputFocused.Render(before) + s.Cursor.Reverse(true).Render(at) + s.InputFocused.Render(after)
 }
 
 // outcomeWord names a state for a person.

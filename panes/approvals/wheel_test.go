@@ -24,7 +24,7 @@ func TestWheelKeepsTheRequestAboveThePrompt(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 18})
 	clk.Advance(GraceMax)
 	press(m, "a")
-	if p.confirm == nil {
+	if p.dialogs.confirm == nil {
 		t.Fatalf("a did not open the prompt: %q\n%s", p.notice, ansi.Strip(m.Render()))
 	}
 	for i := 0; i < 5; i++ {

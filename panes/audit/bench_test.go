@@ -1,11 +1,8 @@
 package auditpane
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,49 +15,10 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/audit/index"
+	"github.com/vigil-dev/vigil/audit/index/indextest"
 	"github.com/vigil-dev/vigil/themes"
 )
-
-// writeValidLog writes a valid chain of n entries (and its head) to path,
-// shaped like a busy log: tasks submitted, approved, executed, some denied
-// or failed.
-func writeValidLog(tb testing.TB, path string, n int) {
-	tb.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	prev := audit.Genesis
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	events := []string{audit.EventSubmitted, audit.EventApproved, audit.EventExecuted, audit.EventDenied}
-	var last audit.Entry
-	for i := 0; i < n; i++ {
-		e := audit.Entry{Seq: int64(i), Time: t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339),
-			Actor: "agent:bench", Event: events[i%len(events)], TaskID: fmt.Sprintf("task-%07d", i/len(events)),
-			Capability: "MEDIA_PLAY", Target: "living-room", Success: i%len(events) != 3, Details: json.RawMessage("{}"), Prev: prev}
-		if !e.Success {
-			e.ErrorCode = "APPROVAL_DENIED"
-		}
-		if e.Hash, err = e.ComputeHash(); err != nil {
-			tb.Fatal(err)
-		}
-		line, _ := e.Line()
-		w.Write(append(line, '\n'))
-		prev, last = e.Hash, e
-	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	st, _ := f.Stat()
-	f.Close()
-	if n > 0 {
-		head, _ := json.Marshal(map[string]any{"seq": last.Seq, "hash": last.Hash, "size": st.Size()})
-		if err := os.WriteFile(audit.HeadPath(path), head, 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
 
 var (
 	bigOnce sync.Once
@@ -84,7 +42,7 @@ func bigLog(b *testing.B) string {
 			b.Fatal(err)
 		}
 		bigPath = filepath.Join(dir, "audit.log")
-		writeValidLog(b, bigPath, 1_000_000)
+		indextest.WriteValidLog(b, bigPath, 1_000_000)
 	})
 	if bigPath == "" {
 		b.Fatal("no log")
@@ -145,7 +103,7 @@ func BenchmarkFirstFrameMillionEntries(b *testing.B) {
 	c0 := cpuTime()
 	for i := 0; i < b.N; i++ {
 		p := New(path, st)
-		p.Update(readTail(path)())
+		p.Update(p.readTail()())
 		if out := p.View(120, 40); len(out) == 0 || p.viewLen() == 0 {
 			b.Fatal("no rows in the first frame")
 		}
@@ -164,8 +122,8 @@ func BenchmarkIndexMillionEntries(b *testing.B) {
 	b.ResetTimer()
 	c0 := cpuTime()
 	for i := 0; i < b.N; i++ {
-		if ix := scanIndex(context.Background(), path, 0, nil, nil, -1); ix.err != nil || len(ix.offs) != 1_000_000 {
-			b.Fatalf("%d lines, %v", len(ix.offs), ix.err)
+		if ix := index.Scan(context.Background(), path, 0, nil, nil, -1); ix.Err != nil || len(ix.Offs) != 1_000_000 {
+			b.Fatalf("%d lines, %v", len(ix.Offs), ix.Err)
 		}
 	}
 	cpuMetric(b, c0)
@@ -178,9 +136,9 @@ func BenchmarkIndexMillionEntries(b *testing.B) {
 // is checked by its SHA-256 alone).
 func BenchmarkBadgeMillionEntries(b *testing.B) {
 	path := bigLog(b)
-	check := func(b *testing.B, v verified) {
-		if v.err != nil || v.chain.Len() != 1_000_000 || v.chain.Bad() != nil || v.anchor != nil {
-			b.Fatalf("chain: %v %v %v", v.err, v.chain.Bad(), v.anchor)
+	check := func(b *testing.B, v index.Verification) {
+		if v.Err != nil || v.Chain.Len() != 1_000_000 || v.Chain.Bad() != nil || v.Anchor != nil {
+			b.Fatalf("chain: %v %v %v", v.Err, v.Chain.Bad(), v.Anchor)
 		}
 	}
 	b.Run("fresh", func(b *testing.B) {
@@ -190,12 +148,12 @@ func BenchmarkBadgeMillionEntries(b *testing.B) {
 			os.Remove(audit.VerifiedPath(path))
 			cpu -= cpuTime()
 			b.StartTimer()
-			v := verifyLog(context.Background(), path, nil, &atomic.Int64{})
+			v := index.Verify(context.Background(), path, nil, &atomic.Int64{})
 			b.StopTimer()
 			cpu += cpuTime()
 			check(b, v)
-			if v.resumed != 0 {
-				b.Fatalf("resumed %d bytes without a record", v.resumed)
+			if v.Resumed != 0 {
+				b.Fatalf("resumed %d bytes without a record", v.Resumed)
 			}
 			b.StartTimer()
 		}
@@ -204,14 +162,14 @@ func BenchmarkBadgeMillionEntries(b *testing.B) {
 		b.ReportMetric(peakRSSMB(), "peakRSSMB")
 	})
 	b.Run("restart", func(b *testing.B) {
-		check(b, verifyLog(context.Background(), path, nil, &atomic.Int64{})) // the start before
+		check(b, index.Verify(context.Background(), path, nil, &atomic.Int64{})) // the start before
 		b.ResetTimer()
 		c0 := cpuTime()
 		for i := 0; i < b.N; i++ {
-			v := verifyLog(context.Background(), path, nil, &atomic.Int64{})
+			v := index.Verify(context.Background(), path, nil, &atomic.Int64{})
 			check(b, v)
-			if v.resumed != v.end {
-				b.Fatalf("a restart resumed %d of %d bytes", v.resumed, v.end)
+			if v.Resumed != v.End {
+				b.Fatalf("a restart resumed %d of %d bytes", v.Resumed, v.End)
 			}
 		}
 		b.StopTimer()
@@ -229,22 +187,22 @@ func BenchmarkFilterMillionEntries(b *testing.B) {
 	p := New(path, benchStyles())
 	// the index alone: the generated log is valid (BenchmarkBadgeMillionEntries
 	// verifies it), so "verified" is set by hand rather than paid for here
-	p.igen++
-	runSync(p, p.Update(indexMsg{gen: p.igen, indexed: scanIndex(context.Background(), path, 0, nil, nil, -1)}))
+	p.table.gen++
+	runSync(p, p.Update(indexMsg{gen: p.table.gen, Scanned: index.Scan(context.Background(), path, 0, nil, nil, -1)}))
 	for _, c := range []struct {
 		name     string
 		verified int64
 	}{{"verified", 1_000_000}, {"unverified", 0}} {
 		b.Run(c.name, func(b *testing.B) {
-			p.good.Store(c.verified)
-			p.filter.SetValue("task-0123456")
+			p.ver.good.Store(c.verified)
+			p.filter.field.SetValue("task-0123456")
 			before := heapInuseMB()
 			b.ResetTimer()
 			c0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				runSync(p, p.refilter())
-				if p.passing || len(p.view) != 4 {
-					b.Fatalf("%d matches", len(p.view))
+				if p.filter.passing || len(p.filter.view) != 4 {
+					b.Fatalf("%d matches", len(p.filter.view))
 				}
 			}
 			b.StopTimer()
@@ -270,8 +228,8 @@ func BenchmarkLoadMillionEntries(b *testing.B) {
 		b.StartTimer()
 		p = New(path, benchStyles())
 		p.LoadSync()
-		if p.chain.Len() != 1_000_000 || p.broken() != nil || len(p.offs) != 1_000_000 {
-			b.Fatalf("badge %q, %d lines", p.Report(), len(p.offs))
+		if p.ver.chain.Len() != 1_000_000 || p.ver.broken() != nil || len(p.table.offs) != 1_000_000 {
+			b.Fatalf("badge %q, %d lines", p.Report(), len(p.table.offs))
 		}
 	}
 	b.StopTimer()
@@ -285,15 +243,15 @@ func BenchmarkLoadMillionEntries(b *testing.B) {
 // for a query that rejects nearly all of them (the filter pass's inner loop).
 func BenchmarkFilterLine(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "audit.log")
-	writeValidLog(b, path, 10000)
+	indextest.WriteValidLog(b, path, 10000)
 	raw, _ := os.ReadFile(path)
 	lines := bytes.Split(bytes.TrimSuffix(raw, []byte("\n")), []byte("\n"))
 	for _, verified := range []bool{true, false} {
 		b.Run(map[bool]string{true: "verified", false: "unverified"}[verified], func(b *testing.B) {
-			lf := newLineFilter(filterSpec{query: "task-0000123"})
+			lf := index.NewLineFilter(index.Filter{Text: "task-0000123"})
 			kept := 0
 			for i := 0; b.Loop(); i++ {
-				if lf.keeps(lines[i%len(lines)], verified) {
+				if lf.Keeps(lines[i%len(lines)], verified) {
 					kept++
 				}
 			}

@@ -30,9 +30,9 @@ func TestClickSelectsTheEntryUnderThePointer(t *testing.T) {
 			for y := 1; y < h-1; y++ {
 				before := screen()
 				if strings.Contains(before[y], "TIME") {
-					c := p.list.Cursor()
+					c := p.table.list.Cursor()
 					m.Update(panetest.Click(3, y))
-					if p.list.Cursor() != c {
+					if p.table.list.Cursor() != c {
 						t.Fatalf("%d×%d: a click on the column header moved the cursor", w, h)
 					}
 					continue
@@ -41,7 +41,7 @@ func TestClickSelectsTheEntryUnderThePointer(t *testing.T) {
 					continue
 				}
 				m.Update(panetest.Click(3, y))
-				if got, want := timeOf(p.list.Cursor()), strings.Fields(before[y])[0]; got != want {
+				if got, want := timeOf(p.table.list.Cursor()), strings.Fields(before[y])[0]; got != want {
 					t.Fatalf("%d×%d: a click on line %d (%s) selected the entry of %s", w, h, y, want, got)
 				}
 				clicked++

@@ -28,24 +28,24 @@ func TestCursorPagesAndFollows(t *testing.T) {
 	path, l := liveLog(t, 300)
 	p := loadedPane(t, path)
 	p.View(100, 20)
-	if c := p.list.Cursor(); c != 299 || !p.follow || !onScreen(p, 299) {
-		t.Fatalf("opened on %d, follow %v", c, p.follow)
+	if c := p.table.list.Cursor(); c != 299 || !p.table.follow || !onScreen(p, 299) {
+		t.Fatalf("opened on %d, follow %v", c, p.table.follow)
 	}
 	press(p, "g")
-	if c := p.list.Cursor(); c != 0 || p.follow || !onScreen(p, 0) {
-		t.Fatalf("g: cursor %d, follow %v", c, p.follow)
+	if c := p.table.list.Cursor(); c != 0 || p.table.follow || !onScreen(p, 0) {
+		t.Fatalf("g: cursor %d, follow %v", c, p.table.follow)
 	}
-	rows := p.height
+	rows := p.table.height
 	press(p, "pgdown")
-	if c := p.list.Cursor(); c != rows-1 || !onScreen(p, c) || !onScreen(p, 0) {
+	if c := p.table.list.Cursor(); c != rows-1 || !onScreen(p, c) || !onScreen(p, 0) {
 		t.Fatalf("pgdn from the top: cursor %d, want %d (table of %d rows)", c, rows-1, rows)
 	}
 	press(p, "pgdown")
-	if c := p.list.Cursor(); c != 2*(rows-1) || !onScreen(p, c) || onScreen(p, 0) {
+	if c := p.table.list.Cursor(); c != 2*(rows-1) || !onScreen(p, c) || onScreen(p, 0) {
 		t.Fatalf("second pgdn: cursor %d, want %d", c, 2*(rows-1))
 	}
 	press(p, "pgup")
-	if c := p.list.Cursor(); c != rows-1 || !onScreen(p, c) {
+	if c := p.table.list.Cursor(); c != rows-1 || !onScreen(p, c) {
 		t.Fatalf("pgup: cursor %d, want %d", c, rows-1)
 	}
 	// lines appended while the cursor is elsewhere leave it on its line
@@ -55,18 +55,18 @@ func TestCursorPagesAndFollows(t *testing.T) {
 		}
 	}
 	runSync(p, p.changed())
-	if c := p.list.Cursor(); c != rows-1 || p.viewLen() != 305 {
+	if c := p.table.list.Cursor(); c != rows-1 || p.viewLen() != 305 {
 		t.Fatalf("after an append: cursor %d of %d", c, p.viewLen())
 	}
 	press(p, "G")
-	if c := p.list.Cursor(); c != 304 || !p.follow || !onScreen(p, 304) {
-		t.Fatalf("G: cursor %d, follow %v", c, p.follow)
+	if c := p.table.list.Cursor(); c != 304 || !p.table.follow || !onScreen(p, 304) {
+		t.Fatalf("G: cursor %d, follow %v", c, p.table.follow)
 	}
 	if _, err := l.Append(audit.Entry{Actor: "agent", Event: audit.EventSearched, Target: "tv", Success: true}); err != nil {
 		t.Fatal(err)
 	}
 	runSync(p, p.changed())
-	if c := p.list.Cursor(); c != 305 || !onScreen(p, 305) {
+	if c := p.table.list.Cursor(); c != 305 || !onScreen(p, 305) {
 		t.Fatalf("following: cursor %d, want the new last line 305\n%s", c, fmt.Sprint(ansi.Strip(p.View(100, 20))))
 	}
 }

@@ -2,6 +2,7 @@ package auditpane
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/audit/index/indextest"
 )
 
 // TestFirstFrameComesFromTheTail: the first frame shows the log's last rows
@@ -20,17 +22,17 @@ import (
 func TestFirstFrameComesFromTheTail(t *testing.T) {
 	largePath(t)
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeValidLog(t, path, 3000)
+	indextest.WriteValidLog(t, path, 3000)
 	p := New(path, benchStyles())
 	defer p.Close()
 	if cmd := p.Init(context.Background()); cmd == nil {
 		t.Fatal("Init started nothing")
 	}
-	if p.indexing || p.loading {
+	if p.table.indexing || p.ver.loading {
 		t.Fatal("the full reads started before the first frame")
 	}
-	cmd := p.Update(readTail(path)())
-	if !p.indexing || !p.loading || cmd == nil {
+	cmd := p.Update(p.readTail()())
+	if !p.table.indexing || !p.ver.loading || cmd == nil {
 		t.Fatal("the tail did not start the index and the verification")
 	}
 	frame := p.View(120, 30)
@@ -39,13 +41,13 @@ func TestFirstFrameComesFromTheTail(t *testing.T) {
 			t.Fatalf("the first frame lacks %q:\n%s", want, frame)
 		}
 	}
-	if len(p.offs) != tailRows || p.chain != nil {
-		t.Fatalf("the first frame read %d lines", len(p.offs))
+	if len(p.table.offs) != tailRows || p.ver.chain != nil {
+		t.Fatalf("the first frame read %d lines", len(p.table.offs))
 	}
 	// the reads report progress; a stale read's report is ignored
-	p.Update(progressMsg{kind: "verify", gen: p.gen, done: 43, total: 100})
-	p.Update(progressMsg{kind: "index", gen: p.igen, done: 1, total: 5})
-	p.Update(progressMsg{kind: "verify", gen: p.gen - 1, done: 99, total: 100})
+	p.Update(progressMsg{kind: "verify", gen: p.ver.gen, done: 43, total: 100})
+	p.Update(progressMsg{kind: "index", gen: p.table.gen, done: 1, total: 5})
+	p.Update(progressMsg{kind: "verify", gen: p.ver.gen - 1, done: 99, total: 100})
 	frame = ansi.Strip(p.View(120, 30))
 	for _, want := range []string{"verifying… 43%", "indexing… 20%"} {
 		if !strings.Contains(frame, want) {
@@ -61,12 +63,12 @@ func TestFirstFrameComesFromTheTail(t *testing.T) {
 func TestLargeLogFollowsAndFiltersLive(t *testing.T) {
 	largePath(t) // the bytes read from the file, as a log above inMemoryLog is
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeValidLog(t, path, 2000)
+	indextest.WriteValidLog(t, path, 2000)
 	m, tm := startHost(t, path) // the pane's state belongs to the program now: the test reads the screen
 	for _, r := range "/task-0000123" {
 		tm.Send(keyMsg(r))
 	}
-	m.waitScreen(t, "the filtered rows", 10*time.Second, func(s string) bool {
+	m.waitScreen(t, "the filtered rows", func(s string) bool {
 		s = ansi.Strip(s)
 		return strings.Count(s, "task-0000123") == 5 && !strings.Contains(s, "filtering") // the rows and the query
 	})
@@ -77,10 +79,31 @@ func TestLargeLogFollowsAndFiltersLive(t *testing.T) {
 	if _, err := l.Append(audit.Entry{Actor: "agent:late", Event: audit.EventSubmitted, TaskID: "task-0000123", Success: true}); err != nil {
 		t.Fatal(err)
 	}
-	m.waitScreen(t, "the appended row", 10*time.Second, func(s string) bool {
+	m.waitScreen(t, "the appended row", func(s string) bool {
 		s = ansi.Strip(s)
 		return strings.Count(s, "task-0000123") == 6 && strings.Contains(s, "agent:late") && strings.Contains(s, "✓ chain verified · 2001 entries")
 	})
 }
 
 func keyMsg(r rune) tea.Msg { return tea.KeyPressMsg{Code: r, Text: string(r)} }
+
+// TestCloseWaitsAndEndsTheWork: Close returns only once the pane's
+// goroutines have, and a command that runs after it does nothing: no read,
+// no verification writing the record beside the log.
+func TestCloseWaitsAndEndsTheWork(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	indextest.WriteValidLog(t, path, 50)
+	os.Remove(audit.VerifiedPath(path))
+	p := New(path, benchStyles())
+	p.Init(context.Background())
+	tail := p.readTail()
+	load := p.reload() // a verification and an index scan, not yet started
+	p.Close()
+	if msg := tail(); msg != nil {
+		t.Fatalf("a read after Close delivered %T", msg)
+	}
+	runSync(p, load)
+	if _, err := os.Stat(audit.VerifiedPath(path)); !os.IsNotExist(err) {
+		t.Fatalf("a verification ran after Close: %v", err)
+	}
+}

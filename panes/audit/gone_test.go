@@ -20,10 +20,7 @@ func TestLiveBadgeLogGone(t *testing.T) {
 		m, _ := startHost(t, path)
 		os.Remove(audit.HeadPath(path))
 		os.Remove(path)
-		took := m.waitScreen(t, "BROKEN", 5*time.Second, func(s string) bool { return strings.Contains(s, "✗ BROKEN at #0") })
-		if took > liveBudget {
-			t.Errorf("the badge took %v to turn", took)
-		}
+		m.waitScreen(t, "BROKEN", func(s string) bool { return strings.Contains(s, "✗ BROKEN at #0") })
 	})
 	t.Run("replaced", func(t *testing.T) {
 		path, _ := liveLog(t, 20)
@@ -38,10 +35,7 @@ func TestLiveBadgeLogGone(t *testing.T) {
 		}
 		os.Rename(audit.HeadPath(other), audit.HeadPath(path))
 		os.Rename(other, path)
-		took := m.waitScreen(t, "BROKEN", 5*time.Second, func(s string) bool { return strings.Contains(s, "✗ BROKEN at #0") })
-		if took > liveBudget {
-			t.Errorf("the badge took %v to turn", took)
-		}
+		m.waitScreen(t, "BROKEN", func(s string) bool { return strings.Contains(s, "✗ BROKEN at #0") })
 	})
 	t.Run("cut with its head", func(t *testing.T) {
 		path, _ := liveLog(t, 20)
@@ -49,9 +43,6 @@ func TestLiveBadgeLogGone(t *testing.T) {
 		short, _ := liveLog(t, 12) // the same entries as path's first 12: a consistent cut
 		os.Rename(audit.HeadPath(short), audit.HeadPath(path))
 		os.Rename(short, path)
-		took := m.waitScreen(t, "BROKEN", 5*time.Second, func(s string) bool { return strings.Contains(s, "✗ BROKEN at #12") })
-		if took > liveBudget {
-			t.Errorf("the badge took %v to turn", took)
-		}
+		m.waitScreen(t, "BROKEN", func(s string) bool { return strings.Contains(s, "✗ BROKEN at #12") })
 	})
 }

@@ -19,15 +19,18 @@ func (p *Pane) buildKeymaps() keymaps {
 	}
 	// a cursor movement: the cursor follows appended lines again once it
 	// is on the last; g stops following and G starts
-	moves := panes.ListMoves(&p.list, func() tea.Cmd { p.follow = p.list.Cursor() == p.viewLen()-1; return nil })
-	moves.First = func() tea.Cmd { p.list.First(); p.follow = false; return nil }
-	moves.Last = func() tea.Cmd { p.list.Last(); p.follow = true; return nil }
+	moves := panes.ListMoves(&p.table.list, func() tea.Cmd {
+		p.table.follow = p.table.list.Cursor() == p.viewLen()-1
+		return nil
+	})
+	moves.First = func() tea.Cmd { p.table.list.First(); p.table.follow = false; return nil }
+	moves.Last = func() tea.Cmd { p.table.list.Last(); p.table.follow = true; return nil }
 	nav := panes.ListNav(moves)
 	nav.Last = nav.Last.Titled("last (follow)")
 	nav.Last.Everyday = true
-	detail := panes.ViewNav(panes.ViewOf(&p.detailView))
+	detail := panes.ViewNav(panes.ViewOf(&p.detail.view))
 	noFilter := func() string {
-		if p.event == "" && p.outcome == 0 && p.filter.Value() == "" {
+		if p.filter.none() {
 			return "no filter set"
 		}
 		return ""
@@ -40,26 +43,33 @@ func (p *Pane) buildKeymaps() keymaps {
 				}
 				return ""
 			}, Do: func(tea.KeyPressMsg) tea.Cmd { return p.openSelected() }},
-			{Binding: b("/", "filter", "/"), Footer: true, Everyday: true, Do: do(func() { p.filtering = true })},
+			{Binding: b("/", "filter", "/"), Footer: true, Everyday: true, Do: do(func() { p.filter.typing = true })},
 			{Binding: b("e", "event filter", "e"), Footer: true, Everyday: true, Disabled: func() string {
-				if len(p.events) == 0 {
+				if len(p.table.events) == 0 {
 					return "no events read yet"
 				}
 				return ""
-			}, Do: func(tea.KeyPressMsg) tea.Cmd { p.event = p.nextEvent(); return p.refilter() }},
+			}, Do: func(tea.KeyPressMsg) tea.Cmd { p.filter.event = p.table.nextEvent(p.filter.event); return p.refilter() }},
 			{Binding: b("o", "outcome filter", "o"), Footer: true, Everyday: true,
-				Do: func(tea.KeyPressMsg) tea.Cmd { p.outcome = (p.outcome + 1) % len(outcomes); return p.refilter() }},
+				Do: func(tea.KeyPressMsg) tea.Cmd {
+					p.filter.outcome = (p.filter.outcome + 1) % len(outcomes)
+					return p.refilter()
+				}},
 			{Binding: b("x", "clear filters", "x"), Disabled: noFilter,
-				Do: func(tea.KeyPressMsg) tea.Cmd { p.event, p.outcome = "", 0; p.filter.SetValue(""); return p.refilter() }},
+				Do: func(tea.KeyPressMsg) tea.Cmd { p.filter.clear(); return p.refilter() }},
 		}...),
 		filter: append(panes.Keymap{
-			{Binding: b("enter", "keep filter", "enter"), Footer: true, Do: do(func() { p.filtering = false })},
+			{Binding: b("enter", "keep filter", "enter"), Footer: true, Do: do(func() { p.filter.typing = false })},
 			{Binding: b("esc", "clear filter", "esc"), Footer: true,
-				Do: func(tea.KeyPressMsg) tea.Cmd { p.filtering = false; p.filter.SetValue(""); return p.refilter() }},
+				Do: func(tea.KeyPressMsg) tea.Cmd {
+					p.filter.typing = false
+					p.filter.field.SetValue("")
+					return p.refilter()
+				}},
 		}, panes.FieldNav(panes.Moves{Up: func() tea.Cmd { p.move(-1); return nil },
 			Down: func() tea.Cmd { p.move(1); return nil }}).Rows()...),
 		detail: append(panes.Keymap{
-			{Binding: b("esc", "back", "esc", "enter", "q", "backspace"), Footer: true, Everyday: true, Do: do(p.closeDetail)},
+			{Binding: b("esc", "back", "esc", "enter", "q", "backspace"), Footer: true, Everyday: true, Do: do(p.detail.close)},
 		}, detail.Rows()...),
 	}
 }
@@ -67,9 +77,9 @@ func (p *Pane) buildKeymaps() keymaps {
 // keymap is the rows of the current mode.
 func (p *Pane) keymap() panes.Keymap {
 	switch {
-	case p.filtering:
+	case p.filter.typing:
 		return p.km.filter
-	case p.inDetail():
+	case p.detail.open():
 		return p.km.detail
 	}
 	return p.km.list

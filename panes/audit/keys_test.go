@@ -38,11 +38,11 @@ func TestDisabledKeySaysWhy(t *testing.T) {
 		t.Fatalf("x with no filter: %#v", msg)
 	}
 	press(p, "o")
-	if outcomes[p.outcome] != "ok" {
-		t.Fatalf("o did not set the outcome filter: %q", outcomes[p.outcome])
+	if outcomes[p.filter.outcome] != "ok" {
+		t.Fatalf("o did not set the outcome filter: %q", outcomes[p.filter.outcome])
 	}
-	if _, ok := findMsg[panes.KeyDisabledMsg](press(p, "x")); ok || p.outcome != 0 {
-		t.Fatalf("x with a filter set did not clear it (outcome %d)", p.outcome)
+	if _, ok := findMsg[panes.KeyDisabledMsg](press(p, "x")); ok || p.filter.outcome != 0 {
+		t.Fatalf("x with a filter set did not clear it (outcome %d)", p.filter.outcome)
 	}
 }
 
@@ -78,26 +78,26 @@ func TestFilterFieldTypesAndClears(t *testing.T) {
 	for _, k := range panetest.Typed("qz") {
 		p.Update(k)
 	}
-	if p.filter.Value() != "qz" {
-		t.Fatalf("typed into the field: %q", p.filter.Value())
+	if p.filter.field.Value() != "qz" {
+		t.Fatalf("typed into the field: %q", p.filter.field.Value())
 	}
 	p.Update(panetest.Key("backspace"))
 	press(p, "enter")
-	if p.Capturing() || p.filter.Value() != "q" {
-		t.Fatalf("enter: capturing %v, filter %q", p.Capturing(), p.filter.Value())
+	if p.Capturing() || p.filter.field.Value() != "q" {
+		t.Fatalf("enter: capturing %v, filter %q", p.Capturing(), p.filter.field.Value())
 	}
 	if v := ansi.Strip(p.View(100, 20)); !strings.Contains(v, "/q") {
 		t.Fatalf("the kept filter is not shown:\n%s", v)
 	}
 	press(p, "x")
-	if p.filter.Value() != "" {
-		t.Fatalf("x left the filter %q", p.filter.Value())
+	if p.filter.field.Value() != "" {
+		t.Fatalf("x left the filter %q", p.filter.field.Value())
 	}
 	press(p, "/")
 	p.Update(panetest.Key("a"))
 	press(p, "esc")
-	if p.Capturing() || p.filter.Value() != "" {
-		t.Fatalf("esc in the field: capturing %v, filter %q", p.Capturing(), p.filter.Value())
+	if p.Capturing() || p.filter.field.Value() != "" {
+		t.Fatalf("esc in the field: capturing %v, filter %q", p.Capturing(), p.filter.field.Value())
 	}
 }
 
@@ -108,20 +108,20 @@ func TestClickSelectsTheRowUnderIt(t *testing.T) {
 	p := loadedPane(t, path)
 	p.View(100, 20) // lays out: badge line, column header, then rows 0…9
 	p.Update(panetest.Click(5, 2+3))
-	if p.list.Cursor() != 3 || p.follow {
-		t.Fatalf("a click on the fourth row: sel %d, follow %v", p.list.Cursor(), p.follow)
+	if p.table.list.Cursor() != 3 || p.table.follow {
+		t.Fatalf("a click on the fourth row: sel %d, follow %v", p.table.list.Cursor(), p.table.follow)
 	}
 	p.Update(panetest.Click(5, 19)) // below the last row: nothing
-	if p.list.Cursor() != 3 {
-		t.Fatalf("a click below the rows moved the selection to %d", p.list.Cursor())
+	if p.table.list.Cursor() != 3 {
+		t.Fatalf("a click below the rows moved the selection to %d", p.table.list.Cursor())
 	}
 	p.Update(panetest.WheelDown(5, 5))
-	if p.list.Cursor() != 3+panes.WheelStep {
-		t.Fatalf("wheel down: sel %d, want %d", p.list.Cursor(), 3+panes.WheelStep)
+	if p.table.list.Cursor() != 3+panes.WheelStep {
+		t.Fatalf("wheel down: sel %d, want %d", p.table.list.Cursor(), 3+panes.WheelStep)
 	}
 	cmd := p.Update(panetest.Key("enter"))
 	runSync(p, cmd)
-	if !p.inDetail() || p.detail.Seq != int64(3+panes.WheelStep) {
+	if !p.detail.open() || p.detail.entry.Seq != int64(3+panes.WheelStep) {
 		t.Fatalf("enter did not open the selected entry's detail")
 	}
 	if got := helpKeys(p.ShortHelp()); !strings.HasPrefix(got, "esc back") {
@@ -129,11 +129,11 @@ func TestClickSelectsTheRowUnderIt(t *testing.T) {
 	}
 	p.View(100, 8) // shorter than the detail: it scrolls
 	p.Update(panetest.WheelDown(5, 5))
-	if p.detailView.Offset() == 0 {
+	if p.detail.view.Offset() == 0 {
 		t.Fatal("the wheel did not scroll the detail view")
 	}
 	press(p, "esc")
-	if p.inDetail() {
+	if p.detail.open() {
 		t.Fatal("esc did not close the detail view")
 	}
 }

@@ -1,10 +1,10 @@
 package auditpane
 
 import (
-	tea "charm.land/bubbletea/v2"
 	"strings"
 	"testing"
-	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/themes"
@@ -12,16 +12,13 @@ import (
 
 // TestLiveBadgeInPlaceEditLargeLog: above the size where every change
 // re-reads the whole log, an entry edited in place in the middle (same inode,
-// same size, the last line untouched) still turns the badge within a second.
+// same size, the last line untouched) still turns the badge (on the change signal; no timer).
 func TestLiveBadgeInPlaceEditLargeLog(t *testing.T) {
 	largePath(t)
 	path, _ := liveLog(t, 20)
 	m, _ := startHost(t, path)
 	editInPlace(t, path, 7)
-	took := m.waitScreen(t, "BROKEN at #7", 5*time.Second, func(s string) bool { return strings.Contains(s, "✗ BROKEN at #7: hash mismatch") })
-	if took > liveBudget {
-		t.Errorf("the badge took %v to turn", took)
-	}
+	m.waitScreen(t, "BROKEN at #7", func(s string) bool { return strings.Contains(s, "✗ BROKEN at #7: hash mismatch") })
 }
 
 // TestLargeLogAppendsStayIncremental: the prefix check passes a pure
@@ -36,12 +33,12 @@ func TestLargeLogAppendsStayIncremental(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := p.readMore()().(moreMsg)
-	if m.reload || len(m.lines) != 1 {
-		t.Fatalf("an append was not read incrementally: reload %v, %d lines", m.reload, len(m.lines))
+	if m.Reload || len(m.Lines) != 1 {
+		t.Fatalf("an append was not read incrementally: reload %v, %d lines", m.Reload, len(m.Lines))
 	}
 	p.Update(m)
 	editInPlace(t, path, 3)
-	if m := p.readMore()().(moreMsg); !m.reload {
+	if m := p.readMore()().(moreMsg); !m.Reload {
 		t.Fatal("an in-place edit was taken for an append")
 	}
 }
@@ -79,8 +76,8 @@ func TestChangeSignalsDuringAReadDoNotStackReads(t *testing.T) {
 	if reads != 2 {
 		t.Fatalf("the change signalled meanwhile started %d reads after the first ones, want 2", reads)
 	}
-	if p.chain.Len() != 22 || p.broken() != nil || len(p.offs) != 22 {
-		t.Fatalf("%d entries, %d lines, badge %q", p.chain.Len(), len(p.offs), p.Report())
+	if p.ver.chain.Len() != 22 || p.ver.broken() != nil || len(p.table.offs) != 22 {
+		t.Fatalf("%d entries, %d lines, badge %q", p.ver.chain.Len(), len(p.table.offs), p.Report())
 	}
 }
 

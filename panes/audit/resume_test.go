@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/audit/index"
 	"github.com/vigil-dev/vigil/themes"
 )
 
@@ -24,24 +25,24 @@ func loadedPane(t *testing.T, path string) *Pane {
 // the badge is the same, and the chain goes on from the end.
 func TestRestartResumesFromTheVerifiedPrefix(t *testing.T) {
 	path, l := liveLog(t, 30)
-	first := verifyLog(context.Background(), path, nil, &atomic.Int64{})
-	if first.err != nil || first.chain.Bad() != nil || first.anchor != nil || first.chain.Len() != 30 {
-		t.Fatalf("first verification: err %v, bad %v, anchor %v, %d entries", first.err, first.chain.Bad(), first.anchor, first.chain.Len())
+	first := index.Verify(context.Background(), path, nil, &atomic.Int64{})
+	if first.Err != nil || first.Chain.Bad() != nil || first.Anchor != nil || first.Chain.Len() != 30 {
+		t.Fatalf("first verification: err %v, bad %v, anchor %v, %d entries", first.Err, first.Chain.Bad(), first.Anchor, first.Chain.Len())
 	}
-	if first.mark.base == nil || first.mark.baseEnd != first.end {
+	if end, known := first.Mark.Base(); !known || end != first.End {
 		t.Fatal("the mark did not take the verified prefix's hash from the record")
 	}
 	l.Append(audit.Entry{Actor: "agent", Event: audit.EventSubmitted, TaskID: "after-restart", Success: true})
 	v, err := audit.VerifyIncremental(context.Background(), path, audit.VerifiedPath(path), audit.VerifyOptions{}, nil)
-	if err != nil || !v.OK || v.Resumed != first.end || v.Entries != 31 {
-		t.Fatalf("the restart did not resume at %d: %+v, %v", first.end, v, err)
+	if err != nil || !v.OK || v.Resumed != first.End || v.Entries != 31 {
+		t.Fatalf("the restart did not resume at %d: %+v, %v", first.End, v, err)
 	}
 	p := loadedPane(t, path)
 	if got := p.Report(); !strings.Contains(got, "chain verified · 31 entries") {
 		t.Fatalf("badge after restart: %q", got)
 	}
-	if p.seenFirst == "" || p.seenFirst != first.first {
-		t.Fatalf("entry #0's hash after a resumed verification: %q, want %q", p.seenFirst, first.first)
+	if got := p.ver.seen.First(); got == "" || got != first.First {
+		t.Fatalf("entry #0's hash after a resumed verification: %q, want %q", got, first.First)
 	}
 }
 
@@ -50,7 +51,7 @@ func TestRestartResumesFromTheVerifiedPrefix(t *testing.T) {
 // by the next start, at its row, as a full pass would find it.
 func TestVerifiedPrefixCatchesARewriteInside(t *testing.T) {
 	path, _ := liveLog(t, 30)
-	if v := verifyLog(context.Background(), path, nil, &atomic.Int64{}); v.chain.Bad() != nil || v.mark.base == nil {
+	if v := index.Verify(context.Background(), path, nil, &atomic.Int64{}); v.Chain.Bad() != nil || !knownBase(v.Mark) {
 		t.Fatal("the first verification left no record")
 	}
 	editInPlace(t, path, 11)
@@ -65,21 +66,26 @@ func TestVerifiedPrefixCatchesARewriteInside(t *testing.T) {
 // not taken for a pure append (the mark compares the prefix's hash).
 func TestResumedMarkCatchesAnEditBeforeAnAppend(t *testing.T) {
 	path, l := liveLog(t, 30)
-	verifyLog(context.Background(), path, nil, &atomic.Int64{})
+	index.Verify(context.Background(), path, nil, &atomic.Int64{})
 	p := loadedPane(t, path) // resumed
 	l.Append(audit.Entry{Actor: "agent", Event: audit.EventSubmitted, TaskID: "one", Success: true})
 	m := p.readMore()().(moreMsg)
-	if m.reload || len(m.lines) != 1 {
-		t.Fatalf("a pure append after a resumed start: reload %v, %d lines", m.reload, len(m.lines))
+	if m.Reload || len(m.Lines) != 1 {
+		t.Fatalf("a pure append after a resumed start: reload %v, %d lines", m.Reload, len(m.Lines))
 	}
 	p.Update(m)
 	editInPlace(t, path, 4)
 	l.Append(audit.Entry{Actor: "agent", Event: audit.EventSubmitted, TaskID: "two", Success: true})
-	if m := p.readMore()().(moreMsg); !m.reload {
+	if m := p.readMore()().(moreMsg); !m.Reload {
 		t.Fatal("an in-place edit inside the verified prefix was taken for an append")
 	}
 	p.LoadSync()
 	if got := p.Report(); !strings.Contains(got, "BROKEN at #4") {
 		t.Fatalf("after the reload: badge %q", got)
 	}
+}
+
+func knownBase(m index.Mark) bool {
+	_, known := m.Base()
+	return known
 }

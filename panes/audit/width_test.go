@@ -68,7 +68,7 @@ func TestEveryLineIsThePaneWidth(t *testing.T) {
 				check("row "+filter, s[0], s[1])
 			}
 			runSync(p, p.Update(panetest.Key("enter")))
-			if !p.inDetail() {
+			if !p.detail.open() {
 				t.Fatal("enter opened no detail")
 			}
 			for _, s := range sizes {

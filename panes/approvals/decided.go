@@ -2,9 +2,11 @@ package approvalspane
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -17,50 +19,140 @@ import (
 	"github.com/vigil-dev/vigil/safetext"
 )
 
+// decidedList is the decided tasks ("v"), newest first, the cursor over
+// them and the selected one's signed result.
+type decidedList struct {
+	shown bool // the pane shows this list instead of the queue
+	list  []approval.Record
+	cur   panes.List // the list's cursor and top
+	selID string     // the task under it
+
+	result    *task.Result
+	resultID  string
+	resultErr error
+	resultBad error          // why result's signature does not verify
+	view      panes.Viewport // the selected task's result
+}
+
+type resultMsg struct {
+	id  string
+	res *task.Result
+	err error
+	bad error // the signature does not verify with ResultKey
+}
+
+func (d *decidedList) init() {
+	d.cur = panes.List{Len: func() int { return len(d.list) }}
+}
+
+// setList takes a reload's decided tasks and keeps the cursor on the same
+// task; changed: another task is under it now (its result is dropped).
+func (d *decidedList) setList(list []approval.Record) (changed bool) {
+	d.list = list
+	old := d.selID
+	if i := indexOf(list, old); i >= 0 {
+		d.cur.Follow(i) // newly decided tasks arrive at the head, above it
+	}
+	d.selID = ""
+	if len(list) > 0 {
+		d.selID = list[d.cur.Cursor()].TaskID
+	}
+	if d.selID == old {
+		return false
+	}
+	d.forget()
+	return true
+}
+
+// forget drops the result on screen: another task is selected.
+func (d *decidedList) forget() {
+	d.view.Top()
+	d.result, d.resultErr, d.resultBad = nil, nil, nil
+}
+
+// moved runs a move of the cursor; id is the task now under it when that
+// is another one, else "".
+func (d *decidedList) moved(move func()) (id string) {
+	move()
+	if len(d.list) == 0 {
+		return ""
+	}
+	id = d.list[d.cur.Cursor()].TaskID
+	if id == d.selID {
+		return ""
+	}
+	d.selID = id
+	d.forget()
+	return id
+}
+
+// takeResult shows a result read for the task still selected.
+func (d *decidedList) takeResult(msg resultMsg) {
+	if msg.id == d.selID {
+		d.result, d.resultID, d.resultErr, d.resultBad = msg.res, msg.id, msg.err, msg.bad
+	}
+}
+
+// with is the decided list with these newly final tasks at its head
+// (newest first, each once, at most decidedLimit).
+func (d *decidedList) with(finished []approval.Record) []approval.Record {
+	if len(finished) == 0 {
+		return d.list
+	}
+	sort.SliceStable(finished, func(i, j int) bool { return finished[i].LastChange().After(finished[j].LastChange()) })
+	fresh := map[string]bool{}
+	for _, r := range finished {
+		fresh[r.TaskID] = true
+	}
+	out := append([]approval.Record(nil), finished...)
+	for _, r := range d.list {
+		if !fresh[r.TaskID] {
+			out = append(out, r)
+		}
+	}
+	if len(out) > decidedLimit {
+		out = out[:decidedLimit]
+	}
+	return out
+}
+
 // applyDecided takes the decided tasks from a reload, keeps the selection on
 // the same task, and reads the selected one's signed result when it is not
 // on screen yet.
 func (p *Pane) applyDecided(list []approval.Record) tea.Cmd {
-	p.decided = list
-	old := p.hselID
-	if i := indexOf(list, old); i >= 0 {
-		p.done.Follow(i) // newly decided tasks arrive at the head, above it
-	}
-	p.hselID = ""
-	if len(list) > 0 {
-		p.hselID = list[p.done.Cursor()].TaskID
-	}
-	if p.hselID != old {
-		p.resultView.Top()
-		p.result, p.resultErr, p.resultBad = nil, nil, nil
-	}
+	p.decided.setList(list)
 	return p.wantResult()
 }
 
 func (p *Pane) wantResult() tea.Cmd {
+	d := &p.decided
 	// while the decided list is shown the result is read again on every
 	// reload: a result file edited after it was read does not stay "signed"
-	if p.hselID == "" || (p.resultID == p.hselID && p.result != nil && !p.history) {
+	if d.selID == "" || (d.resultID == d.selID && d.result != nil && !d.shown) {
 		return nil
 	}
-	return p.loadResult(p.hselID)
+	return p.loadResult(d.selID)
 }
 
 // movedDecided runs a move of the decided list's cursor and, when another
 // task is now under it, reads that task's result.
 func (p *Pane) movedDecided(move func()) tea.Cmd {
-	move()
-	if len(p.decided) == 0 {
-		return nil
+	if id := p.decided.moved(move); id != "" {
+		return p.loadResult(id)
 	}
-	id := p.decided[p.done.Cursor()].TaskID
-	if id == p.hselID {
-		return nil
-	}
-	p.hselID = id
-	p.resultView.Top()
-	p.result, p.resultErr, p.resultBad = nil, nil, nil
-	return p.loadResult(p.hselID)
+	return nil
+}
+
+func (p *Pane) loadResult(id string) tea.Cmd {
+	q, pub := p.o.Queue, p.o.ResultKey
+	return p.bg.run(func(context.Context) tea.Msg {
+		res, err := q.Result(id)
+		msg := resultMsg{id: id, res: res, err: err}
+		if err == nil && res != nil && pub != nil {
+			msg.bad = task.Verify(res, pub)
+		}
+		return msg
+	})
 }
 
 // decider is who decided and through which surface, as stored: callers show
@@ -79,31 +171,32 @@ func decider(r approval.Record) string {
 	return s
 }
 
-func (p *Pane) renderHistory(w, h int) ([]string, bool) {
+func (p *Pane) renderDecided(w, h int) ([]string, bool) {
 	s := p.styles
-	lines := []string{s.Heading.Render(fmt.Sprintf("Decided tasks (%d)", len(p.decided))) + s.Muted.Render("  v: pending")}
+	d := &p.decided
+	lines := []string{s.Heading.Render(fmt.Sprintf("Decided tasks (%d)", len(d.list))) + s.Muted.Render("  v: pending")}
 	lines = append(lines, p.noticeLines(w)...)
 	if p.listErr != nil {
 		lines = append(lines, panes.Wrap(s.Err.Render("queue error: ")+p.safe(p.listErr.Error()), w)...)
 	}
-	if len(p.decided) == 0 {
-		p.done.Map.Reset(0, 0, 0)
+	if len(d.list) == 0 {
+		d.cur.Map.Reset(0, 0, 0)
 		lines = append(lines, s.Muted.Render("no decided tasks yet"))
 		return lines, true
 	}
 	now := p.o.Now()
 	idW, outW := 0, 0
-	for _, r := range p.decided {
+	for _, r := range d.list {
 		idW = max(idW, lipgloss.Width(safetext.Line(r.TaskID)))
 		outW = max(outW, len(outcomeWord(r.State)))
 	}
 	idW = min(idW, 40)
 	listH := max(h/3-1, 1)
-	sel := p.done.Cursor()
+	sel := d.cur.Cursor()
 	selAt := -1
-	p.done.Map.Reset(len(lines), 0, w)
-	rows := p.done.Render(listH, func(i int, selected bool) []string {
-		r := p.decided[i]
+	d.cur.Map.Reset(len(lines), 0, w)
+	rows := d.cur.Render(listH, func(i int, selected bool) []string {
+		r := d.list[i]
 		word := outcomeWord(r.State)
 		st := s.Success
 		switch r.State {
@@ -123,14 +216,14 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 		}
 		return []string{line}
 	})
-	if at := sel - p.done.Top(); at >= 0 && at < len(rows) {
+	if at := sel - d.cur.Top(); at >= 0 && at < len(rows) {
 		selAt = len(lines) + at // one line a row
 	}
 	lines = append(lines, rows...)
 	lines = append(lines, s.Subtle.Render(strings.Repeat("─", max(w, 0))))
-	detail := p.decidedLines(p.decided[sel], w)
+	detail := p.decidedLines(d.list[sel], w)
 	detailH := max(h-len(lines), 0)
-	lines = append(lines, p.resultView.Window(detail, detailH)...)
+	lines = append(lines, d.view.Window(detail, detailH)...)
 	return lines, selAt >= 0 && selAt < h
 }
 
@@ -138,6 +231,7 @@ func (p *Pane) renderHistory(w, h int) ([]string, bool) {
 // facts `vigil result ID` prints.
 func (p *Pane) decidedLines(r approval.Record, w int) []string {
 	s := p.styles
+	d := &p.decided
 	var out []string
 	add := func(label string, parts ...part) {
 		lines, _ := p.field(w, fmt.Sprintf("%-9s", label), s.Heading, parts...)
@@ -168,18 +262,18 @@ func (p *Pane) decidedLines(r approval.Record, w int) []string {
 		add("preview", theirs(r.PreviewHash))
 	}
 	switch {
-	case p.resultID != r.TaskID && p.result == nil && p.resultErr == nil:
+	case d.resultID != r.TaskID && d.result == nil && d.resultErr == nil:
 		add("result", ours("loading…"))
-	case errors.Is(p.resultErr, task.ErrNotFound):
+	case errors.Is(d.resultErr, task.ErrNotFound):
 		add("result", ours("none stored"))
-	case p.resultErr != nil:
-		add("result", ours("cannot read: "), theirs(p.resultErr.Error()))
-	case p.result != nil:
-		res := p.result
+	case d.resultErr != nil:
+		add("result", ours("cannot read: "), theirs(d.resultErr.Error()))
+	case d.result != nil:
+		res := d.result
 		line := []part{theirs(res.Status), ours(" · executed_at "), theirs(res.ExecutedAt)}
 		switch sig := res.Signature; {
-		case p.resultBad != nil:
-			line = append(line, ours(" · NOT VERIFIED: "), theirs(p.resultBad.Error()))
+		case d.resultBad != nil:
+			line = append(line, ours(" · NOT VERIFIED: "), theirs(d.resultBad.Error()))
 		case sig != nil && p.o.ResultKey == nil && p.o.Unchecked != "":
 			line = append(line, ours(" · NOT CHECKED: "+p.o.Unchecked+" (key "), theirs(sig.KeyID), ours(")"))
 		case sig != nil:
@@ -187,7 +281,7 @@ func (p *Pane) decidedLines(r approval.Record, w int) []string {
 		default:
 			line = append(line, ours(" · unsigned"))
 		}
-		if p.resultBad != nil {
+		if d.resultBad != nil {
 			out = append(out, panes.Wrap(s.Err.Render("✗ the stored result's signature does not verify: it was changed after it was signed, or signed by another key"), w)...)
 		}
 		add("result", line...)

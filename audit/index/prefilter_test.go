@@ -1,4 +1,4 @@
-package auditpane
+package index
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/audit/index/indextest"
 )
 
 // randomLine is an entry's line with fields drawn from text the prefilter
@@ -84,10 +85,10 @@ func randomLine(rng *rand.Rand) []byte {
 // randomQuery is a piece of the line's row (which matches), the same with a
 // character put in (a near miss, the boundary the prefilter must respect), or
 // a few characters of those the lines hold.
-func randomQuery(rng *rand.Rand, r row) string {
+func randomQuery(rng *rand.Rand, r Row) string {
 	chars := []rune("aAkKsS t-01:()dmg\u212a\u017fü\"\\okfil")
 	char := func() rune { return chars[rng.IntN(len(chars))] }
-	hay := []rune(r.hay())
+	hay := []rune(r.Hay())
 	i := rng.IntN(len(hay) + 1)
 	piece := hay[i : i+rng.IntN(len(hay)-i+1)]
 	switch rng.IntN(3) {
@@ -113,10 +114,10 @@ func TestPrefilterNeverRejectsAKeptRow(t *testing.T) {
 	var rejected, kept [2]int
 	for range 30000 {
 		line := randomLine(rng)
-		r := rowOf(line)
+		r := RowOf(line)
 		q := randomQuery(rng, r)
-		sp := filterSpec{query: q}
-		want := sp.keeps(r)
+		sp := Filter{Text: q}
+		want := sp.Keeps(r)
 		pre := newPrefilter(q)
 		_, valid := parseLine(line)
 		for v, verified := range []bool{false, true} {
@@ -126,7 +127,7 @@ func TestPrefilterNeverRejectsAKeptRow(t *testing.T) {
 			if pre.rejects(line, verified) {
 				rejected[v]++
 				if want {
-					t.Fatalf("query %q, line %q (verified %v): rejected, but its row %q matches", q, line, verified, rowOf(line).hay())
+					t.Fatalf("query %q, line %q (verified %v): rejected, but its row %q matches", q, line, verified, RowOf(line).Hay())
 				}
 			} else if want {
 				kept[v]++
@@ -144,10 +145,10 @@ func TestPrefilterNeverRejectsAKeptRow(t *testing.T) {
 // FuzzPrefilter: the same property for any line and query.
 func FuzzPrefilter(f *testing.F) {
 	for i, l := range seedLines(f) {
-		f.Add(l, filterQueries[i%len(filterQueries)])
+		f.Add(l, indextest.Queries[i%len(indextest.Queries)])
 	}
 	f.Fuzz(func(t *testing.T, line []byte, q string) {
-		want := filterSpec{query: q}.keeps(rowOf(line))
+		want := Filter{Text: q}.Keeps(RowOf(line))
 		pre := newPrefilter(q)
 		if pre.rejects(line, false) && want {
 			t.Fatalf("query %q, line %q: rejected, but its row matches", q, line)
@@ -162,7 +163,7 @@ func FuzzPrefilter(f *testing.F) {
 func seedLines(f *testing.F) [][]byte {
 	f.Helper()
 	path := filepath.Join(f.TempDir(), "seed.log")
-	writeValidLog(f, path, 16)
+	indextest.WriteValidLog(f, path, 16)
 	raw, _ := os.ReadFile(path)
 	lines := bytes.Split(bytes.TrimSuffix(raw, []byte("\n")), []byte("\n"))
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -176,7 +177,7 @@ func seedLines(f *testing.F) [][]byte {
 // prefilter alone rejects every line but the query's, verified or not.
 func TestPrefilterRejectsAnOrdinaryLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
-	writeValidLog(t, path, 4000)
+	indextest.WriteValidLog(t, path, 4000)
 	raw, _ := os.ReadFile(path)
 	lines := bytes.Split(bytes.TrimSuffix(raw, []byte("\n")), []byte("\n"))
 	for q, want := range map[string]int{"task-0000123": 4, "ü": 0} {
@@ -229,15 +230,15 @@ func TestPrefilterAtTheHeadsEnd(t *testing.T) {
 					e.Target, e.ErrorCode = text, strings.Repeat("E", pad)
 				}
 				line, _ := e.Line()
-				for _, q := range []string{"k", "s", "x1b", "x7f", "\\", rowOf(line).hay()} {
-					want := filterSpec{query: q}.keeps(rowOf(line))
+				for _, q := range []string{"k", "s", "x1b", "x7f", "\\", RowOf(line).Hay()} {
+					want := Filter{Text: q}.Keeps(RowOf(line))
 					if !want {
 						continue
 					}
 					tried++
 					pre := newPrefilter(q)
 					if pre.rejects(line, true) || pre.rejects(line, false) {
-						t.Fatalf("query %q, line %q: rejected, but its row %q matches", q, line, rowOf(line).hay())
+						t.Fatalf("query %q, line %q: rejected, but its row %q matches", q, line, RowOf(line).Hay())
 					}
 				}
 			}

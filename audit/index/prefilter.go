@@ -1,4 +1,4 @@
-package auditpane
+package index
 
 import (
 	"bytes"
@@ -9,9 +9,9 @@ import (
 // The prefilter rejects most lines of a large log for a `/` query without
 // building their rows: it tests the folded query on the line's bytes in
 // place. It is a necessary condition of the full match, never a sufficient
-// one: a line it lets through is judged by lineFilter as before.
+// one: a line it lets through is judged by LineFilter as before.
 //
-// Why it is sound. A row's filter text (row.hay) is its time, actor, event,
+// Why it is sound. A row's filter text (Row.Hay) is its time, actor, event,
 // task, target and outcome joined by spaces; a fuzzy match of the query is a
 // folded subsequence of it, so the query minus its spaces is a folded
 // subsequence of the fields run together (see pattern).
@@ -37,7 +37,7 @@ var (
 	kContent         = []byte(`","content_`)
 	okFail           = []byte("okfail")
 	okText, failText = okFail[:2], okFail[2:]
-	damagedEventText = []byte(damagedEvent)
+	damagedEventText = []byte(DamagedEvent)
 )
 
 // prefilter is a query folded for the in-place test.

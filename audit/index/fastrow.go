@@ -1,4 +1,4 @@
-package auditpane
+package index
 
 import (
 	"bytes"
@@ -220,14 +220,14 @@ func (h headFields) outcome(buf []byte) []byte {
 	}
 }
 
-// hay appends the row's filter text (row.hay) for the valid or damaged row.
+// hay appends the row's filter text (Row.Hay) for the valid or damaged row.
 func (h headFields) hay(buf []byte, damaged bool) []byte {
 	buf = append(buf, h.time...)
 	buf = append(buf, ' ')
 	buf = append(buf, h.actor...)
 	buf = append(buf, ' ')
 	if damaged {
-		buf = append(buf, damagedEvent...)
+		buf = append(buf, DamagedEvent...)
 	} else {
 		buf = append(buf, h.event...)
 	}
@@ -237,7 +237,7 @@ func (h headFields) hay(buf []byte, damaged bool) []byte {
 	buf = append(buf, h.target...)
 	buf = append(buf, ' ')
 	if damaged {
-		return append(buf, damagedOutcome...)
+		return append(buf, DamagedOutcome...)
 	}
 	return h.outcome(buf)
 }

@@ -1,0 +1,62 @@
+package approvalspane
+
+import "sync"
+
+// Snapshot is the pane's state as a test waits on it, safe to read from
+// any goroutine while the program runs (the pane itself is the program's).
+type Snapshot struct {
+	Pending  int    // tasks in the queue
+	Decided  int    // tasks in the decided list
+	Selected string // the pending task under the cursor
+	Loading  bool   // a reload is in flight
+	Busy     bool   // a decision is being carried out
+	Notice   string // the notice on screen
+	// Result is the decided task whose result has been read and is shown
+	// (when the decided list is).
+	Result string
+	Ticks  int // ticks handled: one more is a repaint with the clock as it is now
+}
+
+// state is what the pane last published, and who waits for the next.
+type state struct {
+	ticks int // the program's side: counted by Update
+
+	mu   sync.Mutex
+	snap Snapshot
+	next chan struct{} // closed at the next publish; nil: nobody waits
+}
+
+// Snapshot returns the pane's state after the last message it handled.
+func (p *Pane) Snapshot() Snapshot {
+	p.state.mu.Lock()
+	defer p.state.mu.Unlock()
+	return p.state.snap
+}
+
+// Changed returns a channel closed when the pane has handled its next
+// message: take it, read Snapshot, and wait on it while the state is not
+// the one wanted (a wait on state, never on time).
+func (p *Pane) Changed() <-chan struct{} {
+	p.state.mu.Lock()
+	defer p.state.mu.Unlock()
+	if p.state.next == nil {
+		p.state.next = make(chan struct{})
+	}
+	return p.state.next
+}
+
+// publish stores the state for Snapshot and wakes those waiting.
+func (p *Pane) publish() {
+	s := Snapshot{Pending: len(p.queue.list), Decided: len(p.decided.list), Selected: p.queue.selID,
+		Loading: p.load.loading, Busy: p.busy, Notice: p.notice, Ticks: p.state.ticks}
+	if d := &p.decided; d.result != nil && d.resultID == d.selID {
+		s.Result = d.resultID
+	}
+	p.state.mu.Lock()
+	p.state.snap = s
+	if p.state.next != nil {
+		close(p.state.next)
+		p.state.next = nil
+	}
+	p.state.mu.Unlock()
+}
