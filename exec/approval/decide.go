@@ -188,11 +188,27 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 		return r, res, err
 	}
 	// A lease that lapsed or was revoked while the task waited stops it here.
-	if _, err := q.o.Executor.Prepare(c.m); err != nil {
+	if err := q.leaseUsable(c.m, now); err != nil {
 		res, err := q.leaseFailedLocked(id, &r, d, now, err)
 		return r, res, err
 	}
 	return q.approveLocked(ctx, id, r, c, d, now)
+}
+
+// leaseUsable checks the task's lease at decision time: the verifier's
+// checks (signature, revocation, exp within its clock-skew leeway), then
+// exp itself with no leeway — the deadline a person is shown is the exp, so
+// a lease past it is never approved (a *task.Error LEASE_EXPIRED).
+func (q *Queue) leaseUsable(m *task.Manifest, now time.Time) error {
+	p, err := q.o.Executor.Prepare(m)
+	if err != nil {
+		return err
+	}
+	if exp := p.Claims.ExpiresAt; exp != nil && !now.Before(exp.Time) {
+		return task.Errorf(task.LeaseExpired, "expiry check failed: the lease expired at %s, before the approval",
+			exp.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // checkDecision refuses a decision that is malformed before anything is
@@ -537,7 +553,7 @@ func (q *Queue) reconcileOne(ctx context.Context, id string) error {
 		return q.dropStaleMarker(id)
 	case err != nil:
 		return err
-	case needsMarker(r) && !q.due(&r):
+	case needsMarker(r) && !q.due(&r) && !q.shownEdited(&r):
 		return nil
 	case !needsMarker(r) && !q.idx.marked(id):
 		return nil
@@ -556,8 +572,26 @@ func (q *Queue) reconcileOne(ctx context.Context, id string) error {
 	if err := q.settleLocked(ctx, &r); err != nil {
 		return err
 	}
+	// the deadline and the agent are record.json's only when they are what
+	// the submitted entry holds: an edited one is tampering, never a later
+	// expiry (`vigil serve` expires tasks through here)
+	if t, e, err := q.shownTamper(&r); err != nil || (t != nil && r.State == Pending) {
+		if err != nil {
+			return err
+		}
+		restoreShown(&r, e)
+		return q.tamperLocked(&r, t)
+	}
 	_, err = q.expireLocked(&r)
 	return err
+}
+
+// shownEdited reports whether a pending record's shown fields differ from
+// its submitted entry (read without the lock: reconcileOne checks again
+// under it).
+func (q *Queue) shownEdited(r *Record) bool {
+	t, _, err := q.shownTamper(r)
+	return err == nil && t != nil && r.State == Pending
 }
 
 // dropStaleMarker removes the marker of a task that has no record: a

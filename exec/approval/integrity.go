@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/media"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/internal/flock"
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // eventTampered is the audit event of a task whose stored request changed
@@ -96,11 +99,16 @@ type tamper struct {
 }
 
 func (t *tamper) message() string {
-	if t.detail != "" {
-		return fmt.Sprintf("tampered: %s (recorded %s, now %s): %s", t.what, orNone(t.recorded), orNone(t.found), t.detail)
+	// the hashes are named only when they differ: "recorded X, now X" says
+	// nothing, the detail says what differs then
+	hashes := ""
+	if t.recorded != t.found {
+		hashes = fmt.Sprintf(" (recorded %s, now %s)", orNone(t.recorded), orNone(t.found))
 	}
-	return fmt.Sprintf("tampered: the stored %s changed after submission (recorded %s, now %s)", t.what,
-		orNone(t.recorded), orNone(t.found))
+	if t.detail != "" {
+		return fmt.Sprintf("tampered: %s%s: %s", t.what, hashes, t.detail)
+	}
+	return fmt.Sprintf("tampered: the stored %s changed after submission%s", t.what, hashes)
 }
 
 func orNone(h string) string {
@@ -139,7 +147,16 @@ func (q *Queue) checkStored(r *Record) (*checked, *tamper, error) {
 		return nil, &tamper{what: "manifest", recorded: r.ManifestHash, found: mh, detail: "manifest.json no longer parses"}, nil
 	}
 	rh, err := m.RequestHash()
-	if err != nil || m.TaskID != r.TaskID || m.CapabilityID != r.CapabilityID || rh != r.RequestHash {
+	switch {
+	case err != nil:
+		return nil, &tamper{what: "request", recorded: r.RequestHash, detail: "the stored request cannot be hashed: " + errReason(err)}, nil
+	case m.TaskID != r.TaskID:
+		return nil, &tamper{what: "request", recorded: r.RequestHash, found: rh,
+			detail: fmt.Sprintf("manifest.json names task_id %s, record.json %s", shown(m.TaskID), shown(r.TaskID))}, nil
+	case m.CapabilityID != r.CapabilityID:
+		return nil, &tamper{what: "request", recorded: r.RequestHash, found: rh,
+			detail: fmt.Sprintf("record.json says capability_id %s, manifest.json asks for %s", shown(r.CapabilityID), shown(m.CapabilityID))}, nil
+	case rh != r.RequestHash:
 		return nil, &tamper{what: "request", recorded: r.RequestHash, found: rh}, nil
 	}
 	plan, _, err := q.plan(m)
@@ -156,6 +173,9 @@ func (q *Queue) checkStored(r *Record) (*checked, *tamper, error) {
 	}
 	if !ok {
 		return nil, &tamper{what: "submission", found: mh, detail: "the audit log holds no intact submitted entry for this task at the place the record names"}, nil
+	}
+	if t := shownMismatch(r, e); t != nil {
+		return nil, t, nil
 	}
 	var d struct {
 		PlanHash     string `json:"plan_hash"`
@@ -178,6 +198,80 @@ func (q *Queue) checkStored(r *Record) (*checked, *tamper, error) {
 	}
 	return &checked{m: m, plan: plan}, nil, nil
 }
+
+// shownMismatch compares what a person is shown of a task — who asked,
+// with which lease, for which capability and device, and until when — with
+// what the audit log's submitted entry e recorded. record.json is rewritten
+// at every transition and can be edited; the entry is hash-chained. A
+// difference is tampering (the record was edited: no crash changes these
+// fields), and the message names the field and both values.
+func shownMismatch(r *Record, e audit.Entry) *tamper {
+	var d struct {
+		ApprovalDeadline string `json:"approval_deadline"`
+		LeaseExpires     string `json:"lease_expires"`
+	}
+	_ = json.Unmarshal(e.Details, &d)
+	differs := func(field, rec, logged string) *tamper {
+		return &tamper{what: "record", detail: fmt.Sprintf("record.json says %s %s, the audit log's submitted entry (seq %d) %s",
+			field, shown(rec), e.Seq, shown(logged))}
+	}
+	switch {
+	case e.Actor != r.Agent:
+		return differs("agent", r.Agent, e.Actor)
+	case e.TokenJTI != r.TokenJTI:
+		return differs("token_jti", r.TokenJTI, e.TokenJTI)
+	case e.Capability != r.CapabilityID:
+		return differs("capability_id", r.CapabilityID, e.Capability)
+	case e.Target != r.Device:
+		return differs("device", r.Device, e.Target)
+	}
+	// the entry keeps whole seconds (RFC 3339): the record's time must fall
+	// in the same second
+	if at, err := time.Parse(time.RFC3339, d.ApprovalDeadline); err == nil && !r.ExpiresAt.Truncate(time.Second).Equal(at) {
+		return differs("expires_at", r.ExpiresAt.UTC().Format(time.RFC3339Nano), at.UTC().Format(time.RFC3339))
+	}
+	if at, err := time.Parse(time.RFC3339, d.LeaseExpires); err == nil && !r.LeaseExpires.Truncate(time.Second).Equal(at) {
+		return differs("lease_expires", r.LeaseExpires.UTC().Format(time.RFC3339Nano), at.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// shownTamper reads the submitted entry of a record and compares the
+// fields a person is shown with it (shownMismatch); e is that entry. A
+// record whose entry cannot be found intact is left to the decision's full
+// check, as is one mid-transition (log_from set) or from before offsets.
+func (q *Queue) shownTamper(r *Record) (*tamper, audit.Entry, error) {
+	if r.State == Damaged || r.LogFrom != nil || r.SubmittedSeq == nil {
+		return nil, audit.Entry{}, nil
+	}
+	e, ok, err := q.submittedEntry(r)
+	if err != nil || !ok {
+		return nil, e, err
+	}
+	return shownMismatch(r, e), e, nil
+}
+
+// restoreShown puts back into r what the submitted entry e recorded of the
+// fields shownMismatch compares, so what is shown (and written on, when the
+// task is then marked tampered) is what was submitted, not the edit.
+func restoreShown(r *Record, e audit.Entry) {
+	var d struct {
+		ApprovalDeadline string `json:"approval_deadline"`
+		LeaseExpires     string `json:"lease_expires"`
+	}
+	_ = json.Unmarshal(e.Details, &d)
+	r.Agent, r.TokenJTI, r.CapabilityID, r.Device = e.Actor, e.TokenJTI, e.Capability, e.Target
+	if at, err := time.Parse(time.RFC3339, d.ApprovalDeadline); err == nil && !r.ExpiresAt.Truncate(time.Second).Equal(at) {
+		r.ExpiresAt = at.UTC()
+	}
+	if at, err := time.Parse(time.RFC3339, d.LeaseExpires); err == nil && !r.LeaseExpires.Truncate(time.Second).Equal(at) {
+		r.LeaseExpires = at.UTC()
+	}
+}
+
+// shown quotes a stored value for a message: masked, control and
+// invisible characters escaped.
+func shown(s string) string { return strconv.Quote(preview.MaskString(s)) }
 
 // taskEntries calls fn for each entry of r's task (and its offset) from the
 // task's submitted entry on, until fn returns false, checking on the way

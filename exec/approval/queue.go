@@ -333,6 +333,11 @@ func (q *Queue) logSubmitted(r *Record, recovering bool) error {
 	if !ok {
 		details := map[string]any{"source": r.Source, "approval_deadline": r.ExpiresAt.Format(time.RFC3339),
 			"plan_hash": r.PlanHash, "manifest_hash": r.ManifestHash, "request_hash": r.RequestHash}
+		if !r.LeaseExpires.IsZero() {
+			// the lease's exp (whole seconds), so the deadline a person sees is
+			// held to the log, not to record.json (shownMismatch)
+			details["lease_expires"] = r.LeaseExpires.UTC().Format(time.RFC3339)
+		}
 		if recovering {
 			details["reconciled"] = true
 		}
@@ -507,8 +512,26 @@ func (q *Queue) Get(id string) (Record, error) {
 	r, err := q.st.load(id)
 	if err == nil {
 		q.checkDecidedBy(&r)
+		q.checkShown(&r)
 	}
 	return r, err
+}
+
+// checkShown holds what a record shows of who asked, with which lease and
+// until when to its submitted entry: fields that differ are shown as the
+// entry has them, with Damage saying what record.json claimed, and a pending
+// record is shown as Damaged (its repair marks it tampered; this covers the
+// case the repair could not, its lock busy or the log refusing the entry).
+func (q *Queue) checkShown(r *Record) {
+	t, e, err := q.shownTamper(r)
+	if err != nil || t == nil {
+		return
+	}
+	restoreShown(r, e)
+	if r.State == Pending {
+		r.State = Damaged
+	}
+	r.Damage = t.message()
 }
 
 // List returns every task ever stored, oldest first, after repairing and
@@ -550,6 +573,8 @@ func (q *Queue) listed(ids []string) []Record {
 		case err == nil && r.State == Pending:
 			if why := q.manifestProblem(&r); why != "" {
 				r.State, r.Damage = Damaged, why
+			} else {
+				q.checkShown(&r)
 			}
 		}
 		out = append(out, r)
