@@ -231,7 +231,7 @@ func checkDecision(id string, d Decision) error {
 // says the decision ends here, with res and err as its answer.
 func (q *Queue) settleForDecision(ctx context.Context, id string, r *Record) (done bool, res *task.Result, err error) {
 	if err := q.settleLocked(ctx, r); err != nil {
-		res, _ := q.o.Results.Load(id)
+		res, _ := q.resultFor(r)
 		return true, res, err
 	}
 	if expired, err := q.expireLocked(r); err != nil || expired {
@@ -251,7 +251,7 @@ func (q *Queue) settleForDecision(ctx context.Context, id string, r *Record) (do
 // decidedLocked is the answer to a decision on a task already decided: its
 // result, if any, and a *DecidedError naming who decided.
 func (q *Queue) decidedLocked(id string, r *Record) (*task.Result, error) {
-	res, _ := q.o.Results.Load(id)
+	res, _ := q.resultFor(r)
 	q.checkDecidedBy(r) // who decided is what the log says
 	de := &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
 	if r.Error != nil {
@@ -276,7 +276,7 @@ func (q *Queue) verifyPending(id string, r *Record) (*checked, *task.Result, err
 	}
 	if t != nil {
 		err := q.tamperLocked(r, t)
-		res, _ := q.o.Results.Load(id)
+		res, _ := q.resultFor(r)
 		return nil, res, errors.Join(fmt.Errorf("%w (%s)", ErrTampered, t.message()), err)
 	}
 	return c, nil, nil
@@ -311,7 +311,7 @@ func (q *Queue) denyLocked(id string, r *Record, d Decision, now time.Time) (*ta
 	te := task.Errorf(task.ApprovalDenied, "denied by %s: %s", d.By, reason)
 	err := q.finish(r, "deny", Denied, te, audit.Entry{Actor: d.By, Event: audit.EventDenied,
 		Details: audit.Details(map[string]any{"reason": reason, "via": d.Via})})
-	res, _ := q.o.Results.Load(id)
+	res, _ := q.resultFor(r)
 	return res, err
 }
 
@@ -328,7 +328,7 @@ func (q *Queue) leaseFailedLocked(id string, r *Record, d Decision, now time.Tim
 		ferr = q.finish(r, "fail", Failed, te, audit.Entry{Actor: d.By, Event: audit.EventFailed,
 			Details: audit.Details(map[string]any{"stage": "approval", "message": te.Message})})
 	}
-	res, _ := q.o.Results.Load(id)
+	res, _ := q.resultFor(r)
 	return res, ferr
 }
 
@@ -455,7 +455,7 @@ func (q *Queue) executeLocked(ctx context.Context, r *Record, m *task.Manifest) 
 		te := asTaskError(err)
 		ferr := q.finish(r, "fail", Failed, te, audit.Entry{Actor: "vigil", Event: audit.EventFailed,
 			Details: audit.Details(map[string]any{"stage": "execution", "message": te.Message})})
-		res, _ := q.o.Results.Load(id)
+		res, _ := q.resultFor(r)
 		return *r, res, errors.Join(err, ferr)
 	}
 	return *r, res, q.recordResult(r, res, false)
@@ -640,27 +640,33 @@ func (q *Queue) settleLocked(ctx context.Context, r *Record) error {
 		}
 		return nil
 	}
-	res, err := q.o.Results.Load(r.TaskID)
+	res, err := q.resultFor(r)
+	why := ""
 	switch {
 	case err == nil:
 		verr := task.Verify(res, q.o.Signer.Public())
 		if verr == nil {
 			return q.adoptResult(r, res)
 		}
-		// not this Vigil's answer: never the outcome of record, never
-		// logged as one; moved aside so the task's own answer is stored
+		why = fmt.Sprintf("is not signed by the operator key (%v)", verr)
+	case errors.Is(err, task.ErrNotThisTask):
+		why = fmt.Sprintf("is not this task's answer (%v)", err)
+	case !errors.Is(err, task.ErrNotFound):
+		return err
+	}
+	if why != "" {
+		// not this Vigil's answer to this request: never the outcome of
+		// record, never logged as one; moved aside so the task's own answer
+		// is stored
 		aside, err := q.o.Results.MoveAside(r.TaskID)
 		if err != nil {
 			return err
 		}
-		q.o.Log.Warn("reconcile: a stored result does not verify; moved aside", "task_id", r.TaskID, "to", aside, "err", verr)
+		q.o.Log.Warn("reconcile: a stored result is not this task's signed answer; moved aside", "task_id", r.TaskID, "to", aside, "why", why)
 		if r.State != Executing {
-			return q.tamperLocked(r, &tamper{what: "result", detail: fmt.Sprintf(
-				"results/%s.json is not signed by the operator key (%v); moved aside to %s", r.TaskID, verr, aside)})
+			return q.tamperLocked(r, &tamper{what: "result", detail: fmt.Sprintf("results/%s.json %s; moved aside to %s", r.TaskID, why, aside)})
 		}
 		// executing: the device may have acted; finished below as interrupted
-	case !errors.Is(err, task.ErrNotFound):
-		return err
 	}
 	switch r.State {
 	case Approved:
