@@ -450,6 +450,11 @@ func (q *Queue) runSearch(ctx context.Context, m *task.Manifest, source string) 
 	_ = json.Unmarshal(m.Inputs, &in)
 	target = in.TargetScope
 	res, fresh, err := q.o.Results.Do(m.TaskID, rh, func() (*task.Result, error) {
+		// a search is audited: on a log that cannot take its entry it
+		// neither runs nor leaves a result a repeat would hand out unaudited
+		if err := q.o.Audit.CheckEnd(); err != nil {
+			return nil, err
+		}
 		out, terr := scope.Execute(ctx, q.o.Scopes, m.TaskID, m.CapabilityID, m.Inputs, q.o.ScopeLimits)
 		r := &task.Result{TaskID: m.TaskID, CapabilityID: m.CapabilityID, RequestHash: rh,
 			ExecutedAt: task.FormatTime(q.o.Now()), Output: json.RawMessage("{}")}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
 )
 
 // Memory writes are audited, so a write the log cannot record is not made:
