@@ -553,7 +553,7 @@ func (q *Queue) reconcileOne(ctx context.Context, id string) error {
 		return q.dropStaleMarker(id)
 	case err != nil:
 		return err
-	case needsMarker(r) && !q.due(&r) && !q.shownEdited(&r):
+	case needsMarker(r) && !q.due(&r):
 		return nil
 	case !needsMarker(r) && !q.idx.marked(id):
 		return nil
@@ -584,14 +584,6 @@ func (q *Queue) reconcileOne(ctx context.Context, id string) error {
 	}
 	_, err = q.expireLocked(&r)
 	return err
-}
-
-// shownEdited reports whether a pending record's shown fields differ from
-// its submitted entry (read without the lock: reconcileOne checks again
-// under it).
-func (q *Queue) shownEdited(r *Record) bool {
-	t, _, err := q.shownTamper(r)
-	return err == nil && t != nil && r.State == Pending
 }
 
 // dropStaleMarker removes the marker of a task that has no record: a

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/vigil-dev/vigil/audit"
@@ -72,6 +73,9 @@ func (q *Queue) submittedEntry(r *Record) (audit.Entry, bool, error) {
 		}
 		off, seq = o, e.Seq
 	}
+	if e, ok, done := q.submittedEntryNear(r, off, seq); done {
+		return e, ok, nil
+	}
 	var e audit.Entry
 	found, linked := false, true
 	_, err := audit.Scan(q.o.Audit.Path(), max(off, 0), func(l audit.Line) bool {
@@ -88,6 +92,31 @@ func (q *Queue) submittedEntry(r *Record) (audit.Entry, bool, error) {
 		return false
 	})
 	return e, found && linked, err
+}
+
+// entryWindow is how much of the log submittedEntryNear reads: a submitted
+// entry and the one after it, whose lines are well under a kilobyte each.
+const entryWindow = 8 << 10
+
+// submittedEntryNear is submittedEntry's answer from one small read at the
+// recorded offset (a listing checks every pending task this way, and a
+// full Scan's buffer is a megabyte): the entry there and the next one's link
+// to it. done is false when the window does not settle it (the entry or the
+// next line longer than the window, or the entry last in the window), and
+// the caller scans instead.
+func (q *Queue) submittedEntryNear(r *Record, off, seq int64) (e audit.Entry, ok, done bool) {
+	lines, _, err := audit.ReadRange(q.o.Audit.Path(), max(off, 0), max(off, 0)+entryWindow)
+	if err != nil || len(lines) < 2 {
+		return e, false, false
+	}
+	l, next := lines[0], lines[1]
+	if l.Err != nil || l.Entry.Seq != seq || l.Entry.TaskID != r.TaskID || l.Entry.Event != audit.EventSubmitted {
+		return e, false, true
+	}
+	if h, err := l.Entry.ComputeHash(); err != nil || h != l.Entry.Hash {
+		return e, false, true
+	}
+	return l.Entry, next.Err == nil && next.Entry.Seq == seq+1 && next.Entry.Prev == l.Entry.Hash, true
 }
 
 // tamper says which stored hash no longer matches.
@@ -241,14 +270,56 @@ func shownMismatch(r *Record, e audit.Entry) *tamper {
 // record whose entry cannot be found intact is left to the decision's full
 // check, as is one mid-transition (log_from set) or from before offsets.
 func (q *Queue) shownTamper(r *Record) (*tamper, audit.Entry, error) {
-	if r.State == Damaged || r.LogFrom != nil || r.SubmittedSeq == nil {
+	if r.State == Damaged || r.LogFrom != nil || r.SubmittedSeq == nil || r.SubmittedOffset == nil {
 		return nil, audit.Entry{}, nil
 	}
-	e, ok, err := q.submittedEntry(r)
-	if err != nil || !ok {
-		return nil, e, err
+	e, ok := q.shown.get(r)
+	if !ok {
+		var err error
+		if e, ok, err = q.submittedEntry(r); err != nil || !ok {
+			return nil, e, err
+		}
+		q.shown.put(r, e)
 	}
 	return shownMismatch(r, e), e, nil
+}
+
+// entryCache keeps, by task, the submitted entries shownTamper has read and
+// found intact. The entry at the place a record names never changes (an edit
+// of the log there is what a decision's own full read finds), so listing a
+// pending task again reads no log: a listing reads the records it lists and
+// nothing more.
+type entryCache struct {
+	mu sync.Mutex
+	m  map[string]cachedEntry
+}
+
+type cachedEntry struct {
+	off, seq int64
+	e        audit.Entry
+}
+
+// maxCachedEntries bounds the cache: it is emptied when full (open tasks are
+// far fewer).
+const maxCachedEntries = 4096
+
+func (c *entryCache) get(r *Record) (audit.Entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ce, ok := c.m[r.TaskID]
+	if !ok || ce.off != *r.SubmittedOffset || ce.seq != *r.SubmittedSeq {
+		return audit.Entry{}, false
+	}
+	return ce.e, true
+}
+
+func (c *entryCache) put(r *Record, e audit.Entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedEntries {
+		c.m = map[string]cachedEntry{}
+	}
+	c.m[r.TaskID] = cachedEntry{off: *r.SubmittedOffset, seq: *r.SubmittedSeq, e: e}
 }
 
 // restoreShown puts back into r what the submitted entry e recorded of the

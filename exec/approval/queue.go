@@ -50,6 +50,8 @@ type Queue struct {
 	idx index
 	// rebuilt says why this queue rebuilt the task index (nil: it did not).
 	rebuilt error
+	// shown keeps the submitted entries listings have checked records against.
+	shown *entryCache
 }
 
 // Open builds a queue and reconciles what a crash may have left behind: the
@@ -69,7 +71,7 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	q := &Queue{o: o, st: store{dir: o.Dir}, idx: index{dir: filepath.Join(o.Dir, indexDir)}}
+	q := &Queue{o: o, st: store{dir: o.Dir}, idx: index{dir: filepath.Join(o.Dir, indexDir)}, shown: &entryCache{}}
 	if err := q.Reconcile(ctx); err != nil {
 		q.o.Log.Warn("reconcile left tasks unrepaired", "err", err)
 	}
@@ -523,20 +525,54 @@ func (q *Queue) Get(id string) (Record, error) {
 }
 
 // checkShown holds what a record shows of who asked, with which lease and
-// until when to its submitted entry: fields that differ are shown as the
-// entry has them, with Damage saying what record.json claimed, and a pending
-// record is shown as Damaged (its repair marks it tampered; this covers the
-// case the repair could not, its lock busy or the log refusing the entry).
+// until when to its submitted entry (one small read of the log). A pending
+// record that differs was edited: it is marked tampered now (an edited
+// deadline must neither keep it approvable nor keep `vigil serve`, which
+// reads tasks through Get, from expiring it). Otherwise — a finished record,
+// or a pending one whose lock is busy or whose tampering the log refused —
+// it is shown with the entry's values, Damage saying what record.json
+// claimed, and a pending one as Damaged.
 func (q *Queue) checkShown(r *Record) {
 	t, e, err := q.shownTamper(r)
 	if err != nil || t == nil {
 		return
+	}
+	if r.State == Pending {
+		if tr, ok := q.tamperShown(r.TaskID); ok {
+			*r = tr
+			return
+		}
 	}
 	restoreShown(r, e)
 	if r.State == Pending {
 		r.State = Damaged
 	}
 	r.Damage = t.message()
+}
+
+// tamperShown marks pending task id tampered when its record's shown fields
+// still differ from its submitted entry once its lock is held; ok says it
+// did (r is then the tampered record).
+func (q *Queue) tamperShown(id string) (r Record, ok bool) {
+	unlock := q.st.tryLock(id)
+	if unlock == nil {
+		return r, false
+	}
+	defer unlock()
+	r, err := q.st.load(id)
+	if err != nil || r.State != Pending {
+		return r, false
+	}
+	t, e, err := q.shownTamper(&r)
+	if err != nil || t == nil {
+		return r, false
+	}
+	restoreShown(&r, e)
+	if err := q.tamperLocked(&r, t); err != nil {
+		q.o.Log.Warn("an edited record could not be marked tampered", "task_id", id, "err", err)
+		return r, false
+	}
+	return r, true
 }
 
 // List returns every task ever stored, oldest first, after repairing and
