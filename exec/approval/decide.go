@@ -80,7 +80,10 @@ func (q *Queue) Preview(ctx context.Context, id string) (View, error) {
 		} else if errors.Is(err, task.ErrNotAFile) {
 			why = "manifest.json cannot be read: " + errReason(err)
 		} else if raw, rerr := q.st.readManifest(id); rerr == nil {
-			why = fmt.Sprintf("manifest.json no longer parses (recorded sha256:%s, now sha256:%s)", r.ManifestHash, sha256Hex(raw))
+			why = "manifest.json no longer parses (its bytes are the ones submitted)"
+			if h := sha256Hex(raw); h != r.ManifestHash {
+				why = fmt.Sprintf("manifest.json no longer parses (recorded sha256:%s, now sha256:%s)", r.ManifestHash, h)
+			}
 		}
 		r.State, r.Damage = Damaged, why
 		return View{Record: r}, fmt.Errorf("task %s: %w: %s", id, ErrDamaged, why)

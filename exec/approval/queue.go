@@ -889,5 +889,8 @@ func (q *Queue) Decided(limit int) ([]Record, error) {
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
+	for i := range out {
+		q.checkShown(&out[i]) // who asked is what the log says, in the history too
+	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	. "github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/internal/flock"
 )
 
 // The deadline a person sees and the one that decides come from what was
@@ -127,5 +128,45 @@ func TestTamperMessageSaysWhatDiffers(t *testing.T) {
 		if r, _ := h.q.Get("msg"); r.Error == nil || same.MatchString(r.Error.Message) && strings.Count(r.Error.Message, r.RequestHash) > 1 {
 			t.Errorf("%s edited: the result's message: %+v", field, r.Error)
 		}
+	}
+}
+
+// A finished task's agent edited in record.json is shown as the log has it,
+// in Get and in the decided list, with the edit named.
+func TestEditedAgentOfAFinishedTaskShownFromTheLog(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("old"))
+	if _, _, err := h.q.Decide(context.Background(), "old", Decision{Approve: true, By: "operator:ada"}); err != nil {
+		t.Fatal(err)
+	}
+	h.editJSON(h.taskFile("old", "record.json"), func(r map[string]any) { r["agent"] = "agent:trusted" })
+	r, _ := h.q.Get("old")
+	if r.Agent != "agent:planner" || !strings.Contains(r.Damage, "agent:trusted") {
+		t.Errorf("Get: agent %q, damage %q", r.Agent, r.Damage)
+	}
+	dec, _ := h.q.Decided(10)
+	if len(dec) != 1 || dec[0].Agent != "agent:planner" || dec[0].State != Done {
+		t.Errorf("Decided: %+v", dec)
+	}
+}
+
+// A listing whose repair cannot mark an edited record tampered (another
+// process holds its lock) still never shows the edit as the task's: the
+// task is shown Damaged, with the log's agent.
+func TestEditedAgentWithBusyLockShownDamaged(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("busy"))
+	h.editJSON(h.taskFile("busy", "record.json"), func(r map[string]any) { r["agent"] = "agent:trusted" })
+	unlock, err := flock.Lock(h.taskFile("busy", "lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pend, _ := h.q.Pending()
+	unlock()
+	if len(pend) != 1 || pend[0].State != Damaged || pend[0].Agent != "agent:planner" || !strings.Contains(pend[0].Damage, "agent") {
+		t.Fatalf("listing with the lock busy: %+v", pend)
+	}
+	if r, _ := h.q.Get("busy"); r.State != Tampered || r.Agent != "agent:planner" {
+		t.Fatalf("Get once the lock is free: %s %q", r.State, r.Agent)
 	}
 }
