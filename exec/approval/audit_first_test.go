@@ -27,3 +27,22 @@ func TestSearchRefusedBeforeRunningOnDamagedLog(t *testing.T) {
 		t.Errorf("a search result was stored with the audit log damaged")
 	}
 }
+
+// A media submission on a log that cannot take its submitted entry leaves
+// nothing behind: no manifest, no index marker, no record.
+func TestSubmitRefusedBeforeWritingOnDamagedLog(t *testing.T) {
+	h := newHarness(t)
+	h.submit(h.play("first"))
+	b, _ := os.ReadFile(h.AuditPath())
+	i := bytes.LastIndex(b[:len(b)-1], []byte("\n")) + 1
+	os.WriteFile(h.AuditPath(), append(b[:i:i], bytes.Replace(b[i:], []byte(`"submitted"`), []byte(`"submittex"`), 1)...), 0o600)
+	if _, err := h.q.Submit(context.Background(), h.play("second"), "cli"); err == nil {
+		t.Errorf("submitted with the audit log damaged")
+	}
+	for _, p := range []string{h.taskFile("second", "manifest.json"), h.taskFile("second", "record.json"),
+		filepath.Join(h.TasksDir(), ".index", "open", "second")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s written with the audit log damaged", p)
+		}
+	}
+}

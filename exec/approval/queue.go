@@ -267,6 +267,11 @@ func (q *Queue) submitMedia(m *task.Manifest, source string) (Outcome, error) {
 // log_from), the audit log's submitted entry, then the record again with
 // that entry's place. See the crash table in the package doc.
 func (q *Queue) createPending(m *task.Manifest, p *media.Prepared, source string) (Outcome, error) {
+	// the submission is audited: on a log that cannot take its entry
+	// nothing is written (saveFrom checks again before the record)
+	if err := q.o.Audit.CheckEnd(); err != nil {
+		return Outcome{}, err
+	}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return Outcome{}, err
