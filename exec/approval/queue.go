@@ -529,57 +529,6 @@ func (q *Queue) Get(id string) (Record, error) {
 	return r, err
 }
 
-// checkShown holds what a record shows of who asked, with which lease and
-// until when to its submitted entry (one small read of the log). A pending
-// record that differs was edited: it is marked tampered now (an edited
-// deadline must neither keep it approvable nor keep `vigil serve`, which
-// reads tasks through Get, from expiring it). Otherwise — a finished record,
-// or a pending one whose lock is busy or whose tampering the log refused —
-// it is shown with the entry's values, Damage saying what record.json
-// claimed, and a pending one as Damaged.
-func (q *Queue) checkShown(r *Record) {
-	t, e, err := q.shownTamper(r)
-	if err != nil || t == nil {
-		return
-	}
-	if r.State == Pending {
-		if tr, ok := q.tamperShown(r.TaskID); ok {
-			*r = tr
-			return
-		}
-	}
-	restoreShown(r, e)
-	if r.State == Pending {
-		r.State = Damaged
-	}
-	r.Damage = t.message()
-}
-
-// tamperShown marks pending task id tampered when its record's shown fields
-// still differ from its submitted entry once its lock is held; ok says it
-// did (r is then the tampered record).
-func (q *Queue) tamperShown(id string) (r Record, ok bool) {
-	unlock := q.st.tryLock(id)
-	if unlock == nil {
-		return r, false
-	}
-	defer unlock()
-	r, err := q.st.load(id)
-	if err != nil || r.State != Pending {
-		return r, false
-	}
-	t, e, err := q.shownTamper(&r)
-	if err != nil || t == nil {
-		return r, false
-	}
-	restoreShown(&r, e)
-	if err := q.tamperLocked(&r, t); err != nil {
-		q.o.Log.Warn("an edited record could not be marked tampered", "task_id", id, "err", err)
-		return r, false
-	}
-	return r, true
-}
-
 // List returns every task ever stored, oldest first, after repairing and
 // expiring what is due. It reads every record: the finished history is read
 // only when asked for like this; the queue's own work uses Pending. A
@@ -665,47 +614,6 @@ func (q *Queue) Pending() ([]Record, error) {
 		}
 	}
 	return out, nil
-}
-
-// Result returns a task's signed result, checked to answer this task's
-// request: a result stored under the id that names another task or another
-// request (copied there, signed or not) is an error wrapping
-// task.ErrNotThisTask, never served as this task's answer.
-func (q *Queue) Result(id string) (*task.Result, error) {
-	if err := task.ValidateTaskID(id); err != nil {
-		return nil, err
-	}
-	r, err := q.st.load(id)
-	switch {
-	case err == nil:
-		return q.resultFor(&r)
-	case errors.Is(err, ErrNotFound):
-		if claim, cerr := q.st.loadSearch(id); cerr == nil {
-			return q.resultOf(id, claim.RequestHash)
-		}
-	}
-	// no record to hold it to (a damaged one, or a result alone): the
-	// store still checks it names this task
-	return q.o.Results.Load(id)
-}
-
-// resultFor is the stored result of r's task, checked to answer r's request.
-func (q *Queue) resultFor(r *Record) (*task.Result, error) {
-	return q.resultOf(r.TaskID, r.RequestHash)
-}
-
-// resultOf loads id's stored result (the store checks the task id) and
-// checks it answers the request with requestHash.
-func (q *Queue) resultOf(id, requestHash string) (*task.Result, error) {
-	res, err := q.o.Results.Load(id)
-	if err != nil {
-		return nil, err
-	}
-	if requestHash != "" && res.RequestHash != requestHash {
-		return nil, fmt.Errorf("task %s: %w: it answers request sha256:%s, the task's request is sha256:%s",
-			id, task.ErrNotThisTask, shortHash(res.RequestHash), shortHash(requestHash))
-	}
-	return res, nil
 }
 
 // TasksDir is the folder holding one folder per task.
