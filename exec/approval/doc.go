@@ -118,9 +118,15 @@
 // Pending, Tasks, List and Get repair tasks whose lock is free. A record from before log_from (a non-final record with a stored
 // result) is settled from the result, looking for its entry from the
 // submitted entry on. A stored result is adopted only if the operator key
-// signed it: one that does not verify is moved aside
+// signed it and it answers this task's request (its task_id and
+// request_hash are the record's): one that does not is moved aside
 // (results/<id>.json.untrusted-<n>) and the task is tampered (finished as
-// interrupted when it was executing).
+// interrupted when it was executing). Result, and every answer a decision
+// returns, refuse such a result the same way (task.ErrNotThisTask).
+//
+// Everything audited checks the log's end before its first write: a
+// submission, a search task (before it runs), and every transition
+// (saveFrom). On a cut or altered log nothing is written.
 //
 // # Integrity
 //
