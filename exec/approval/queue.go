@@ -339,7 +339,7 @@ func (q *Queue) logSubmitted(r *Record, recovering bool) error {
 	}
 	if !ok {
 		details := map[string]any{"source": r.Source, "approval_deadline": r.ExpiresAt.Format(time.RFC3339),
-			"plan_hash": r.PlanHash, "manifest_hash": r.ManifestHash, "request_hash": r.RequestHash}
+			"plan_hash": r.PlanHash, "manifest_hash": r.ManifestHash, "request_hash": r.RequestHash, "caps": r.Caps}
 		if !r.LeaseExpires.IsZero() {
 			// the lease's exp (whole seconds), so the deadline a person sees is
 			// held to the log, not to record.json (shownMismatch)

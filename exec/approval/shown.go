@@ -3,7 +3,9 @@ package approval
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,11 +20,7 @@ import (
 // difference is tampering (the record was edited: no crash changes these
 // fields), and the message names the field and both values.
 func shownMismatch(r *Record, e audit.Entry) *tamper {
-	var d struct {
-		ApprovalDeadline string `json:"approval_deadline"`
-		LeaseExpires     string `json:"lease_expires"`
-	}
-	_ = json.Unmarshal(e.Details, &d)
+	d := submittedFieldsOf(e)
 	differs := func(field, rec, logged string) *tamper {
 		return &tamper{what: "record", detail: fmt.Sprintf("record.json says %s %s, the audit log's submitted entry (seq %d) %s",
 			field, shown(rec), e.Seq, shown(logged))}
@@ -36,16 +34,45 @@ func shownMismatch(r *Record, e audit.Entry) *tamper {
 		return differs("capability_id", r.CapabilityID, e.Capability)
 	case e.Target != r.Device:
 		return differs("device", r.Device, e.Target)
+	case d.Source != nil && *d.Source != r.Source:
+		return differs("source", r.Source, *d.Source)
+	case d.Caps != nil && !slices.Equal(*d.Caps, r.Caps):
+		return differs("caps", strings.Join(r.Caps, ","), strings.Join(*d.Caps, ","))
 	}
 	// the entry keeps whole seconds (RFC 3339): the record's time must fall
 	// in the same second
-	if at, err := time.Parse(time.RFC3339, d.ApprovalDeadline); err == nil && !r.ExpiresAt.Truncate(time.Second).Equal(at) {
-		return differs("expires_at", r.ExpiresAt.UTC().Format(time.RFC3339Nano), at.UTC().Format(time.RFC3339))
+	if at, ok := d.deadline(); ok && !r.ExpiresAt.Truncate(time.Second).Equal(at) {
+		return differs("expires_at", r.ExpiresAt.UTC().Format(time.RFC3339Nano), at.Format(time.RFC3339))
 	}
-	if at, err := time.Parse(time.RFC3339, d.LeaseExpires); err == nil && !r.LeaseExpires.Truncate(time.Second).Equal(at) {
-		return differs("lease_expires", r.LeaseExpires.UTC().Format(time.RFC3339Nano), at.UTC().Format(time.RFC3339))
+	if at, ok := d.leaseExpires(); ok && !r.LeaseExpires.Truncate(time.Second).Equal(at) {
+		return differs("lease_expires", r.LeaseExpires.UTC().Format(time.RFC3339Nano), at.Format(time.RFC3339))
 	}
 	return nil
+}
+
+// submittedFields is what a submitted entry's details hold of the shown
+// fields; a nil or empty one was not recorded (an entry from an older
+// version) and is not compared.
+type submittedFields struct {
+	Source           *string   `json:"source"`
+	Caps             *[]string `json:"caps"`
+	ApprovalDeadline string    `json:"approval_deadline"`
+	LeaseExpires     string    `json:"lease_expires"`
+}
+
+func submittedFieldsOf(e audit.Entry) submittedFields {
+	var d submittedFields
+	_ = json.Unmarshal(e.Details, &d)
+	return d
+}
+
+func (d submittedFields) deadline() (time.Time, bool) { return parseWhole(d.ApprovalDeadline) }
+
+func (d submittedFields) leaseExpires() (time.Time, bool) { return parseWhole(d.LeaseExpires) }
+
+func parseWhole(s string) (time.Time, bool) {
+	at, err := time.Parse(time.RFC3339, s)
+	return at.UTC(), err == nil
 }
 
 // shownTamper reads the submitted entry of a record and compares the
@@ -109,17 +136,19 @@ func (c *entryCache) put(r *Record, e audit.Entry) {
 // fields shownMismatch compares, so what is shown (and written on, when the
 // task is then marked tampered) is what was submitted, not the edit.
 func restoreShown(r *Record, e audit.Entry) {
-	var d struct {
-		ApprovalDeadline string `json:"approval_deadline"`
-		LeaseExpires     string `json:"lease_expires"`
-	}
-	_ = json.Unmarshal(e.Details, &d)
+	d := submittedFieldsOf(e)
 	r.Agent, r.TokenJTI, r.CapabilityID, r.Device = e.Actor, e.TokenJTI, e.Capability, e.Target
-	if at, err := time.Parse(time.RFC3339, d.ApprovalDeadline); err == nil && !r.ExpiresAt.Truncate(time.Second).Equal(at) {
-		r.ExpiresAt = at.UTC()
+	if d.Source != nil {
+		r.Source = *d.Source
 	}
-	if at, err := time.Parse(time.RFC3339, d.LeaseExpires); err == nil && !r.LeaseExpires.Truncate(time.Second).Equal(at) {
-		r.LeaseExpires = at.UTC()
+	if d.Caps != nil {
+		r.Caps = *d.Caps
+	}
+	if at, ok := d.deadline(); ok && !r.ExpiresAt.Truncate(time.Second).Equal(at) {
+		r.ExpiresAt = at
+	}
+	if at, ok := d.leaseExpires(); ok && !r.LeaseExpires.Truncate(time.Second).Equal(at) {
+		r.LeaseExpires = at
 	}
 }
 

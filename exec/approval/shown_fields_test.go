@@ -83,13 +83,20 @@ func TestLeasePastExpNotApprovedWithinLeeway(t *testing.T) {
 // Who asked is what the submitted entry says: an edited agent (or another
 // field the person is shown) is tampering, and no screen shows the edit.
 func TestEditedAgentIsTampered(t *testing.T) {
-	for _, field := range []string{"agent", "token_jti", "device"} {
+	for _, field := range []string{"agent", "token_jti", "device", "source", "caps"} {
 		h := newHarness(t)
 		h.submit(h.play("who"))
-		h.editJSON(h.taskFile("who", "record.json"), func(r map[string]any) { r[field] = "agent:trusted" })
+		h.editJSON(h.taskFile("who", "record.json"), func(r map[string]any) {
+			r[field] = "agent:trusted"
+			if field == "caps" {
+				r[field] = []any{"MEDIA_PLAY", "MEDIA_STOP"}
+			}
+		})
 		r, _ := h.q.Get("who")
-		if r.State == Pending || r.Agent == "agent:trusted" || r.TokenJTI == "agent:trusted" || r.Device == "agent:trusted" {
-			t.Errorf("%s edited: Get shows %s agent %q jti %q device %q", field, r.State, r.Agent, r.TokenJTI, r.Device)
+		if r.State == Pending || r.Agent == "agent:trusted" || r.TokenJTI == "agent:trusted" || r.Device == "agent:trusted" ||
+			r.Source == "agent:trusted" || len(r.Caps) != 1 {
+			t.Errorf("%s edited: Get shows %s agent %q jti %q device %q source %q caps %v", field, r.State, r.Agent, r.TokenJTI,
+				r.Device, r.Source, r.Caps)
 		}
 		_, _, err := h.q.Decide(context.Background(), "who", Decision{Approve: true, By: "operator:ada"})
 		var de *DecidedError
