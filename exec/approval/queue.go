@@ -50,6 +50,8 @@ type Queue struct {
 	idx index
 	// rebuilt says why this queue rebuilt the task index (nil: it did not).
 	rebuilt error
+	// shown keeps the submitted entries listings have checked records against.
+	shown *entryCache
 }
 
 // Open builds a queue and reconciles what a crash may have left behind: the
@@ -69,7 +71,7 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	q := &Queue{o: o, st: store{dir: o.Dir}, idx: index{dir: filepath.Join(o.Dir, indexDir)}}
+	q := &Queue{o: o, st: store{dir: o.Dir}, idx: index{dir: filepath.Join(o.Dir, indexDir)}, shown: &entryCache{}}
 	if err := q.Reconcile(ctx); err != nil {
 		q.o.Log.Warn("reconcile left tasks unrepaired", "err", err)
 	}
@@ -234,7 +236,7 @@ func (q *Queue) submitMedia(m *task.Manifest, source string) (Outcome, error) {
 		// the same task again: idempotent, report where it is
 		out := Outcome{TaskID: m.TaskID, State: string(existing.State), Error: existing.Error}
 		if existing.State.Final() {
-			out.Result, _ = q.o.Results.Load(m.TaskID)
+			out.Result, _ = q.resultFor(&existing)
 		}
 		return out, nil
 	case !errors.Is(err, ErrNotFound):
@@ -265,6 +267,11 @@ func (q *Queue) submitMedia(m *task.Manifest, source string) (Outcome, error) {
 // log_from), the audit log's submitted entry, then the record again with
 // that entry's place. See the crash table in the package doc.
 func (q *Queue) createPending(m *task.Manifest, p *media.Prepared, source string) (Outcome, error) {
+	// the submission is audited: on a log that cannot take its entry
+	// nothing is written (saveFrom checks again before the record)
+	if err := q.o.Audit.CheckEnd(); err != nil {
+		return Outcome{}, err
+	}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return Outcome{}, err
@@ -332,7 +339,12 @@ func (q *Queue) logSubmitted(r *Record, recovering bool) error {
 	}
 	if !ok {
 		details := map[string]any{"source": r.Source, "approval_deadline": r.ExpiresAt.Format(time.RFC3339),
-			"plan_hash": r.PlanHash, "manifest_hash": r.ManifestHash, "request_hash": r.RequestHash}
+			"plan_hash": r.PlanHash, "manifest_hash": r.ManifestHash, "request_hash": r.RequestHash, "caps": r.Caps}
+		if !r.LeaseExpires.IsZero() {
+			// the lease's exp (whole seconds), so the deadline a person sees is
+			// held to the log, not to record.json (shownMismatch)
+			details["lease_expires"] = r.LeaseExpires.UTC().Format(time.RFC3339)
+		}
 		if recovering {
 			details["reconciled"] = true
 		}
@@ -445,6 +457,11 @@ func (q *Queue) runSearch(ctx context.Context, m *task.Manifest, source string) 
 	_ = json.Unmarshal(m.Inputs, &in)
 	target = in.TargetScope
 	res, fresh, err := q.o.Results.Do(m.TaskID, rh, func() (*task.Result, error) {
+		// a search is audited: on a log that cannot take its entry it
+		// neither runs nor leaves a result a repeat would hand out unaudited
+		if err := q.o.Audit.CheckEnd(); err != nil {
+			return nil, err
+		}
 		out, terr := scope.Execute(ctx, q.o.Scopes, m.TaskID, m.CapabilityID, m.Inputs, q.o.ScopeLimits)
 		r := &task.Result{TaskID: m.TaskID, CapabilityID: m.CapabilityID, RequestHash: rh,
 			ExecutedAt: task.FormatTime(q.o.Now()), Output: json.RawMessage("{}")}
@@ -507,6 +524,7 @@ func (q *Queue) Get(id string) (Record, error) {
 	r, err := q.st.load(id)
 	if err == nil {
 		q.checkDecidedBy(&r)
+		q.checkShown(&r)
 	}
 	return r, err
 }
@@ -550,6 +568,8 @@ func (q *Queue) listed(ids []string) []Record {
 		case err == nil && r.State == Pending:
 			if why := q.manifestProblem(&r); why != "" {
 				r.State, r.Damage = Damaged, why
+			} else {
+				q.checkShown(&r)
 			}
 		}
 		out = append(out, r)
@@ -595,9 +615,6 @@ func (q *Queue) Pending() ([]Record, error) {
 	}
 	return out, nil
 }
-
-// Result returns a task's signed result.
-func (q *Queue) Result(id string) (*task.Result, error) { return q.o.Results.Load(id) }
 
 // TasksDir is the folder holding one folder per task.
 func (q *Queue) TasksDir() string { return q.o.Dir }
@@ -784,6 +801,9 @@ func (q *Queue) Decided(limit int) ([]Record, error) {
 	sort.SliceStable(out, func(i, j int) bool { return when(out[i]).After(when(out[j])) })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
+	}
+	for i := range out {
+		q.checkShown(&out[i]) // who asked is what the log says, in the history too
 	}
 	return out, nil
 }
