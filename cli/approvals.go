@@ -453,7 +453,10 @@ func newResultCmd(app *App) *cobra.Command {
 				case gerr != nil && !errors.Is(gerr, approval.ErrNotFound):
 					return Fail(ExitExecution, safeErr(gerr))
 				}
-				res, err := eng.Results.Load(id)
+				res, err := eng.Queue.Result(id) // checked to answer this task's request
+				if errors.Is(err, task.ErrNotThisTask) {
+					return Failf(ExitCheck, "%s; refusing it", safeErr(err))
+				}
 				if err == nil {
 					// an agent takes what is printed as Vigil's answer: a
 					// stored result the operator key did not sign is not it

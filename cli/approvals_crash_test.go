@@ -20,6 +20,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/internal/crashpoint"
 	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // crashHome is a home with keys, a sim device and the vigil binary built
@@ -111,6 +112,22 @@ func (h *crashHome) dropAll(ids []string, ttl time.Duration) {
 		return
 	}
 	h.must(0, "pending")
+}
+
+// pastDeadline waits until task id's deadline, read from its record, has
+// passed: the next vigil process (on the real clock) finds it overdue.
+func (h *crashHome) pastDeadline(id string) {
+	h.t.Helper()
+	b, err := os.ReadFile(filepath.Join(h.home, "tasks", id, "record.json"))
+	var rec approval.Record
+	if err == nil {
+		err = json.Unmarshal(b, &rec)
+	}
+	deadline, _ := rec.Deadline()
+	if err != nil || deadline.IsZero() {
+		h.t.Fatalf("%s: no deadline in its record (%v): %s", id, err, b)
+	}
+	testwait.Until(h.t, 30*time.Second, id+"'s deadline", func() bool { return time.Now().After(deadline) })
 }
 
 // manifest writes a MEDIA_PLAY manifest for id (media /media/<id>.mkv) and
@@ -261,9 +278,7 @@ func (h *crashHome) checkInvariants(label string) map[string]approval.Record {
 // deny and expire, lets the next command recover, and checks the
 // invariants; then it kills `vigil approve` at 200+ random moments.
 func TestApprovalsCrashAtEveryDurableWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds vigil and kills it a few hundred times")
-	}
+	testbin.FullRunOnly(t, "kills vigil a few hundred times")
 	bin := testbin.Vigil(t)
 
 	t.Run("points", func(t *testing.T) {
@@ -366,7 +381,7 @@ func TestApprovalsCrashAtEveryDurableWrite(t *testing.T) {
 			id := fmt.Sprintf("x%02d-%s", i, strings.ReplaceAll(p, ".", "-"))
 			expiring = append(expiring, id)
 			h.dropAll([]string{id}, 2*time.Second) // submitted well before its lease runs out
-			time.Sleep(2100 * time.Millisecond)
+			h.pastDeadline(id)
 			out, err := h.child(p, "pending").CombinedOutput()
 			if !killed(err) {
 				t.Fatalf("%s: vigil pending was not killed: %v\n%s", p, err, out)

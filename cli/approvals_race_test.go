@@ -43,9 +43,7 @@ func (h *crashHome) runAll(n int, args func(i int) []string) []int {
 // 10 approvals and 10 denials of one task at once make exactly one decision,
 // the device sees it at most once, and everyone else is told it was decided.
 func TestApprovalsRaceBetweenProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds vigil and runs it 40 times at once")
-	}
+	testbin.FullRunOnly(t, "runs vigil 40 times at once")
 	h := newCrashHome(t, testbin.Vigil(t))
 	same := h.manifest("race", "1h")
 	b, _ := os.ReadFile(same)

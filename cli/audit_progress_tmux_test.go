@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // TestAuditVerifyProgressOnATerminal: on a real terminal (tmux) `audit
@@ -17,6 +18,7 @@ import (
 // progress shows) draws a progress line on stderr and erases it before the
 // verdict; piped, it prints the verdict alone.
 func TestAuditVerifyProgressOnATerminal(t *testing.T) {
+	testbin.FullRunOnly(t, "vigil in a real terminal (tmux)")
 	tmux := testbin.Tool(t, "tmux")
 	bin := testbin.Vigil(t)
 	home := t.TempDir()
@@ -42,21 +44,17 @@ func TestAuditVerifyProgressOnATerminal(t *testing.T) {
 	if out, err := tm("pipe-pane", "-o", "-t", "v", "cat >> "+raw); err != nil {
 		t.Fatalf("pipe-pane: %v\n%s", err, out)
 	}
-	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-		if _, err := os.Stat(raw); err == nil {
-			break
-		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("pipe-pane never created its file")
-		}
-	}
+	testwait.Until(t, 10*time.Second, "pipe-pane's file", func() bool {
+		_, err := os.Stat(raw)
+		return err == nil
+	})
 	var screen string
-	for start := time.Now(); !strings.Contains(screen, "done-"); time.Sleep(100 * time.Millisecond) {
-		screen, _ = tm("capture-pane", "-p", "-t", "v")
-		if time.Since(start) > 60*time.Second {
-			t.Fatalf("verify did not finish:\n%s", screen)
+	testwait.For(t, 60*time.Second, func() error {
+		if screen, _ = tm("capture-pane", "-p", "-t", "v"); !strings.Contains(screen, "done-") {
+			return fmt.Errorf("verify did not finish:\n%s", screen)
 		}
-	}
+		return nil
+	})
 	if !strings.Contains(screen, "chain verified · 200000 entries") || !strings.Contains(screen, "done-0") || strings.Contains(screen, "verifying") {
 		t.Fatalf("screen after verify:\n%s", screen)
 	}

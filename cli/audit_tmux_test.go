@@ -10,14 +10,17 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // TestAuditBadgeTmuxSedInPlace: the issue's report, end to end. The real
 // binary runs in a detached tmux session on a demo home with the Audit tab
 // open; a real `sed -i` edits an entry (sed writes a new file and renames it
-// over audit.log); the screen shows the BROKEN badge within a couple of
-// seconds, as `vigil audit verify` does.
+// over audit.log); the screen shows the BROKEN badge, as `vigil audit
+// verify` does. The pane re-checks nothing on a timer, so the badge turning
+// at all is its watch of the log at work.
 func TestAuditBadgeTmuxSedInPlace(t *testing.T) {
+	testbin.FullRunOnly(t, "vigil in a real terminal (tmux)")
 	tmux := testbin.Tool(t, "tmux")
 	if _, err := exec.LookPath("sed"); err != nil {
 		t.Fatal("sed is required: it makes the in-place edit")
@@ -41,24 +44,19 @@ func TestAuditBadgeTmuxSedInPlace(t *testing.T) {
 		out, _ := tm("capture-pane", "-p", "-t", "vigil")
 		return out
 	}
-	waitFor := func(what string, d time.Duration, cond func(string) bool) time.Duration {
+	waitFor := func(what string, d time.Duration, cond func(string) bool) {
 		t.Helper()
-		start := time.Now()
-		for !cond(screen()) {
-			if time.Since(start) > d {
-				t.Fatalf("after %v, waiting for %s; screen:\n%s", d, what, screen())
+		testwait.For(t, d, func() error {
+			if s := screen(); !cond(s) {
+				return fmt.Errorf("waiting for %s; screen:\n%s", what, s)
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		return time.Since(start)
+			return nil
+		})
 	}
 	waitFor("the TUI", 20*time.Second, func(s string) bool { return strings.Contains(s, "Audit") })
-	// the search composer has the keys first: leave it, then the Audit tab is the fourth
-	for _, k := range []string{"Escape", "4"} {
-		if out, err := tm("send-keys", "-t", "vigil", k); err != nil {
-			t.Fatalf("send-keys: %v %s", err, out)
-		}
-		time.Sleep(200 * time.Millisecond)
+	// alt+4: the Audit tab, from any pane or field
+	if out, err := tm("send-keys", "-t", "vigil", "M-4"); err != nil {
+		t.Fatalf("send-keys: %v %s", err, out)
 	}
 	waitFor("the verified badge", 10*time.Second, func(s string) bool { return strings.Contains(s, "chain verified") })
 
@@ -67,10 +65,7 @@ func TestAuditBadgeTmuxSedInPlace(t *testing.T) {
 	if out, err := sed.CombinedOutput(); err != nil {
 		t.Fatalf("sed -i: %v\n%s", err, out)
 	}
-	took := waitFor("the BROKEN badge", 5*time.Second, func(s string) bool { return strings.Contains(s, "✗ BROKEN at #2") })
-	if took > 2*time.Second {
-		t.Errorf("the badge took %v to turn", took)
-	}
+	waitFor("the BROKEN badge", 10*time.Second, func(s string) bool { return strings.Contains(s, "✗ BROKEN at #2") })
 	if s := screen(); !strings.Contains(s, "✗ edited") {
 		t.Errorf("the broken row is not marked:\n%s", s)
 	}

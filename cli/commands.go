@@ -36,6 +36,7 @@ func commands(app *App) []*cobra.Command {
 		newResultCmd(app),
 		newServeCmd(app),
 		newQueueCmd(app),
+		newDoctorCmd(app),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // mcpHome is a home with keys, the sim device, the home as search sandbox
@@ -60,37 +62,41 @@ func mcpText(res *mcp.CallToolResult) string {
 
 // decideByProcess waits until the task's record exists (the Approvals pane
 // watches that folder), checks it appeared soon after start (a zero start:
-// no check) and that `vigil
-// pending` names the MCP client, then decides it with a separate `vigil
-// approve|deny` process while the MCP call waits.
-func decideByProcess(t *testing.T, h *crashHome, id, client string, start time.Time, args ...string) chan string {
+// no check) and that `vigil pending` names the MCP client, waits until
+// waiting says the call is in its wait (its first progress notification
+// came), then decides it with a separate `vigil approve|deny` process.
+func decideByProcess(t *testing.T, h *crashHome, id, client string, start time.Time, waiting func() bool, args ...string) chan string {
 	out := make(chan string, 1)
 	record := filepath.Join(h.home, "tasks", id, "record.json")
 	go func() {
-		for begin := time.Now(); time.Since(begin) < 60*time.Second; {
-			if _, err := os.Stat(record); err != nil {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			// The bar is a second; the margin is for a loaded CI machine.
-			if d := time.Since(start); !start.IsZero() && d > 2*time.Second {
-				out <- "pending only after " + d.String()
-				return
-			}
-			b, err := h.child("", "pending", "--json").Output()
-			if err != nil || !strings.Contains(string(b), `"`+id+`"`) || !strings.Contains(string(b), "mcp:"+client) {
-				out <- fmt.Sprintf("pending does not show the task with the client's name (%v): %s", err, b)
-				return
-			}
-			time.Sleep(1500 * time.Millisecond) // the call is waiting, with progress
-			if b, err := h.child("", append(args, id)...).CombinedOutput(); err != nil {
-				out <- "decide: " + err.Error() + " " + string(b)
-				return
-			}
-			out <- ""
+		if testwait.Poll(60*time.Second, func() error { _, err := os.Stat(record); return err }) != nil {
+			out <- "never pending"
 			return
 		}
-		out <- "never pending"
+		// The bar is a second; the margin is for a loaded CI machine.
+		if d := time.Since(start); !start.IsZero() && d > 2*time.Second {
+			out <- "pending only after " + d.String()
+			return
+		}
+		b, err := h.child("", "pending", "--json").Output()
+		if err != nil || !strings.Contains(string(b), `"`+id+`"`) || !strings.Contains(string(b), "mcp:"+client) {
+			out <- fmt.Sprintf("pending does not show the task with the client's name (%v): %s", err, b)
+			return
+		}
+		if testwait.Poll(60*time.Second, func() error {
+			if !waiting() {
+				return errors.New("no progress")
+			}
+			return nil
+		}) != nil {
+			out <- "the call never waited with progress"
+			return
+		}
+		if b, err := h.child("", append(args, id)...).CombinedOutput(); err != nil {
+			out <- "decide: " + err.Error() + " " + string(b)
+			return
+		}
+		out <- ""
 	}()
 	return out
 }
@@ -115,7 +121,7 @@ func checkMediaFlow(t *testing.T, h *crashHome, cs *mcp.ClientSession, progress 
 			"media_uri": "/media/song.mp3", "target_device": "living-room", "wait_seconds": 30}}
 		params.SetProgressToken(id)
 		before := progress()
-		dec := decideByProcess(t, h, id, "test-agent", time.Now(), c.args...)
+		dec := decideByProcess(t, h, id, "test-agent", time.Now(), func() bool { return progress() > before }, c.args...)
 		res, sc := mcpCall(t, cs, params)
 		if msg := <-dec; msg != "" {
 			t.Fatal(msg)
@@ -153,6 +159,7 @@ func newProgressClient(name string) (*mcp.Client, func() int) {
 // TestMcpStdioProcess: `vigil mcp` as a real process with the go-sdk client:
 // memory tools, Search, a media call decided by `vigil approve`/`vigil deny`.
 func TestMcpStdioProcess(t *testing.T) {
+	testbin.FullRunOnly(t, "vigil mcp and vigil approve processes, waiting for a decision")
 	h := mcpHome(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -233,6 +240,7 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestMcpHTTPProcess: Streamable HTTP with the token rules, two clients at
 // once, and the waiting media call decided by other processes.
 func TestMcpHTTPProcess(t *testing.T) {
+	testbin.FullRunOnly(t, "vigil mcp over HTTP and vigil approve processes, waiting for decisions")
 	h := mcpHome(t)
 	const token = "s3cret-token-for-tests"
 	url, log := startHTTP(t, h, []string{"VIGIL_MCP_TOKEN=" + token})

@@ -6,8 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // tsClientDir holds the TypeScript SDK client (package.json and its lockfile;
@@ -38,6 +41,7 @@ func needTSClient(t *testing.T) string {
 // and calls Search, search_memory and media_play (approved by a parallel
 // `vigil approve`) over stdio and over Streamable HTTP.
 func TestMcpTypeScriptClient(t *testing.T) {
+	testbin.FullRunOnly(t, "node and vigil processes over stdio and HTTP")
 	node := needTSClient(t)
 	h := mcpHome(t)
 	h.must(0, "memory", "add", "--text", "the boiler code is 4471")
@@ -54,10 +58,12 @@ func TestMcpTypeScriptClient(t *testing.T) {
 			}
 			cmd := exec.CommandContext(t.Context(), node, args...)
 			cmd.Dir = tsClientDir
-			var stderr strings.Builder
+			var stderr lockedBuilder
 			cmd.Stderr = &stderr
-			// node starts and makes other calls first: no latency check here
-			dec := decideByProcess(t, h, id, "ts-agent", time.Time{}, "approve", "--yes")
+			// node starts and makes other calls first: no latency check here;
+			// client.mjs says on stderr when media_play has its first progress
+			waiting := func() bool { return strings.Contains(stderr.String(), "media_play: waiting") }
+			dec := decideByProcess(t, h, id, "ts-agent", time.Time{}, waiting, "approve", "--yes")
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("node: %v\n%s\n%s", err, out, stderr.String())
@@ -99,4 +105,23 @@ func TestMcpTypeScriptClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockedBuilder is a strings.Builder a child process writes while the test
+// reads it.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

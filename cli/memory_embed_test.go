@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 const testMemoryEmbedKey = "sk-cli-SECRET-9876543210"
@@ -235,6 +236,7 @@ func TestMemoryProgressLine(t *testing.T) {
 // On a real terminal (tmux) `vigil memory reindex` draws one bar, redrawn in
 // place, that ends at 100%.
 func TestMemoryReindexBarTmux(t *testing.T) {
+	testbin.FullRunOnly(t, "vigil in a real terminal (tmux)")
 	tmux := testbin.Tool(t, "tmux")
 	bin := testbin.Vigil(t)
 	home, es, srv := memoryEmbedHome(t, "model-a", true)
@@ -259,13 +261,12 @@ func TestMemoryReindexBarTmux(t *testing.T) {
 	}
 	t.Cleanup(func() { tm("kill-server") })
 	var screen string
-	for start := time.Now(); !strings.Contains(screen, "EXIT="); {
-		if time.Since(start) > 60*time.Second {
-			t.Fatalf("reindex did not finish; screen:\n%s", screen)
+	testwait.For(t, 60*time.Second, func() error {
+		if screen, _ = tm("capture-pane", "-p", "-t", "vigil"); !strings.Contains(screen, "EXIT=") {
+			return fmt.Errorf("reindex did not finish; screen:\n%s", screen)
 		}
-		time.Sleep(100 * time.Millisecond)
-		screen, _ = tm("capture-pane", "-p", "-t", "vigil")
-	}
+		return nil
+	})
 	if !strings.Contains(screen, "EXIT=0") || !strings.Contains(screen, `"embedded": 40`) {
 		t.Fatalf("screen:\n%s", screen)
 	}
@@ -287,6 +288,7 @@ func TestMemoryReindexBarTmux(t *testing.T) {
 // those batches; the next reindex embeds only the rest, and every memory ends
 // with exactly one vector of the new model.
 func TestMemoryReindexKilledKeepsItsBatches(t *testing.T) {
+	testbin.FullRunOnly(t, "kills a real reindex")
 	bin := testbin.Vigil(t)
 	home, es, srv := memoryEmbedHome(t, "model-a", true)
 	for i := 0; i < 10; i++ {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // background runs vigil and delivers its outcome later.
@@ -22,6 +24,22 @@ func (r *natsRig) background(home, user string, args ...string) <-chan runOut {
 	ch := make(chan runOut, 1)
 	go func() { ch <- r.run(home, user, args...) }()
 	return ch
+}
+
+// decisionWaits waits until an operator's decision on id waits in the
+// tasks bucket for the executor to apply it, and returns the task's view.
+func (r *natsRig) decisionWaits(id string) natsqueue.TaskView {
+	r.t.Helper()
+	_, _, c := r.client("bob")
+	var v natsqueue.TaskView
+	testwait.For(r.t, 60*time.Second, func() error {
+		var err error
+		if v, _, err = c.Get(context.Background(), id); err != nil || v.Decision == nil {
+			return fmt.Errorf("no decision on %s waits in the bucket (%v)", id, err)
+		}
+		return nil
+	})
+	return v
 }
 
 func recv(t *testing.T, ch <-chan runOut, what string) runOut {
@@ -50,7 +68,17 @@ func TestQueueExecutorDownTasksWaitDeadlinesHold(t *testing.T) {
 	later := r.background(r.agent, "agent", "submit", r.manifest("down-later", time.Hour, ""))
 	wait := r.background(r.ops["alice"], "alice", "approve", "down-wait", "--yes")
 	dead := r.background(r.ops["bob"], "bob", "approve", "down-dead", "--yes")
-	time.Sleep(5 * time.Second) // past down-dead's deadline, executor still down
+	r.decisionWaits("down-wait")
+	// the executor is still down when down-dead's deadline passes (the
+	// executor reads the real clock: this wait is the scenario); bob's
+	// approval may or may not reach the bucket before it
+	_, _, c := r.client("bob")
+	v, _, err := c.Get(context.Background(), "down-dead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline, _ := v.Record.Deadline()
+	testwait.Until(t, 30*time.Second, "down-dead's deadline", func() bool { return time.Now().After(deadline) })
 	select {
 	case o := <-later:
 		t.Fatalf("submit answered with no executor: %+v", o)
@@ -128,7 +156,9 @@ func TestQueueServerRestartedMidFlow(t *testing.T) {
 		t.Fatalf("serve exit %d", code)
 	}
 	ap := r.background(r.ops["alice"], "alice", "deny", "restart-2", "--reason", "not today")
-	time.Sleep(2 * time.Second)
+	r.decisionWaits("restart-2")
+	// and the deny waits for the outcome, watching the task's key
+	testwait.Until(t, 30*time.Second, "the deny's watch on restart-2", r.watching("restart-2"))
 	r.restartServer(time.Second)
 	r.startExecutor()
 	t0 := time.Now()
@@ -145,19 +175,16 @@ func TestQueueServerRestartedMidFlow(t *testing.T) {
 	// the audit stream's copy verifies against the executor's checkpoint
 	logBytes := func() []byte { b, _ := os.ReadFile(filepath.Join(r.exec.home, "audit.log")); return b }
 	var pulled bytes.Buffer
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	testwait.For(t, 30*time.Second, func() error {
 		pulled.Reset()
 		if _, err := natsqueue.PullAudit(ctx, js, &pulled); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if bytes.Equal(pulled.Bytes(), logBytes()) {
-			break
+		if !bytes.Equal(pulled.Bytes(), logBytes()) {
+			return fmt.Errorf("the audit stream never caught up: %d bytes pulled, the log has %d", pulled.Len(), len(logBytes()))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the audit stream never caught up: %d bytes pulled, the log has %d", pulled.Len(), len(logBytes()))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	cp := r.must(0, r.exec.home, "executor", "audit", "checkpoint").out
 	cpFile := filepath.Join(t.TempDir(), "executor.checkpoint")
 	os.WriteFile(cpFile, []byte(cp), 0o600)

@@ -3,8 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vigil-dev/vigil/exec/lease"
+	"github.com/vigil-dev/vigil/exec/natsqueue"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // lease signs a MEDIA_PLAY lease for id with the executor's issuer key.
@@ -49,28 +54,55 @@ func (r *natsRig) agentMCP() (*mcp.ClientSession, func() int) {
 	return cs, progress
 }
 
-// decideWhenVisible waits until the task's view is in the bucket, then
-// decides it from an operator's home with a separate `vigil` process.
-func (r *natsRig) decideWhenVisible(id, op string, args ...string) chan string {
+// decideWhenVisible waits until the task's view is in the bucket and, when
+// waiting is given, until it says the call is in its wait (its first
+// progress notification came), then decides it from an operator's home
+// with a separate `vigil` process.
+func (r *natsRig) decideWhenVisible(id, op string, waiting func() bool, args ...string) chan string {
 	out := make(chan string, 1)
 	_, _, c := r.client(op)
 	go func() {
-		for begin := time.Now(); time.Since(begin) < 60*time.Second; time.Sleep(20 * time.Millisecond) {
+		err := testwait.Poll(60*time.Second, func() error {
 			if _, _, err := c.Get(context.Background(), id); err != nil {
-				continue
+				return fmt.Errorf("the task never reached the bucket: %v", err)
 			}
-			time.Sleep(1500 * time.Millisecond) // the call is waiting, with progress
-			res := r.run(r.ops[op], op, append(args, id)...)
-			if res.code != 0 {
-				out <- "decide: " + res.out + res.err
-				return
+			if waiting != nil && !waiting() {
+				return errors.New("the call never waited with progress")
 			}
-			out <- ""
+			return nil
+		})
+		if err != nil {
+			out <- err.Error()
 			return
 		}
-		out <- "the task never reached the bucket"
+		if res := r.run(r.ops[op], op, append(args, id)...); res.code != 0 {
+			out <- "decide: " + res.out + res.err
+			return
+		}
+		out <- ""
 	}()
 	return out
+}
+
+// watching says whether something watches task id's key in the tasks
+// bucket (a consumer filtered on that key alone): a `vigil result --wait`
+// waiting on the task holds one; the executor watches every task.
+func (r *natsRig) watching(id string) func() bool {
+	r.t.Helper()
+	_, js, _ := r.client("executor")
+	key := "$KV." + natsqueue.TasksBucket + "." + natsqueue.TaskKey(id)
+	return func() bool {
+		s, err := js.Stream(context.Background(), "KV_"+natsqueue.TasksBucket)
+		if err != nil {
+			return false
+		}
+		l := s.ListConsumers(context.Background())
+		found := false
+		for ci := range l.Info() {
+			found = found || ci.Config.FilterSubject == key || slices.Contains(ci.Config.FilterSubjects, key)
+		}
+		return found && l.Err() == nil
+	}
 }
 
 func mediaParams(id, tok, uri string, wait float64) *mcp.CallToolParams {
@@ -102,7 +134,7 @@ func TestQueueMcpMediaToolsAcrossHosts(t *testing.T) {
 		params := mediaParams(c.id, r.lease(c.id, time.Hour), "/media/"+c.id+".mkv", 60)
 		params.SetProgressToken(c.id)
 		before := progress()
-		dec := r.decideWhenVisible(c.id, c.op, c.args...)
+		dec := r.decideWhenVisible(c.id, c.op, func() bool { return progress() > before }, c.args...)
 		res, sc := mcpCall(t, cs, params)
 		if msg := <-dec; msg != "" {
 			t.Fatal(msg)
@@ -181,7 +213,8 @@ func TestQueueMcpPendingThenResultWait(t *testing.T) {
 	if err := waiter.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// the waiter watches the task's key: it is waiting
+	testwait.Until(t, 30*time.Second, "result --wait's watch on the task", r.watching(id))
 	r.must(0, r.ops["alice"], "alice", "approve", id, "--yes")
 	start := time.Now()
 	if err := waiter.Wait(); err != nil {
@@ -259,7 +292,7 @@ func TestQueueMcpSecretsStayMasked(t *testing.T) {
 		res, _ := mcpCall(t, cs, mediaParams(id, r.lease(id, time.Hour), uri, 0))
 		outputs = append(outputs, mcpText(res))
 	}
-	dec := r.decideWhenVisible("mcpq-leak-1", "alice", "deny", "--reason", "no: the key is "+stripe)
+	dec := r.decideWhenVisible("mcpq-leak-1", "alice", nil, "deny", "--reason", "no: the key is "+stripe)
 	res, sc := mcpCall(t, cs, &mcp.CallToolParams{Name: "get_task_result", Arguments: map[string]any{"task_id": "mcpq-leak-1", "wait_seconds": 60}})
 	if msg := <-dec; msg != "" {
 		t.Fatal(msg)
@@ -268,7 +301,7 @@ func TestQueueMcpSecretsStayMasked(t *testing.T) {
 		t.Fatalf("denial: %s", mcpText(res))
 	}
 	outputs = append(outputs, mcpText(res))
-	dec = r.decideWhenVisible("mcpq-leak-2", "bob", "approve", "--yes")
+	dec = r.decideWhenVisible("mcpq-leak-2", "bob", nil, "approve", "--yes")
 	res, _ = mcpCall(t, cs, &mcp.CallToolParams{Name: "get_task_result", Arguments: map[string]any{"task_id": "mcpq-leak-2", "wait_seconds": 60}})
 	if msg := <-dec; msg != "" {
 		t.Fatal(msg)

@@ -46,6 +46,7 @@ func natsPassword(user string) string { return "pw-" + user + "-not-a-secret" }
 
 func newNatsRig(t *testing.T) *natsRig {
 	t.Helper()
+	testbin.FullRunOnly(t, "several vigil processes around a NATS server")
 	r := &natsRig{t: t, bin: testbin.Vigil(t), store: t.TempDir(), port: -1}
 	r.startServer()
 	t.Cleanup(func() { r.srv.Shutdown(); r.srv.WaitForShutdown() })

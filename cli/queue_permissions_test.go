@@ -17,6 +17,7 @@ import (
 // executor, ci-agent (an agent), ada and bob (operators).
 func newPermsRig(t *testing.T) (*natsRig, string, string) {
 	t.Helper()
+	testbin.FullRunOnly(t, "vigil processes of every role around a NATS server with permissions")
 	for env, user := range map[string]string{"VIGIL_EXECUTOR_PASSWORD": "executor", "VIGIL_AGENT_PASSWORD": "ci-agent",
 		"VIGIL_ADA_PASSWORD": "ada", "VIGIL_BOB_PASSWORD": "bob"} {
 		t.Setenv(env, natsPassword(user))

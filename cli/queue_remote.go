@@ -79,7 +79,7 @@ func openRemote(ctx context.Context, app *App, role string) (*remote, error) {
 		nc.Close()
 		return nil, Fail(ExitExecution, err)
 	}
-	c, err := natsqueue.NewClient(ctx, js)
+	c, err := natsqueue.Layout{Replicas: q.Replicas}.NewClient(ctx, js)
 	if err != nil {
 		nc.Close()
 		return nil, Fail(ExitExecution, err)

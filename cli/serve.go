@@ -75,6 +75,10 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 	app.Log = slog.New(preview.NewMaskingHandler(slog.NewTextHandler(app.Err, nil)))
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// what cannot be waited out (the shared queue's server refused) stops
+	// serve as a signal would, and is its exit's reason
+	ctx, stopFatal := context.WithCancelCause(ctx)
+	defer stopFatal(nil)
 	// Opening the queue finishes what a crash left, which may run an
 	// approved task: a signal then waits for that execution to be recorded
 	// (the queue gets a context no signal cancels; Run stops right after).
@@ -93,12 +97,19 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
+	health := s.Health
 	if app.Cfg.Queue.Enabled() {
-		wait, err := startQueueExecutor(ctx, app, eng)
+		wait, link, err := startQueueExecutor(ctx, app, eng, func(err error) { stopFatal(&refusedError{err}) })
 		if err != nil {
 			return err
 		}
 		defer wait() // after Run: the decision in flight is recorded first
+		health = func() error {
+			if err := s.Health(); err != nil {
+				return err
+			}
+			return link.Health()
+		}
 	}
 	var srv *http.Server
 	srvDone := make(chan error, 1)
@@ -109,7 +120,7 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 		}
 		// only requests naming this address (no DNS rebinding from a web
 		// page), and no idle connection held open
-		srv = httpguard.Server(httpguard.Host(ln.Addr().String(), m.Handler(s.Health)))
+		srv = httpguard.Server(httpguard.Host(ln.Addr().String(), m.Handler(health)))
 		go func() { srvDone <- srv.Serve(ln) }()
 		fmt.Fprintf(app.Out, "vigil serve: metrics on http://%s/metrics\n", ln.Addr())
 	}
@@ -128,6 +139,14 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 	if runErr != nil {
 		return Fail(ExitExecution, runErr)
 	}
+	var refused *refusedError
+	if errors.As(context.Cause(ctx), &refused) {
+		return Fail(ExitBadInput, refused.error)
+	}
 	app.Log.Info("vigil serve: stopped")
 	return nil
 }
+
+// refusedError is what stopped serve when nothing else did: a shared
+// queue's server it cannot work with.
+type refusedError struct{ error }

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // servedChild is a running `vigil serve` child.
@@ -135,18 +139,12 @@ func (h *crashHome) events(id string) []string {
 
 func (h *crashHome) waitEvent(id, event string, within time.Duration) {
 	h.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		for _, e := range h.events(id) {
-			if e == event {
-				return
-			}
+	testwait.For(h.t, within, func() error {
+		if evs := h.events(id); !slices.Contains(evs, event) {
+			return fmt.Errorf("%s: no %q entry (log: %v)", id, event, evs)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%s: no %q entry after %s (log: %v)", id, event, within, h.events(id))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // approveAndDie approves id in a child killed right after the approved
@@ -167,14 +165,15 @@ func (h *crashHome) approveAndDie(id string) {
 // and returns the last answer.
 func metricsWith(t *testing.T, base, want string, within time.Duration) (int, string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		code, body := httpGet(t, base+"/metrics")
-		if (code == 200 && strings.Contains(body, want)) || time.Now().After(deadline) {
-			return code, body
+	var code int
+	var body string
+	_ = testwait.Poll(within, func() error {
+		if code, body = httpGet(t, base+"/metrics"); code != 200 || !strings.Contains(body, want) {
+			return errors.New("not yet")
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
+	return code, body
 }
 
 func httpGet(t *testing.T, url string) (int, string) {
@@ -192,9 +191,7 @@ func httpGet(t *testing.T, url string) (int, string) {
 // anything ran, is carried out exactly once by `vigil serve`, which nothing
 // else prompts (no command opens the queue meanwhile).
 func TestServeRunsAnApprovalWhoseProcessDied(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills real processes")
-	}
+	testbin.FullRunOnly(t, "kills real processes")
 	h := newCrashHome(t, testbin.Vigil(t))
 	h.must(0, "submit", h.manifest("orphan", "30m"))
 	h.approveAndDie("orphan")
@@ -238,9 +235,13 @@ func TestServeRunsAnApprovalWhoseProcessDied(t *testing.T) {
 	if recs["orphan"].State != "done" || recs["orphan-2"].State != "done" {
 		t.Fatalf("record %+v", recs["orphan"])
 	}
-	// a second serve finds nothing to do: still once
+	// a second serve finds nothing to do: still once (its first pass has
+	// ended when its counters have read the log: both executions, no third)
 	sc = h.startServe()
-	time.Sleep(300 * time.Millisecond)
+	const executed = `abos_executor_requests_total{action="MEDIA_PLAY",status="executed"} 2`
+	if code, body := metricsWith(t, sc.url, executed, 10*time.Second); code != 200 || !strings.Contains(body, executed) {
+		t.Fatalf("/metrics of the second serve %d:\n%s", code, body)
+	}
 	if code := sc.stop(t); code != 0 {
 		t.Fatalf("second serve exit %d", code)
 	}
@@ -253,9 +254,7 @@ func TestServeRunsAnApprovalWhoseProcessDied(t *testing.T) {
 // SIGTERM while serve carries out an execution: the device call finishes,
 // the outcome is recorded, then serve exits 0.
 func TestServeGracefulShutdownDuringExecution(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills real processes")
-	}
+	testbin.FullRunOnly(t, "kills real processes")
 	bin := testbin.Vigil(t)
 	// started: the approval is carried out while serve opens the queue;
 	// running: an approver dies while serve is up, and serve's pass runs it
@@ -267,6 +266,9 @@ func TestServeGracefulShutdownDuringExecution(t *testing.T) {
 func gracefulShutdown(t *testing.T, bin string, serveFirst bool) {
 	var posts atomic.Int32
 	inCall := make(chan struct{}, 1)
+	release := make(chan struct{}) // the device answers once serve has the signal
+	var once sync.Once
+	defer once.Do(func() { close(release) })
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.Method == http.MethodPost {
@@ -275,7 +277,7 @@ func gracefulShutdown(t *testing.T, bin string, serveFirst bool) {
 			case inCall <- struct{}{}:
 			default:
 			}
-			time.Sleep(800 * time.Millisecond) // a slow device
+			<-release // a device still busy when the signal comes
 			io.WriteString(w, "[]")
 			return
 		}
@@ -321,6 +323,8 @@ token_file = "hass-token.txt"
 		t.Fatalf("serve did not run the approved task\n%s", sc.stderr.String())
 	}
 	sc.cmd.Process.Signal(syscall.SIGTERM)
+	waitSignalTaken(t, sc.cmd.Process.Pid)
+	once.Do(func() { close(release) })
 	if code := sc.wait(t); code != 0 {
 		t.Fatalf("serve exit %d\n%s", code, sc.stderr.String())
 	}
@@ -360,4 +364,22 @@ func TestServeMetricsAddressMustBeLoopback(t *testing.T) {
 			t.Errorf("%q: %q %v", c.in, got, err)
 		}
 	}
+}
+
+// waitSignalTaken waits until the process pid has taken the signals sent
+// to it (none is pending in /proc/pid/status any more): its handler has them.
+func waitSignalTaken(t *testing.T, pid int) {
+	t.Helper()
+	testwait.For(t, 10*time.Second, func() error {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return nil // gone: nothing pending
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) == 2 && (f[0] == "ShdPnd:" || f[0] == "SigPnd:") && strings.Trim(f[1], "0") != "" {
+				return fmt.Errorf("process %d: %s", pid, l)
+			}
+		}
+		return nil
+	})
 }

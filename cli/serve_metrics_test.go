@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // serveScrape reads /metrics over HTTP: counters by "action/status", and
@@ -65,9 +67,7 @@ func serveScrape(t *testing.T, url string) (map[string]float64, map[string]map[f
 // there to carry out — then /metrics over HTTP, exactly; and the [notify]
 // command is run for the task that waited.
 func TestServeMetricsAfterScriptedSequence(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs a real vigil serve")
-	}
+	testbin.FullRunOnly(t, "runs a real vigil serve through a scripted sequence")
 	h := newCrashHome(t, testbin.Vigil(t))
 	notified := filepath.Join(t.TempDir(), "notified")
 	script := filepath.Join(t.TempDir(), "notify.sh")
@@ -115,21 +115,17 @@ timeout = "2s"
 	var counts map[string]float64
 	var hist map[string]map[float64]uint64
 	var pending float64
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.For(t, 10*time.Second, func() error {
 		counts, hist, pending = serveScrape(t, sc.url)
 		same := len(counts) == len(want) && pending == 0
 		for k, v := range want {
 			same = same && counts[k] == v
 		}
-		if same && len(hist) == 2 {
-			break
+		if !same || len(hist) != 2 {
+			return fmt.Errorf("counters %v, want %v; pending %v; histograms %v", counts, want, pending, hist)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("counters %v, want %v; pending %v; histograms %v", counts, want, pending, hist)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	// one execution each, on a simulated device: well under a second
 	for _, action := range []string{"MEDIA_PLAY", "MEDIA_SEEK"} {
 		b := hist[action]

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/vigil-dev/vigil/exec/natsqueue"
 )
 
 // How long the TUI waits between attempts to reach the shared queue: the
@@ -32,8 +33,8 @@ func retryWait(n int) time.Duration {
 }
 
 // willNotHeal tells an attempt that trying again cannot fix — the server
-// refused these credentials, or its certificate is not one this host
-// trusts — from the rest (the server down or restarting, the network not
+// refused these credentials, its certificate is not one this host trusts,
+// or it is too old or runs without JetStream — from the rest (the server down or restarting, the network not
 // up yet, a slow answer), which are retried with the error on the pane.
 func willNotHeal(err error) bool {
 	var (
@@ -45,5 +46,6 @@ func willNotHeal(err error) bool {
 	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) ||
 		errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrAccountAuthExpired) ||
 		strings.Contains(strings.ToLower(err.Error()), "authorization violation") ||
-		errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify)
+		errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify) ||
+		errors.As(err, new(*natsqueue.ServerTooOldError)) || errors.As(err, new(*natsqueue.NoJetStreamError))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/vigil-dev/vigil/config"
+	"github.com/vigil-dev/vigil/exec/natsqueue"
 )
 
 // TestRetryWaitDoublesToItsCap: the TUI tries again soon, then less often,
@@ -30,7 +31,8 @@ func TestRetryWaitDoublesToItsCap(t *testing.T) {
 }
 
 // TestWillNotHealTellsRefusalsFromOutages: a server that is down is tried
-// again; refused credentials and an untrusted certificate are not.
+// again; refused credentials, an untrusted certificate and a server too old
+// (or without JetStream) for the shared queue are not.
 func TestWillNotHealTellsRefusalsFromOutages(t *testing.T) {
 	for _, c := range []struct {
 		err  error
@@ -41,6 +43,8 @@ func TestWillNotHealTellsRefusalsFromOutages(t *testing.T) {
 		{fmt.Errorf("queue.url: cannot reach nats://h:4222: %w", nats.ErrAuthorization), true},
 		{fmt.Errorf("queue.url: cannot reach nats://h:4222: nats: Authorization Violation"), true},
 		{fmt.Errorf("tls: %w", x509.UnknownAuthorityError{}), true},
+		{fmt.Errorf("queue.url: %w", &natsqueue.ServerTooOldError{Version: "2.9.10", URL: "nats://h:4222"}), true},
+		{fmt.Errorf("queue.url: %w", &natsqueue.NoJetStreamError{Version: "2.10.1", URL: "nats://h:4222"}), true},
 	} {
 		if got := willNotHeal(c.err); got != c.want {
 			t.Errorf("willNotHeal(%v) = %v, want %v", c.err, got, c.want)

@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
+	"github.com/vigil-dev/vigil/internal/testwait"
 	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/themes"
 	"github.com/vigil-dev/vigil/ui"
@@ -348,18 +349,14 @@ func TestTUIQueueAuditPaneFollowsTheExecutorsLog(t *testing.T) {
 // and checks that it verifies.
 func sameAsExecutor(t *testing.T, copyPath, execLog string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.For(t, 30*time.Second, func() error {
 		want, _ := os.ReadFile(execLog)
 		got, _ := os.ReadFile(copyPath)
-		if len(want) > 0 && bytes.Equal(got, want) {
-			break
+		if len(want) == 0 || !bytes.Equal(got, want) {
+			return fmt.Errorf("the copy (%d bytes) is not the executor's log (%d bytes)", len(got), len(want))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the copy (%d bytes) is not the executor's log (%d bytes)", len(got), len(want))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if rep, err := audit.Verify(copyPath); err != nil || !rep.OK {
 		t.Fatalf("the copy does not verify: %+v %v", rep, err)
 	}
@@ -476,16 +473,15 @@ func TestTUIQueueGoesLiveWhenTheServerComesUp(t *testing.T) {
 	o.wait("Pending approvals (1)", "late-2")
 	r.srv.Shutdown()
 	r.srv.WaitForShutdown()
-	for src.nc.Status() == nats.CONNECTED {
-		if time.Since(t1) > time.Minute {
-			t.Fatal("the connection never noticed the server was gone")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, time.Minute, "the connection to notice the server is gone", func() bool {
+		return src.nc.Status() != nats.CONNECTED
+	})
 	t2 := time.Now()
 	_, _, err := src.Decide(context.Background(), "late-2", approval.Decision{Approve: true, By: "operator:alice",
 		PreviewHash: "sha256:" + strings.Repeat("0", 64)})
-	if !errors.Is(err, errNotConnected) || !strings.Contains(err.Error(), "nothing was sent") || time.Since(t2) > time.Second {
+	// at once: a decision that waited for the connection would wait for
+	// as long as the server stays down (here: for ever)
+	if !errors.Is(err, errNotConnected) || !strings.Contains(err.Error(), "nothing was sent") || time.Since(t2) > 5*time.Second {
 		t.Fatalf("a decision while reconnecting (after %s): %v", time.Since(t2), err)
 	}
 	r.startServer()

@@ -28,7 +28,14 @@ type QueueConfig struct {
 	CAFile   string `toml:"ca_file,omitempty" json:"ca_file,omitempty"`
 	CertFile string `toml:"cert_file,omitempty" json:"cert_file,omitempty"`
 	KeyFile  string `toml:"key_file,omitempty" json:"key_file,omitempty"`
+	// Replicas is how many servers of a cluster keep each of Vigil's
+	// streams and its bucket when Vigil creates them: 1 (the default, also
+	// when 0) to 5; 3 for a three-node cluster.
+	Replicas int `toml:"replicas,omitempty" json:"replicas,omitempty"`
 }
+
+// MaxReplicas is the most JetStream keeps of a stream.
+const MaxReplicas = 5
 
 // Enabled says whether the shared queue is configured.
 func (q QueueConfig) Enabled() bool { return q.URL != "" }
@@ -48,7 +55,13 @@ func (q QueueConfig) Resolved(dir string) QueueConfig {
 
 // Validate checks the section; every error names its TOML key.
 func (q QueueConfig) Validate() error {
+	if q.Replicas < 0 || q.Replicas > MaxReplicas {
+		return &Error{Key: "queue.replicas", Rule: fmt.Sprintf("must be 1 to %d, got %d", MaxReplicas, q.Replicas)}
+	}
 	if q.URL == "" {
+		if q.Replicas != 0 {
+			return &Error{Key: "queue.replicas", Rule: "is set but queue.url is not; set queue.url or remove the [queue] section"}
+		}
 		for _, kv := range [][2]string{{"queue.creds_file", q.CredsFile}, {"queue.token_env", q.TokenEnv},
 			{"queue.user_env", q.UserEnv}, {"queue.password_env", q.PasswordEnv}, {"queue.ca_file", q.CAFile},
 			{"queue.cert_file", q.CertFile}, {"queue.key_file", q.KeyFile}} {

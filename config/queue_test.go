@@ -9,13 +9,14 @@ import (
 )
 
 func TestQueueSectionParsesAndResolves(t *testing.T) {
-	p := write(t, "[queue]\nurl = \"nats://a:4222,nats://b:4222\"\ncreds_file = \"vigil.creds\"\nca_file = \"/etc/ca.pem\"\n")
+	p := write(t, "[queue]\nurl = \"nats://a:4222,nats://b:4222\"\ncreds_file = \"vigil.creds\"\nca_file = \"/etc/ca.pem\"\nreplicas = 3\n")
 	cfg, err := Load(p, "/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := cfg.Queue.Resolved(filepath.Dir(p))
-	if !q.Enabled() || q.CredsFile != filepath.Join(filepath.Dir(p), "vigil.creds") || q.CAFile != "/etc/ca.pem" {
+	if !q.Enabled() || q.CredsFile != filepath.Join(filepath.Dir(p), "vigil.creds") || q.CAFile != "/etc/ca.pem" ||
+		q.Replicas != 3 {
 		t.Fatalf("%+v", q)
 	}
 	if Default().Queue.Enabled() {
@@ -44,6 +45,9 @@ func TestQueueErrorsNameTheKey(t *testing.T) {
 		{QueueConfig{URL: "nats://h", CertFile: creds}, "queue.key_file", "go together"},
 		{QueueConfig{URL: "nats://h", CredsFile: filepath.Join(dir, "missing.creds")}, "queue.creds_file", "readable file"},
 		{QueueConfig{URL: "nats://h", CAFile: dir}, "queue.ca_file", "readable file"},
+		{QueueConfig{URL: "nats://h", Replicas: 6}, "queue.replicas", "1 to 5"},
+		{QueueConfig{URL: "nats://h", Replicas: -1}, "queue.replicas", "1 to 5"},
+		{QueueConfig{Replicas: 3}, "queue.replicas", "queue.url is not"},
 	} {
 		err := c.q.Validate()
 		var ce *Error

@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
 	searchpane "github.com/vigil-dev/vigil/panes/search"
 )
 
@@ -16,7 +18,7 @@ import (
 // / starts typing, a half-typed pattern is not history, a run one is, and ↑
 // in the field reaches it in the same session.
 func TestTmuxFirstLaunchKeysAndHistory(t *testing.T) {
-	testbin.Tool(t, "tmux")
+	needTmux(t)
 	bin := testbin.Vigil(t)
 	home, _ := demoHome(t, bin)
 	histPath := filepath.Join(home, "search_history")
@@ -29,7 +31,9 @@ func TestTmuxFirstLaunchKeysAndHistory(t *testing.T) {
 	tt.keys("?")
 	tt.waitFor("press any key to close")
 	tt.keys("Space") // any key closes the overlay (esc then tab would read as alt+tab)
-	time.Sleep(200 * time.Millisecond)
+	tt.waitScreen("the overlay closed", func(s string) bool {
+		return strings.Contains(s, "Pending approvals") && !strings.Contains(s, "press any key to close")
+	})
 	tt.keys("Tab") // approvals → audit
 	tt.waitFor("chain")
 	tt.keys("2")
@@ -55,37 +59,33 @@ func TestTmuxFirstLaunchKeysAndHistory(t *testing.T) {
 	tt.keys("Enter")
 	tt.waitFor("❯ lease")
 	tt.keys("Escape")
-	time.Sleep(300 * time.Millisecond) // esc then 3 at once would read as alt+3
-	tt.keys("3")                       // out of the field, digits switch again
+	// the footer shows the results' keys: the field is left, so the esc was
+	// read alone (esc then 3 at once would read as alt+3)
+	tt.waitFor("tab next pane")
+	tt.keys("3") // out of the field, digits switch again
 	tt.waitFor("Pending approvals")
-	tt.keys("1", "/", "C-u", "Up")
+	tt.keys("1", "/", "C-u")
+	tt.waitFor("❯  type a pattern") // an empty field
 	if len(before) == 0 {
 		t.Fatal("the demo seeds a history; none found")
 	}
 	waitHistory(t, histPath, append(before, "lease"))
-	time.Sleep(300 * time.Millisecond)
-	s = tt.screen()
-	if !strings.Contains(s, "❯ lease") {
-		t.Fatalf("↑ did not bring back this session's search:\n%s", s)
-	}
+	tt.keys("Up")
+	tt.waitFor("❯ lease") // ↑ brings back this session's search
 }
 
 // waitHistory waits until the history file holds want exactly (it is
 // written off the UI goroutine).
 func waitHistory(t *testing.T, path string, want []string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.For(t, 10*time.Second, func() error {
 		got, err := searchpane.LoadHistory(path)
 		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
+			return err
 		}
-		if strings.Join(got, "\n") == strings.Join(want, "\n") {
-			return
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			return fmt.Errorf("history %q, want %q (a half-typed pattern must not be stored)", got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("history %q, want %q (a half-typed pattern must not be stored)", got, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -1,11 +1,13 @@
 package ui_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // mouseTracking is whether the program in tmux's pane asked for button
@@ -17,19 +19,18 @@ func (tt *tmuxTerm) mouseTracking() string {
 // waitTracking waits for the terminal's mouse mode to be want ("1" or "0").
 func (tt *tmuxTerm) waitTracking(want string) {
 	tt.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for tt.mouseTracking() != want {
-		if time.Now().After(deadline) {
-			tt.t.Fatalf("mouse_button_flag %q, want %q:\n%s", tt.mouseTracking(), want, tt.screen())
+	testwait.For(tt.t, 15*time.Second, func() error {
+		if got := tt.mouseTracking(); got != want {
+			return fmt.Errorf("mouse_button_flag %q, want %q:\n%s", got, want, tt.screen())
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // alt+m in a real terminal switches the terminal's own mouse mode, from
 // the results and from inside the pattern field, where it types nothing.
 func TestTmuxAltMSwitchesMouseTracking(t *testing.T) {
-	testbin.Tool(t, "tmux")
+	needTmux(t)
 	bin := testbin.Vigil(t)
 	home, _ := demoHome(t, bin)
 	tt := startTmux(t, bin, home, 120, 36)

@@ -8,16 +8,25 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
+	"github.com/vigil-dev/vigil/panes"
+	approvalspane "github.com/vigil-dev/vigil/panes/approvals"
+	"github.com/vigil-dev/vigil/ui"
 )
 
 // The end-to-end checks below run the real vigil binary in a real terminal
 // (tmux), because only a terminal shows what a control sequence that slipped
 // through would do: retitle the window, write the clipboard (OSC 52), clear
-// the screen. CI installs tmux; there a missing tmux fails the test.
+// the screen. CI installs tmux; there a missing tmux fails the test. They
+// wait for the screen they need (capture-pane), not for a time, and run in
+// the full suite only (-short skips them).
 
 type tmuxTerm struct {
 	t      *testing.T
@@ -26,6 +35,14 @@ type tmuxTerm struct {
 }
 
 func TestMain(m *testing.M) { testbin.Main(m) }
+
+// needTmux keeps a real-terminal test out of the fast lane and fails it
+// under CI when tmux is missing.
+func needTmux(t *testing.T) {
+	t.Helper()
+	testbin.FullRunOnly(t, "vigil in a real terminal (tmux)")
+	testbin.Tool(t, "tmux")
+}
 
 // hostileAgent is an agent name carrying every kind of sequence that acts
 // on a terminal: window titles (OSC 0, OSC 2), a clipboard write (OSC 52),
@@ -64,7 +81,7 @@ func demoHome(t *testing.T, bin string) (home, hostileID string) {
 
 func startTmux(t *testing.T, bin, home string, w, h int) *tmuxTerm {
 	t.Helper()
-	testbin.Tool(t, "tmux")
+	needTmux(t)
 	tt := &tmuxTerm{t: t, socket: fmt.Sprintf("vigil-test-%d-%d", os.Getpid(), time.Now().UnixNano()), home: home}
 	conf := filepath.Join(t.TempDir(), "tmux.conf")
 	// the clipboard is on, so an OSC 52 that got through would fill a buffer
@@ -100,20 +117,12 @@ func (tt *tmuxTerm) keys(keys ...string) {
 	}
 }
 
-// approvals leaves the Search composer (focused first, it takes digits as
-// text) and goes to the Approvals pane.
+// approvals goes to the Approvals pane once the first screen is drawn:
+// alt+3 switches panes from anywhere, a text field included.
 func (tt *tmuxTerm) approvals() string {
 	tt.t.Helper()
 	tt.waitFor("Search")
-	for i := 0; i < 50; i++ {
-		tt.keys("Escape")
-		time.Sleep(100 * time.Millisecond)
-		tt.keys("3")
-		time.Sleep(200 * time.Millisecond)
-		if s := tt.screen(); strings.Contains(s, "Pending approvals") {
-			return s
-		}
-	}
+	tt.keys("M-3")
 	return tt.waitFor("Pending approvals")
 }
 
@@ -125,20 +134,59 @@ func (tt *tmuxTerm) resize(w, h int) {
 	tt.run("resize-window", "-t", "v", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h))
 }
 
+// waitFor waits until the screen shows want and returns the screen.
 func (tt *tmuxTerm) waitFor(want string) string {
 	tt.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		s := tt.screen()
-		if strings.Contains(s, want) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			tt.t.Fatalf("%q never appeared:\n%s", want, s)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return tt.waitScreen(fmt.Sprintf("%q on the screen", want), func(s string) bool { return strings.Contains(s, want) })
 }
+
+// waitScreen waits until ok holds for the screen and returns the screen.
+func (tt *tmuxTerm) waitScreen(what string, ok func(screen string) bool) string {
+	tt.t.Helper()
+	var s string
+	testwait.For(tt.t, 15*time.Second, func() error {
+		if s = tt.screen(); ok(s) {
+			return nil
+		}
+		return fmt.Errorf("waiting for %s; the screen:\n%s", what, s)
+	})
+	return s
+}
+
+// waitTooSmall waits until Vigil has drawn its notice for a terminal of
+// w×h, below the minimum size: the resize reached it.
+func (tt *tmuxTerm) waitTooSmall(w, h int) {
+	tt.t.Helper()
+	want := panes.Truncate(fmt.Sprintf("terminal too small: %d×%d, need %d×%d", w, h, ui.MinWidth, ui.MinHeight), w)
+	tt.waitScreen("the too-small notice at "+fmt.Sprint(w, "×", h), func(s string) bool {
+		return strings.TrimRight(s, " \n") == want
+	})
+}
+
+// inputRead waits until Vigil has read every key sent to its terminal
+// (the terminal's input queue is empty), so what the test does next (a
+// resize) reaches it after those keys.
+func (tt *tmuxTerm) inputRead() {
+	tt.t.Helper()
+	tty := strings.TrimSpace(tt.run("display-message", "-p", "-t", "v", "#{pane_tty}"))
+	f, err := os.OpenFile(tty, os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		tt.t.Fatalf("open the pane's terminal: %v", err)
+	}
+	defer f.Close()
+	testwait.For(tt.t, 15*time.Second, func() error {
+		n, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCINQ)
+		if err == nil && n != 0 {
+			err = fmt.Errorf("%d bytes of keys not read yet", n)
+		}
+		return err
+	})
+}
+
+// pastGrace lets a person's pause longer than any grace period pass (a
+// real binary runs on the real clock): a key sent next would act if the
+// pane accepted keys at all. The pause itself is what the test is about.
+func pastGrace() { time.Sleep(approvalspane.GraceMax + 100*time.Millisecond) }
 
 // auditEvents reads the home's audit log events.
 func auditEvents(t *testing.T, home string) []string {
@@ -164,7 +212,7 @@ func auditEvents(t *testing.T, home string) []string {
 // title and name stay Vigil's, the clipboard gets nothing, and the escapes
 // are on screen as visible marks.
 func TestTmuxHostileTaskChangesNothingInTheTerminal(t *testing.T) {
-	testbin.Tool(t, "tmux")
+	needTmux(t)
 	bin := testbin.Vigil(t)
 	home, id := demoHome(t, bin)
 	tt := startTmux(t, bin, home, 160, 50)
@@ -177,7 +225,11 @@ func TestTmuxHostileTaskChangesNothingInTheTerminal(t *testing.T) {
 	tt.keys("v")
 	tt.waitFor("Decided tasks")
 	tt.keys("v")
-	time.Sleep(time.Second) // a few reloads and redraws
+	// back on the queue with the hostile row drawn: tmux has processed
+	// every byte of that frame
+	tt.waitScreen("the queue with the hostile row", func(s string) bool {
+		return strings.Contains(s, "Pending approvals") && strings.Contains(s, `\x1b]0;PWNED-TITLE\x07`)
+	})
 	title := strings.TrimSpace(tt.run("display-message", "-p", "-t", "v", "#{pane_title}"))
 	name := strings.TrimSpace(tt.run("display-message", "-p", "-t", "v", "#{window_name}"))
 	if strings.Contains(title, "PWNED") || strings.Contains(name, "PWNED") {
@@ -202,41 +254,41 @@ func TestTmuxHostileTaskChangesNothingInTheTerminal(t *testing.T) {
 // the keys the issue names (3, j, a, y) decide nothing, and text typed while
 // a deny dialog is hidden by a resize goes nowhere.
 func TestTmuxNoDecisionWhileThePaneCannotBeSeen(t *testing.T) {
-	testbin.Tool(t, "tmux")
+	needTmux(t)
 	bin := testbin.Vigil(t)
 	home, _ := demoHome(t, bin)
 	tt := startTmux(t, bin, home, 120, 40)
 	tt.approvals()
-	time.Sleep(1600 * time.Millisecond) // past any grace period
+	pastGrace()
 	for _, sz := range [][2]int{{1, 1}, {2, 2}, {10, 3}, {20, 6}, {39, 9}, {39, 40}, {120, 9}} {
 		tt.resize(sz[0], sz[1])
-		time.Sleep(300 * time.Millisecond)
+		tt.waitTooSmall(sz[0], sz[1])
 		tt.keys("3", "j", "a")
-		time.Sleep(1600 * time.Millisecond) // a grace period would have ended
+		pastGrace() // had a dialog opened, its grace period would have ended
 		tt.keys("y", "d")
-		time.Sleep(1600 * time.Millisecond)
+		pastGrace()
 		tt.literal("typed into nothing")
 		tt.keys("Enter")
-		time.Sleep(200 * time.Millisecond)
+		tt.inputRead()
 	}
 	tt.resize(120, 40)
-	time.Sleep(500 * time.Millisecond)
-	s := tt.screen()
+	s := tt.waitFor("Pending approvals")
 	if strings.Contains(s, "typed into nothing") || strings.Contains(s, "Approve ") || strings.Contains(s, "Deny ") {
 		t.Fatalf("keys from the small sizes acted:\n%s", s)
 	}
-	// a deny dialog opened on a big screen, hidden by a resize: typing goes nowhere
+	// a deny dialog opened on a big screen, hidden by a resize: typing goes
+	// nowhere (the pane, legible again, first has its grace period)
+	pastGrace()
 	tt.keys("d")
 	tt.waitFor("reason:")
-	time.Sleep(1600 * time.Millisecond)
+	pastGrace()
 	tt.resize(20, 6)
-	time.Sleep(300 * time.Millisecond)
+	tt.waitTooSmall(20, 6)
 	tt.literal("hidden words")
 	tt.keys("Enter")
-	time.Sleep(300 * time.Millisecond)
+	tt.inputRead()
 	tt.resize(120, 40)
-	time.Sleep(500 * time.Millisecond)
-	if s := tt.screen(); strings.Contains(s, "hidden words") || !strings.Contains(s, "reason:") {
+	if s := tt.waitFor("reason:"); strings.Contains(s, "hidden words") {
 		t.Fatalf("text typed while the dialog was hidden reached it:\n%s", s)
 	}
 	tt.keys("Escape")

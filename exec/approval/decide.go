@@ -80,7 +80,10 @@ func (q *Queue) Preview(ctx context.Context, id string) (View, error) {
 		} else if errors.Is(err, task.ErrNotAFile) {
 			why = "manifest.json cannot be read: " + errReason(err)
 		} else if raw, rerr := q.st.readManifest(id); rerr == nil {
-			why = fmt.Sprintf("manifest.json no longer parses (recorded sha256:%s, now sha256:%s)", r.ManifestHash, sha256Hex(raw))
+			why = "manifest.json no longer parses (its bytes are the ones submitted)"
+			if h := sha256Hex(raw); h != r.ManifestHash {
+				why = fmt.Sprintf("manifest.json no longer parses (recorded sha256:%s, now sha256:%s)", r.ManifestHash, h)
+			}
 		}
 		r.State, r.Damage = Damaged, why
 		return View{Record: r}, fmt.Errorf("task %s: %w: %s", id, ErrDamaged, why)
@@ -188,11 +191,27 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 		return r, res, err
 	}
 	// A lease that lapsed or was revoked while the task waited stops it here.
-	if _, err := q.o.Executor.Prepare(c.m); err != nil {
+	if err := q.leaseUsable(c.m, now); err != nil {
 		res, err := q.leaseFailedLocked(id, &r, d, now, err)
 		return r, res, err
 	}
 	return q.approveLocked(ctx, id, r, c, d, now)
+}
+
+// leaseUsable checks the task's lease at decision time: the verifier's
+// checks (signature, revocation, exp within its clock-skew leeway), then
+// exp itself with no leeway — the deadline a person is shown is the exp, so
+// a lease past it is never approved (a *task.Error LEASE_EXPIRED).
+func (q *Queue) leaseUsable(m *task.Manifest, now time.Time) error {
+	p, err := q.o.Executor.Prepare(m)
+	if err != nil {
+		return err
+	}
+	if exp := p.Claims.ExpiresAt; exp != nil && !now.Before(exp.Time) {
+		return task.Errorf(task.LeaseExpired, "expiry check failed: the lease expired at %s, before the approval",
+			exp.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // checkDecision refuses a decision that is malformed before anything is
@@ -215,7 +234,7 @@ func checkDecision(id string, d Decision) error {
 // says the decision ends here, with res and err as its answer.
 func (q *Queue) settleForDecision(ctx context.Context, id string, r *Record) (done bool, res *task.Result, err error) {
 	if err := q.settleLocked(ctx, r); err != nil {
-		res, _ := q.o.Results.Load(id)
+		res, _ := q.resultFor(r)
 		return true, res, err
 	}
 	if expired, err := q.expireLocked(r); err != nil || expired {
@@ -235,7 +254,7 @@ func (q *Queue) settleForDecision(ctx context.Context, id string, r *Record) (do
 // decidedLocked is the answer to a decision on a task already decided: its
 // result, if any, and a *DecidedError naming who decided.
 func (q *Queue) decidedLocked(id string, r *Record) (*task.Result, error) {
-	res, _ := q.o.Results.Load(id)
+	res, _ := q.resultFor(r)
 	q.checkDecidedBy(r) // who decided is what the log says
 	de := &DecidedError{TaskID: id, State: r.State, By: r.DecidedBy}
 	if r.Error != nil {
@@ -260,7 +279,7 @@ func (q *Queue) verifyPending(id string, r *Record) (*checked, *task.Result, err
 	}
 	if t != nil {
 		err := q.tamperLocked(r, t)
-		res, _ := q.o.Results.Load(id)
+		res, _ := q.resultFor(r)
 		return nil, res, errors.Join(fmt.Errorf("%w (%s)", ErrTampered, t.message()), err)
 	}
 	return c, nil, nil
@@ -295,7 +314,7 @@ func (q *Queue) denyLocked(id string, r *Record, d Decision, now time.Time) (*ta
 	te := task.Errorf(task.ApprovalDenied, "denied by %s: %s", d.By, reason)
 	err := q.finish(r, "deny", Denied, te, audit.Entry{Actor: d.By, Event: audit.EventDenied,
 		Details: audit.Details(map[string]any{"reason": reason, "via": d.Via})})
-	res, _ := q.o.Results.Load(id)
+	res, _ := q.resultFor(r)
 	return res, err
 }
 
@@ -312,7 +331,7 @@ func (q *Queue) leaseFailedLocked(id string, r *Record, d Decision, now time.Tim
 		ferr = q.finish(r, "fail", Failed, te, audit.Entry{Actor: d.By, Event: audit.EventFailed,
 			Details: audit.Details(map[string]any{"stage": "approval", "message": te.Message})})
 	}
-	res, _ := q.o.Results.Load(id)
+	res, _ := q.resultFor(r)
 	return res, ferr
 }
 
@@ -439,7 +458,7 @@ func (q *Queue) executeLocked(ctx context.Context, r *Record, m *task.Manifest) 
 		te := asTaskError(err)
 		ferr := q.finish(r, "fail", Failed, te, audit.Entry{Actor: "vigil", Event: audit.EventFailed,
 			Details: audit.Details(map[string]any{"stage": "execution", "message": te.Message})})
-		res, _ := q.o.Results.Load(id)
+		res, _ := q.resultFor(r)
 		return *r, res, errors.Join(err, ferr)
 	}
 	return *r, res, q.recordResult(r, res, false)
@@ -556,6 +575,16 @@ func (q *Queue) reconcileOne(ctx context.Context, id string) error {
 	if err := q.settleLocked(ctx, &r); err != nil {
 		return err
 	}
+	// the deadline and the agent are record.json's only when they are what
+	// the submitted entry holds: an edited one is tampering, never a later
+	// expiry (`vigil serve` expires tasks through here)
+	if t, e, err := q.shownTamper(&r); err != nil || (t != nil && r.State == Pending) {
+		if err != nil {
+			return err
+		}
+		restoreShown(&r, e)
+		return q.tamperLocked(&r, t)
+	}
 	_, err = q.expireLocked(&r)
 	return err
 }
@@ -606,27 +635,33 @@ func (q *Queue) settleLocked(ctx context.Context, r *Record) error {
 		}
 		return nil
 	}
-	res, err := q.o.Results.Load(r.TaskID)
+	res, err := q.resultFor(r)
+	why := ""
 	switch {
 	case err == nil:
 		verr := task.Verify(res, q.o.Signer.Public())
 		if verr == nil {
 			return q.adoptResult(r, res)
 		}
-		// not this Vigil's answer: never the outcome of record, never
-		// logged as one; moved aside so the task's own answer is stored
+		why = fmt.Sprintf("is not signed by the operator key (%v)", verr)
+	case errors.Is(err, task.ErrNotThisTask):
+		why = fmt.Sprintf("is not this task's answer (%v)", err)
+	case !errors.Is(err, task.ErrNotFound):
+		return err
+	}
+	if why != "" {
+		// not this Vigil's answer to this request: never the outcome of
+		// record, never logged as one; moved aside so the task's own answer
+		// is stored
 		aside, err := q.o.Results.MoveAside(r.TaskID)
 		if err != nil {
 			return err
 		}
-		q.o.Log.Warn("reconcile: a stored result does not verify; moved aside", "task_id", r.TaskID, "to", aside, "err", verr)
+		q.o.Log.Warn("reconcile: a stored result is not this task's signed answer; moved aside", "task_id", r.TaskID, "to", aside, "why", why)
 		if r.State != Executing {
-			return q.tamperLocked(r, &tamper{what: "result", detail: fmt.Sprintf(
-				"results/%s.json is not signed by the operator key (%v); moved aside to %s", r.TaskID, verr, aside)})
+			return q.tamperLocked(r, &tamper{what: "result", detail: fmt.Sprintf("results/%s.json %s; moved aside to %s", r.TaskID, why, aside)})
 		}
 		// executing: the device may have acted; finished below as interrupted
-	case !errors.Is(err, task.ErrNotFound):
-		return err
 	}
 	switch r.State {
 	case Approved:

@@ -20,7 +20,8 @@
 //	                 │
 //	                 ├──► denied            (a person said no)
 //	                 ├──► expired           (APPROVAL_TIMEOUT, or LEASE_EXPIRED when the lease's exp came first)
-//	                 ├──► tampered          (manifest/plan/record no longer hash to what was submitted)
+//	                 ├──► tampered          (manifest/plan/record no longer hash to what was submitted,
+//	                 │                       or the record's agent/deadline differ from the submitted entry)
 //	                 └──► failed            (lease revoked or otherwise invalid at decision time)
 //	approved ──► tampered                   (the stored request changed before it ran)
 //
@@ -38,7 +39,16 @@
 // lease expired expires the task the same way; a lease revoked or otherwise
 // invalid at decision time fails it (state failed). A submission whose lease
 // is already past its exp (let through by the verifier's leeway) is rejected
-// with LEASE_EXPIRED: no task is made that no one could approve.
+// with LEASE_EXPIRED: no task is made that no one could approve. An
+// approval checks the lease's exp itself with no leeway too.
+//
+// The deadline, the agent, the lease's jti, the capability and the device
+// a person is shown are record.json's only while they are what the audit
+// log's submitted entry recorded (its actor, token_jti, capability, target,
+// approval_deadline and lease_expires): a pending record that differs is
+// tampered at its next repair or decision (so an edited expires_at never
+// extends the deadline `vigil serve` expires by), and any record that
+// differs is shown with the entry's values and Damage naming the edit.
 //
 // # One task_id, one request
 //
@@ -108,9 +118,15 @@
 // Pending, Tasks, List and Get repair tasks whose lock is free. A record from before log_from (a non-final record with a stored
 // result) is settled from the result, looking for its entry from the
 // submitted entry on. A stored result is adopted only if the operator key
-// signed it: one that does not verify is moved aside
+// signed it and it answers this task's request (its task_id and
+// request_hash are the record's): one that does not is moved aside
 // (results/<id>.json.untrusted-<n>) and the task is tampered (finished as
-// interrupted when it was executing).
+// interrupted when it was executing). Result, and every answer a decision
+// returns, refuse such a result the same way (task.ErrNotThisTask).
+//
+// Everything audited checks the log's end before its first write: a
+// submission, a search task (before it runs), and every transition
+// (saveFrom). On a cut or altered log nothing is written.
 //
 // # Integrity
 //

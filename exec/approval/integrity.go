@@ -69,6 +69,9 @@ func (q *Queue) submittedEntry(r *Record) (audit.Entry, bool, error) {
 		}
 		off, seq = o, e.Seq
 	}
+	if e, ok, done := q.submittedEntryNear(r, off, seq); done {
+		return e, ok, nil
+	}
 	var e audit.Entry
 	found, linked := false, true
 	_, err := audit.Scan(q.o.Audit.Path(), max(off, 0), func(l audit.Line) bool {
@@ -96,11 +99,16 @@ type tamper struct {
 }
 
 func (t *tamper) message() string {
-	if t.detail != "" {
-		return fmt.Sprintf("tampered: %s (recorded %s, now %s): %s", t.what, orNone(t.recorded), orNone(t.found), t.detail)
+	// the hashes are named only when they differ: "recorded X, now X" says
+	// nothing, the detail says what differs then
+	hashes := ""
+	if t.recorded != t.found {
+		hashes = fmt.Sprintf(" (recorded %s, now %s)", orNone(t.recorded), orNone(t.found))
 	}
-	return fmt.Sprintf("tampered: the stored %s changed after submission (recorded %s, now %s)", t.what,
-		orNone(t.recorded), orNone(t.found))
+	if t.detail != "" {
+		return fmt.Sprintf("tampered: %s%s: %s", t.what, hashes, t.detail)
+	}
+	return fmt.Sprintf("tampered: the stored %s changed after submission%s", t.what, hashes)
 }
 
 func orNone(h string) string {
@@ -139,7 +147,16 @@ func (q *Queue) checkStored(r *Record) (*checked, *tamper, error) {
 		return nil, &tamper{what: "manifest", recorded: r.ManifestHash, found: mh, detail: "manifest.json no longer parses"}, nil
 	}
 	rh, err := m.RequestHash()
-	if err != nil || m.TaskID != r.TaskID || m.CapabilityID != r.CapabilityID || rh != r.RequestHash {
+	switch {
+	case err != nil:
+		return nil, &tamper{what: "request", recorded: r.RequestHash, detail: "the stored request cannot be hashed: " + errReason(err)}, nil
+	case m.TaskID != r.TaskID:
+		return nil, &tamper{what: "request", recorded: r.RequestHash, found: rh,
+			detail: fmt.Sprintf("manifest.json names task_id %s, record.json %s", shown(m.TaskID), shown(r.TaskID))}, nil
+	case m.CapabilityID != r.CapabilityID:
+		return nil, &tamper{what: "request", recorded: r.RequestHash, found: rh,
+			detail: fmt.Sprintf("record.json says capability_id %s, manifest.json asks for %s", shown(r.CapabilityID), shown(m.CapabilityID))}, nil
+	case rh != r.RequestHash:
 		return nil, &tamper{what: "request", recorded: r.RequestHash, found: rh}, nil
 	}
 	plan, _, err := q.plan(m)
@@ -156,6 +173,9 @@ func (q *Queue) checkStored(r *Record) (*checked, *tamper, error) {
 	}
 	if !ok {
 		return nil, &tamper{what: "submission", found: mh, detail: "the audit log holds no intact submitted entry for this task at the place the record names"}, nil
+	}
+	if t := shownMismatch(r, e); t != nil {
+		return nil, t, nil
 	}
 	var d struct {
 		PlanHash     string `json:"plan_hash"`

@@ -17,6 +17,7 @@ import (
 	. "github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/scope"
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // TestHelperProcess is not a test: other tests re-run the test binary with
@@ -128,6 +129,7 @@ func TestFirstDecisionWinsAcrossProcesses(t *testing.T) {
 // (this test binary acting as one) at random points while it submits and
 // approves tasks, 100 times, reopening the queue after each kill.
 func TestKillNineLosesNothingAndRunsNothingTwice(t *testing.T) {
+	testbin.FullRunOnly(t, "kills a real process 100 times")
 	env := approvaltest.New(t)
 	rng := rand.New(rand.NewPCG(7, 9))
 	journal := filepath.Join(env.SimDir(), "living-room.journal")

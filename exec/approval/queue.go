@@ -50,6 +50,8 @@ type Queue struct {
 	idx index
 	// rebuilt says why this queue rebuilt the task index (nil: it did not).
 	rebuilt error
+	// shown keeps the submitted entries listings have checked records against.
+	shown *entryCache
 }
 
 // Open builds a queue and reconciles what a crash may have left behind: the
@@ -69,7 +71,7 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	q := &Queue{o: o, st: store{dir: o.Dir}, idx: index{dir: filepath.Join(o.Dir, indexDir)}}
+	q := &Queue{o: o, st: store{dir: o.Dir}, idx: index{dir: filepath.Join(o.Dir, indexDir)}, shown: &entryCache{}}
 	if err := q.Reconcile(ctx); err != nil {
 		q.o.Log.Warn("reconcile left tasks unrepaired", "err", err)
 	}
@@ -234,7 +236,7 @@ func (q *Queue) submitMedia(m *task.Manifest, source string) (Outcome, error) {
 		// the same task again: idempotent, report where it is
 		out := Outcome{TaskID: m.TaskID, State: string(existing.State), Error: existing.Error}
 		if existing.State.Final() {
-			out.Result, _ = q.o.Results.Load(m.TaskID)
+			out.Result, _ = q.resultFor(&existing)
 		}
 		return out, nil
 	case !errors.Is(err, ErrNotFound):
@@ -265,6 +267,11 @@ func (q *Queue) submitMedia(m *task.Manifest, source string) (Outcome, error) {
 // log_from), the audit log's submitted entry, then the record again with
 // that entry's place. See the crash table in the package doc.
 func (q *Queue) createPending(m *task.Manifest, p *media.Prepared, source string) (Outcome, error) {
+	// the submission is audited: on a log that cannot take its entry
+	// nothing is written (saveFrom checks again before the record)
+	if err := q.o.Audit.CheckEnd(); err != nil {
+		return Outcome{}, err
+	}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return Outcome{}, err
@@ -332,7 +339,12 @@ func (q *Queue) logSubmitted(r *Record, recovering bool) error {
 	}
 	if !ok {
 		details := map[string]any{"source": r.Source, "approval_deadline": r.ExpiresAt.Format(time.RFC3339),
-			"plan_hash": r.PlanHash, "manifest_hash": r.ManifestHash, "request_hash": r.RequestHash}
+			"plan_hash": r.PlanHash, "manifest_hash": r.ManifestHash, "request_hash": r.RequestHash, "caps": r.Caps}
+		if !r.LeaseExpires.IsZero() {
+			// the lease's exp (whole seconds), so the deadline a person sees is
+			// held to the log, not to record.json (shownMismatch)
+			details["lease_expires"] = r.LeaseExpires.UTC().Format(time.RFC3339)
+		}
 		if recovering {
 			details["reconciled"] = true
 		}
@@ -357,126 +369,6 @@ func (q *Queue) logSubmitted(r *Record, recovering bool) error {
 	}
 	crashpoint.Hit("submit.done")
 	return nil
-}
-
-func stateOfResult(r *task.Result) string {
-	if r.Status == task.StatusSuccess {
-		return string(Done)
-	}
-	return string(Failed)
-}
-
-// searchClaim is tasks/<id>/search.json: which request a search task_id
-// belongs to, so a later manifest with that id is compared with it.
-type searchClaim struct {
-	CapabilityID string `json:"capability_id"`
-	RequestHash  string `json:"request_hash"`
-	Agent        string `json:"agent"`
-}
-
-func (s store) searchPath(id string) string { return filepath.Join(s.dir, id, "search.json") }
-
-func (s store) loadSearch(id string) (searchClaim, error) {
-	var c searchClaim
-	b, err := task.ReadStored(s.searchPath(id), maxRecordBytes)
-	if err != nil {
-		return c, err
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("task %s: search.json is damaged", id)
-	}
-	return c, nil
-}
-
-// runSearch runs a non-mutating SEARCH_* task at submission: lease checks,
-// then the scope executor, once per task_id (a repeat returns the stored,
-// byte-identical result). The task_id rule is the media tasks' rule.
-func (q *Queue) runSearch(ctx context.Context, m *task.Manifest, source string) (Outcome, error) {
-	claims, err := q.o.Leases.Check(m.Lease, lease.Request{TaskID: m.TaskID, CapabilityID: m.CapabilityID})
-	if err != nil {
-		agent, jti := q.agentOf(m.Lease)
-		return q.reject(m.TaskID, m.CapabilityID, agent, jti, asTaskError(err), source)
-	}
-	rh, err := m.RequestHash()
-	if err != nil {
-		return Outcome{}, err
-	}
-	unlock, err := q.st.lock(m.TaskID)
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer unlock()
-	existing, err := q.st.load(m.TaskID)
-	switch {
-	case errors.Is(err, ErrDamaged):
-		return q.reject(m.TaskID, m.CapabilityID, claims.Subject, claims.ID,
-			conflict(m.TaskID, "an existing task whose record is damaged"), source)
-	case err == nil:
-		return q.reject(m.TaskID, m.CapabilityID, claims.Subject, claims.ID,
-			conflict(m.TaskID, fmt.Sprintf("it is a %s task (%s), this manifest asks for %s", existing.CapabilityID,
-				existing.State, m.CapabilityID)), source)
-	case !errors.Is(err, ErrNotFound):
-		return Outcome{}, err
-	}
-	claim, cerr := q.st.loadSearch(m.TaskID)
-	switch {
-	case cerr == nil:
-		if te := sameRequest(m.TaskID, claim.CapabilityID, claim.RequestHash, claim.Agent, m, rh, claims.Subject); te != nil {
-			return q.reject(m.TaskID, m.CapabilityID, claims.Subject, claims.ID, te, source)
-		}
-	case errors.Is(cerr, os.ErrNotExist):
-		if res, err := q.o.Results.Load(m.TaskID); err == nil {
-			if te := sameRequest(m.TaskID, res.CapabilityID, res.RequestHash, "", m, rh, claims.Subject); te != nil {
-				return q.reject(m.TaskID, m.CapabilityID, claims.Subject, claims.ID, te, source)
-			}
-		}
-		b, _ := json.Marshal(searchClaim{CapabilityID: m.CapabilityID, RequestHash: rh, Agent: claims.Subject})
-		if err := atomicfile.Write(q.st.searchPath(m.TaskID), b, 0o600); err != nil {
-			return Outcome{}, err
-		}
-	default:
-		return q.reject(m.TaskID, m.CapabilityID, claims.Subject, claims.ID,
-			conflict(m.TaskID, "an existing search task whose claim file is damaged"), source)
-	}
-	var target string
-	var in struct {
-		TargetScope string `json:"target_scope"`
-	}
-	_ = json.Unmarshal(m.Inputs, &in)
-	target = in.TargetScope
-	res, fresh, err := q.o.Results.Do(m.TaskID, rh, func() (*task.Result, error) {
-		out, terr := scope.Execute(ctx, q.o.Scopes, m.TaskID, m.CapabilityID, m.Inputs, q.o.ScopeLimits)
-		r := &task.Result{TaskID: m.TaskID, CapabilityID: m.CapabilityID, RequestHash: rh,
-			ExecutedAt: task.FormatTime(q.o.Now()), Output: json.RawMessage("{}")}
-		if terr != nil {
-			r.Status, r.Error = task.StatusFailure, terr
-		} else {
-			b, err := json.Marshal(out)
-			if err != nil {
-				return nil, err
-			}
-			r.Status, r.Output = task.StatusSuccess, b
-		}
-		if err := q.o.Signer.Sign(r); err != nil {
-			return nil, err
-		}
-		return r, nil
-	})
-	if err != nil {
-		return q.reject(m.TaskID, m.CapabilityID, claims.Subject, claims.ID, asTaskError(err), source)
-	}
-	if fresh {
-		e := audit.Entry{Actor: claims.Subject, Event: audit.EventSearched, TaskID: m.TaskID, Capability: m.CapabilityID,
-			Target: preview.MaskString(target), TokenJTI: claims.ID, Success: res.Status == task.StatusSuccess,
-			Details: audit.Details(map[string]any{"source": source})}
-		if res.Error != nil {
-			e.ErrorCode = string(res.Error.Code)
-		}
-		if _, err := q.o.Audit.Append(e); err != nil {
-			return Outcome{}, err
-		}
-	}
-	return Outcome{TaskID: m.TaskID, State: stateOfResult(res), Result: res}, nil
 }
 
 // peekTaskID pulls task_id out of a manifest that failed validation, so the
@@ -507,6 +399,7 @@ func (q *Queue) Get(id string) (Record, error) {
 	r, err := q.st.load(id)
 	if err == nil {
 		q.checkDecidedBy(&r)
+		q.checkShown(&r)
 	}
 	return r, err
 }
@@ -550,6 +443,8 @@ func (q *Queue) listed(ids []string) []Record {
 		case err == nil && r.State == Pending:
 			if why := q.manifestProblem(&r); why != "" {
 				r.State, r.Damage = Damaged, why
+			} else {
+				q.checkShown(&r)
 			}
 		}
 		out = append(out, r)
@@ -595,9 +490,6 @@ func (q *Queue) Pending() ([]Record, error) {
 	}
 	return out, nil
 }
-
-// Result returns a task's signed result.
-func (q *Queue) Result(id string) (*task.Result, error) { return q.o.Results.Load(id) }
 
 // TasksDir is the folder holding one folder per task.
 func (q *Queue) TasksDir() string { return q.o.Dir }
@@ -784,6 +676,9 @@ func (q *Queue) Decided(limit int) ([]Record, error) {
 	sort.SliceStable(out, func(i, j int) bool { return when(out[i]).After(when(out[j])) })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
+	}
+	for i := range out {
+		q.checkShown(&out[i]) // who asked is what the log says, in the history too
 	}
 	return out, nil
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // TestMCPWaitWakesOnTaskChange: with a backstop re-read far longer than the
@@ -22,23 +24,22 @@ import (
 func TestMCPWaitWakesOnTaskChange(t *testing.T) {
 	f := newFixture(t)
 	d := f.deps
-	d.Poll = time.Hour
+	followed := make(chan struct{}, 1)
+	d.Poll, d.Tasks = time.Hour, &readsSeen{Queue: f.env.Queue, followed: followed}
 	f.srv = New(d)
 	cs := f.connect(t, "stdio")
 	const id = "play-woken"
 	q := f.env.Open()
 	decided := make(chan time.Time, 1)
 	go func() {
-		for range 1000 {
-			if r, err := q.Get(id); err == nil && r.State == approval.Pending {
-				time.Sleep(100 * time.Millisecond) // the call is in its wait
-				if _, _, err := q.Decide(context.Background(), id, approval.Decision{Approve: true,
-					By: "operator:test", Via: "cli"}); err == nil {
-					decided <- time.Now()
-				}
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
+		select {
+		case <-followed: // the call waits, following the queue: only its feed wakes it now
+		case <-t.Context().Done():
+			return
+		}
+		if _, _, err := q.Decide(context.Background(), id, approval.Decision{Approve: true,
+			By: "operator:test", Via: "cli"}); err == nil {
+			decided <- time.Now()
 		}
 	}()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
@@ -60,10 +61,36 @@ func TestMCPWaitWakesOnTaskChange(t *testing.T) {
 	t.Logf("answered %s after the decision", d2)
 }
 
+// readsSeen is this home's queue telling the test when a waiting call has
+// read its task pending twice: a wait reads once, starts following the
+// queue's changes, then reads again, so after the second read only the
+// change feed (or the backstop re-read) brings it news.
+type readsSeen struct {
+	*approval.Queue
+	followed chan struct{}
+
+	mu      sync.Mutex
+	pending int
+}
+
+func (r *readsSeen) Get(id string) (approval.Record, error) {
+	rec, err := r.Queue.Get(id)
+	if err == nil && rec.State == approval.Pending {
+		r.mu.Lock()
+		r.pending++
+		if r.pending == 2 {
+			r.followed <- struct{}{}
+		}
+		r.mu.Unlock()
+	}
+	return rec, err
+}
+
 // fakeReader is a queue whose one task the test moves, with a change feed
 // the test drives.
 type fakeReader struct {
 	mu      sync.Mutex
+	read    int // Gets so far
 	rec     approval.Record
 	res     *task.Result
 	changes chan approval.Change
@@ -78,6 +105,7 @@ func newFakeReader(rec approval.Record) *fakeReader {
 func (f *fakeReader) Get(id string) (approval.Record, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.read++
 	if id != f.rec.TaskID {
 		return approval.Record{}, fmt.Errorf("%w: %s", approval.ErrNotFound, id)
 	}
@@ -117,6 +145,12 @@ func (f *fakeReader) Changes(ctx context.Context) (<-chan approval.Change, error
 	return out, nil
 }
 
+func (f *fakeReader) reads() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.read
+}
+
 func (f *fakeReader) starts() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -140,17 +174,33 @@ func waitServer(q approval.Reader) *server {
 // one second after the deadline, the executor's pass came up to a second
 // later).
 func TestMCPWaitOutlastsTheDeadlineForTheExpiry(t *testing.T) {
-	now := time.Now()
+	clk := approvaltest.NewClock()
 	q := newFakeReader(approval.Record{TaskID: "t1", State: approval.Pending,
-		ExpiresAt: now.Add(200 * time.Millisecond)})
+		ExpiresAt: clk.Now().Add(200 * time.Millisecond)})
 	s := waitServer(q)
-	go func() {
-		time.Sleep(200*time.Millisecond + 1500*time.Millisecond) // past the deadline by more than a second
-		q.set(approval.Expired, &task.Result{TaskID: "t1", Status: task.StatusFailure,
-			Error: task.Errorf(task.ApprovalTimeout, "expired")})
-		q.changes <- approval.Change{IDs: []string{"t1"}}
-	}()
-	res := s.wait(t.Context(), nil, q, "t1", time.Minute)
+	s.d.Now = clk.Now
+	answered := make(chan *mcp.CallToolResult, 1)
+	go func() { answered <- s.wait(t.Context(), nil, q, "t1", time.Minute) }()
+	// past the deadline by more than a second, the call reads the task
+	// still pending (a change wakes it: the feed takes one only once the
+	// call follows the queue) and must wait on
+	clk.Advance(200*time.Millisecond + 1500*time.Millisecond)
+	n := q.reads()
+	change := func() {
+		t.Helper()
+		select {
+		case q.changes <- approval.Change{IDs: []string{"t1"}}:
+		case res := <-answered:
+			t.Fatalf("answered before the expiry was recorded: %s", text(res))
+		}
+	}
+	change()
+	testwait.Until(t, 10*time.Second, "a read past the deadline", func() bool { return q.reads() > n })
+	// the executor's pass records the expiry
+	q.set(approval.Expired, &task.Result{TaskID: "t1", Status: task.StatusFailure,
+		Error: task.Errorf(task.ApprovalTimeout, "expired")})
+	change()
+	res := <-answered
 	if !res.IsError || !strings.Contains(text(res), string(task.ApprovalTimeout)) {
 		t.Fatalf("not the expiry: %s", text(res))
 	}
@@ -273,8 +323,16 @@ func TestMCPWaitUnfollowedReadsOften(t *testing.T) {
 	br := &unfollowable{q}
 	s := waitServer(br)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
-		q.set(approval.Done, &task.Result{TaskID: "t1", Status: task.StatusSuccess})
+		// the call read the task, failed to follow the queue and read it
+		// again: it pauses now, and only re-reading brings the news
+		if testwait.Poll(10*time.Second, func() error {
+			if q.reads() < 2 {
+				return errors.New("not read twice")
+			}
+			return nil
+		}) == nil {
+			q.set(approval.Done, &task.Result{TaskID: "t1", Status: task.StatusSuccess})
+		}
 	}()
 	start := time.Now()
 	if res := s.wait(t.Context(), nil, br, "t1", 10*time.Second); res.IsError || !strings.Contains(text(res), "SUCCESS") {

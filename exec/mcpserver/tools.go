@@ -430,8 +430,22 @@ var addMemorySchema = json.RawMessage(`{
   "required": ["text"]
 }`)
 
-// audit records a memory write with the MCP client as actor. A log that
-// cannot be appended to fails the write's answer (the write itself stands).
+// auditReady refuses a memory write before it is made when the audit log
+// cannot take its entry (its end cut or altered): memory writes are audited,
+// so they fail closed as decisions do, never "stored but not audited".
+func (s *server) auditReady(what string) *mcp.CallToolResult {
+	if s.d.Audit == nil {
+		return nil
+	}
+	if err := s.d.Audit.CheckEnd(); err != nil {
+		return toolError("ExecutionFailed", fmt.Sprintf("%s refused, nothing was written: the audit log cannot record it: %v", what, err))
+	}
+	return nil
+}
+
+// audit records a memory write with the MCP client as actor. auditReady
+// checked the log first; a log that still cannot be appended to (a race
+// with another writer, a full disk) fails the write's answer.
 func (s *server) audit(req *mcp.CallToolRequest, event string, details map[string]any) error {
 	if s.d.Audit == nil {
 		return nil
@@ -466,6 +480,9 @@ func (s *server) addMemory(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			return toolError("BadArgs", "date: "+err.Error()), nil
 		}
 		m.CreatedAt = t
+	}
+	if bad := s.auditReady("add_memory"); bad != nil {
+		return bad, nil
 	}
 	id, err := st.Add(ctx, m)
 	if err != nil {
@@ -599,6 +616,9 @@ func (s *server) deleteMemory(ctx context.Context, req *mcp.CallToolRequest) (*m
 	}
 	if a.ID == nil {
 		return toolError("BadArgs", "id: required"), nil
+	}
+	if bad := s.auditReady("delete_memory"); bad != nil {
+		return bad, nil
 	}
 	if err := st.Delete(ctx, *a.ID); err != nil {
 		if errors.Is(err, memory.ErrNotFound) {

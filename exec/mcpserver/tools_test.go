@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/exec/search"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // fixture is a server over a real queue (settable clock), memory store,
@@ -298,23 +300,35 @@ func mediaArgs(t *testing.T, f *fixture, id string) map[string]any {
 }
 
 // decideWhenPending decides the task from a second queue (as another process
-// would) once it is pending.
-func decideWhenPending(t *testing.T, f *fixture, id string, d approval.Decision) chan error {
+// would) once it is pending and, when waiting is given, once that says the
+// call is in its wait (a progress notification came).
+func decideWhenPending(t *testing.T, f *fixture, id string, d approval.Decision, waiting func() bool) chan error {
 	done := make(chan error, 1)
 	q := f.env.Open()
 	go func() {
-		for range 500 {
-			if r, err := q.Get(id); err == nil && r.State == approval.Pending {
-				time.Sleep(300 * time.Millisecond) // let the call wait a while
-				_, _, err := q.Decide(context.Background(), id, d)
-				done <- err
-				return
+		err := testwait.Poll(20*time.Second, func() error {
+			if r, err := q.Get(id); err != nil || r.State != approval.Pending {
+				return fmt.Errorf("%s is not pending (%v)", id, err)
 			}
-			time.Sleep(10 * time.Millisecond)
+			if waiting != nil && !waiting() {
+				return fmt.Errorf("the call on %s is not waiting yet", id)
+			}
+			return nil
+		})
+		if err == nil {
+			_, _, err = q.Decide(context.Background(), id, d)
 		}
-		done <- context.DeadlineExceeded
+		done <- err
 	}()
 	return done
+}
+
+// sawProgress is whether a progress notification came since progress was
+// last emptied.
+func (f *fixture) sawProgress() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.progress) > 0
 }
 
 func TestMCPMediaWaitsForDecision(t *testing.T) {
@@ -324,10 +338,10 @@ func TestMCPMediaWaitsForDecision(t *testing.T) {
 			cs := f.connect(t, kind)
 			// Approved while the call waits; progress notifications arrive.
 			id := "play-ok-" + kind
-			dec := decideWhenPending(t, f, id, approval.Decision{Approve: true, By: "operator:test", Via: "cli"})
 			f.mu.Lock()
 			f.progress = nil
 			f.mu.Unlock()
+			dec := decideWhenPending(t, f, id, approval.Decision{Approve: true, By: "operator:test", Via: "cli"}, f.sawProgress)
 			params := &mcp.CallToolParams{Name: "media_play", Arguments: mediaArgs(t, f, id)}
 			params.SetProgressToken("tok-" + kind)
 			res, err := cs.CallTool(t.Context(), params)
@@ -365,7 +379,7 @@ func TestMCPMediaWaitsForDecision(t *testing.T) {
 
 			// Denied while the call waits: isError with the seed's code and the reason.
 			id = "play-no-" + kind
-			dec = decideWhenPending(t, f, id, approval.Decision{By: "operator:test", Reason: "too loud", Via: "cli"})
+			dec = decideWhenPending(t, f, id, approval.Decision{By: "operator:test", Reason: "too loud", Via: "cli"}, nil)
 			res, sc = call(t, cs, "media_play", mediaArgs(t, f, id))
 			if err := <-dec; err != nil {
 				t.Fatal(err)
@@ -411,7 +425,7 @@ func TestMCPMediaWaitsForDecision(t *testing.T) {
 			if n != 1 {
 				t.Fatalf("%d tasks for %s", n, id)
 			}
-			dec = decideWhenPending(t, f, id, approval.Decision{Approve: true, By: "operator:test", Via: "cli"})
+			dec = decideWhenPending(t, f, id, approval.Decision{Approve: true, By: "operator:test", Via: "cli"}, nil)
 			res, sc = call(t, cs, "get_task_result", map[string]any{"task_id": id, "wait_seconds": 20})
 			if err := <-dec; err != nil {
 				t.Fatal(err)

@@ -98,14 +98,16 @@ func TestMPVRealPlayer(t *testing.T) {
 
 	// mpv may still settle the paused position after it answered the seek
 	// (time-pos has moved by a few hundredths), so the state the stop starts
-	// from is read once it holds still.
-	for i := 0; i < 20; i++ {
+	// from is read once it holds still: the same over four reads in a row
+	// (one matching read was not enough on a loaded machine).
+	for same, deadline := 0, time.Now().Add(10*time.Second); same < 3 && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 		again := state()
 		if string(again) == string(seeked) {
-			break
+			same++
+			continue
 		}
-		seeked = again
+		seeked, same = again, 0
 	}
 
 	// Stop: idle, nothing loaded.

@@ -59,7 +59,7 @@ type fakeServer struct {
 	texts  int
 	models []string
 	// fail, when set, answers instead of the vectors.
-	fail func(w http.ResponseWriter, inputs []string) bool
+	fail func(w http.ResponseWriter, r *http.Request, inputs []string) bool
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -110,7 +110,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.models = append(f.models, model)
 	fail := f.fail
 	f.mu.Unlock()
-	if fail != nil && fail(w, inputs) {
+	if fail != nil && fail(w, r, inputs) {
 		return
 	}
 	vecs := make([][]float32, len(inputs))
@@ -323,23 +323,28 @@ func TestHybridReindexAfterModelChange(t *testing.T) {
 func TestHybridEmbedderFailures(t *testing.T) {
 	cases := []struct {
 		name string
-		fail func(w http.ResponseWriter, inputs []string) bool
+		fail func(w http.ResponseWriter, r *http.Request, inputs []string) bool
 		want string
 	}{
-		{"http error echoing the key", func(w http.ResponseWriter, _ []string) bool {
+		{"http error echoing the key", func(w http.ResponseWriter, _ *http.Request, _ []string) bool {
 			http.Error(w, `{"error":"invalid key sk-test-SECRET-0123456789"}`, http.StatusUnauthorized)
 			return true
 		}, "HTTP 401: {\"error\":\"invalid key ****\"}"},
-		{"not json", func(w http.ResponseWriter, _ []string) bool { io.WriteString(w, "<html>"); return true }, "not an OpenAI embeddings response"},
-		{"too few vectors", func(w http.ResponseWriter, _ []string) bool {
+		{"not json", func(w http.ResponseWriter, _ *http.Request, _ []string) bool {
+			io.WriteString(w, "<html>")
+			return true
+		}, "not an OpenAI embeddings response"},
+		{"too few vectors", func(w http.ResponseWriter, _ *http.Request, _ []string) bool {
 			io.WriteString(w, `{"data":[]}`)
 			return true
 		}, "asked for 1 vectors, got 0"},
-		{"wrong dimension", func(w http.ResponseWriter, _ []string) bool {
+		{"wrong dimension", func(w http.ResponseWriter, _ *http.Request, _ []string) bool {
 			io.WriteString(w, `{"data":[{"index":0,"embedding":[1,2,3]}]}`)
 			return true
 		}, "expected 64 dimensions, got 3"},
-		{"slow", func(w http.ResponseWriter, _ []string) bool { time.Sleep(700 * time.Millisecond); return false }, "no answer within 300ms"},
+		// never answers: the embedder gives up at its timeout (the request
+		// ends when it hangs up)
+		{"slow", func(_ http.ResponseWriter, r *http.Request, _ []string) bool { <-r.Context().Done(); return true }, "no answer within 300ms"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package natsqueue_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,26 +11,27 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // auditSubject is the rig's executor's audit subject, once it published.
 func (r *rig) auditSubject() string {
 	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var id string
+	testwait.For(r.t, 30*time.Second, func() error {
 		ids, err := natsqueue.AuditExecutors(context.Background(), r.js)
-		if err == nil && len(ids) == 1 {
-			return natsqueue.AuditSubjectFor(ids[0])
+		if err != nil || len(ids) != 1 {
+			return fmt.Errorf("no executor's audit subject: %v %v", ids, err)
 		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("no executor's audit subject: %v %v", ids, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		id = ids[0]
+		return nil
+	})
+	return natsqueue.AuditSubjectFor(id)
 }
 
 // runMirror runs a mirror of the rig's executor's audit log into path
@@ -56,18 +58,16 @@ func (r *rig) runMirror(path string) (stop func() error) {
 // waitCopy waits until the copy is the executor's log byte for byte.
 func (r *rig) waitCopy(path string) []byte {
 	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var got []byte
+	testwait.For(r.t, 30*time.Second, func() error {
 		want, _ := os.ReadFile(r.env.AuditPath())
-		got, _ := os.ReadFile(path)
-		if len(want) > 0 && bytes.Equal(got, want) {
-			return got
+		got, _ = os.ReadFile(path)
+		if len(want) == 0 || !bytes.Equal(got, want) {
+			return fmt.Errorf("the copy is not the executor's log:\ncopy %d bytes\nlog %d bytes", len(got), len(want))
 		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("the copy is not the executor's log:\ncopy %d bytes\nlog %d bytes", len(got), len(want))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return got
 }
 
 func verifies(t *testing.T, path string) audit.Report {
@@ -235,30 +235,24 @@ func TestExecutorPublishesTheLogWhenItChanges(t *testing.T) {
 			t.Errorf("executor: %v", err)
 		}
 	}()
-	stream, err := js.Stream(ctx, natsqueue.AuditStream)
-	for deadline := time.Now().Add(20 * time.Second); err != nil; stream, err = js.Stream(ctx, natsqueue.AuditStream) {
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var stream jetstream.Stream
+	testwait.For(t, 20*time.Second, func() (err error) {
+		stream, err = js.Stream(ctx, natsqueue.AuditStream)
+		return err
+	})
 	subject := natsqueue.AuditSubjectFor("exec-1")
 	published := func(id string) {
 		t.Helper()
 		if _, err := r.env.Audit.Append(audit.Entry{Actor: "x", Event: audit.EventDenied, TaskID: id}); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		testwait.For(t, 10*time.Second, func() error {
 			m, err := stream.GetLastMsgForSubject(ctx, subject)
-			if err == nil && bytes.Contains(m.Data, []byte(`"`+id+`"`)) {
-				return
+			if err != nil || !bytes.Contains(m.Data, []byte(`"`+id+`"`)) {
+				return fmt.Errorf("the appended entry %s is not in the stream: %v", id, err)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the appended entry %s is not in the stream: %v", id, err)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	published("first") // the executor's start may publish this one
 	published("woken") // only the log's change can

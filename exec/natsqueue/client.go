@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/task"
 )
 
 // ErrNoTask means the bucket has no view of that task.
@@ -29,7 +31,12 @@ type Client struct {
 // NewClient binds to the streams and bucket (creating them if this is the
 // first Vigil to reach the server).
 func NewClient(ctx context.Context, js jetstream.JetStream) (*Client, error) {
-	kv, err := Setup(ctx, js)
+	return Layout{}.NewClient(ctx, js)
+}
+
+// NewClient is the package's NewClient, making what is missing with l.
+func (l Layout) NewClient(ctx context.Context, js jetstream.JetStream) (*Client, error) {
+	kv, err := l.Setup(ctx, js)
 	if err != nil {
 		return nil, err
 	}
@@ -56,9 +63,32 @@ func (c *Client) PublishFrom(ctx context.Context, raw []byte, source string) (st
 		msg.Header.Set(SourceHeader, source)
 	}
 	if _, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(digest)); err != nil {
-		return "", fmt.Errorf("nats publish: %w", err)
+		return "", publishError(err)
 	}
 	return digest, nil
+}
+
+// ErrSubmitRefused is a submission the submit stream's bounds refused
+// (SubmitMaxMsgSize, SubmitMaxPerSubject, SubmitMaxBytes): nothing was
+// queued, and what waited before still waits.
+var ErrSubmitRefused = errors.New("the shared queue refused the submission")
+
+// publishError says which bound refused a submission, if one did.
+func publishError(err error) error {
+	var why string
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "message size exceeds maximum"), errors.Is(err, nats.ErrMaxPayload):
+		why = fmt.Sprintf("the manifest is too large (at most %d bytes)", task.MaxManifestBytes)
+	case strings.Contains(msg, "maximum messages per subject exceeded"):
+		why = fmt.Sprintf("%d submissions already wait for this device: is the executor serving it running, "+
+			"and does its config list the device?", SubmitMaxPerSubject)
+	case strings.Contains(msg, "maximum bytes exceeded"), strings.Contains(msg, "maximum messages exceeded"):
+		why = fmt.Sprintf("the stream %s is full (%d MiB of submissions wait for their executors): try again once "+
+			"they have taken theirs", SubmitStream, SubmitMaxBytes>>20)
+	default:
+		return fmt.Errorf("nats publish: %w", err)
+	}
+	return fmt.Errorf("%w: %s (%v)", ErrSubmitRefused, why, err)
 }
 
 // Verdict waits until the executor answered the manifest with that digest.

@@ -1,6 +1,7 @@
 package natsqueue
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -23,6 +24,12 @@ type ConnectOptions struct {
 	// prefix the server's permissions expect (InboxPrefix). Empty is
 	// RoleOperator.
 	Role string
+	// Connected, Disconnected and Reconnected are called (one at a time,
+	// off the caller's goroutine) when the first connection is made — at
+	// once, or later with Wait —, when it is lost, and when it is back.
+	Connected    func(*nats.Conn)
+	Disconnected func(*nats.Conn, error)
+	Reconnected  func(*nats.Conn)
 }
 
 // The roles over the shared queue (docs/queue.md).
@@ -51,6 +58,9 @@ func InboxPrefix(role string) string {
 
 // Connect opens a connection with the [queue] credentials. Credentials come
 // from files and the environment, never from the URL or the config's text.
+// Unless it waits, a server Vigil cannot work with (CheckServer: older
+// than 2.10, or no JetStream) is refused here, before anything is sent;
+// with Wait the caller checks in Connected and Reconnected.
 func Connect(o ConnectOptions) (*nats.Conn, error) {
 	q := o.Queue
 	getenv := o.Getenv
@@ -61,6 +71,15 @@ func Connect(o ConnectOptions) (*nats.Conn, error) {
 		nats.MaxReconnects(-1), nats.CustomInboxPrefix(InboxPrefix(o.Role))}
 	if o.Wait {
 		opts = append(opts, nats.RetryOnFailedConnect(true))
+	}
+	if o.Connected != nil {
+		opts = append(opts, nats.ConnectHandler(o.Connected))
+	}
+	if o.Disconnected != nil {
+		opts = append(opts, nats.DisconnectErrHandler(o.Disconnected))
+	}
+	if o.Reconnected != nil {
+		opts = append(opts, nats.ReconnectHandler(o.Reconnected))
 	}
 	auth, err := Credentials(q, getenv)
 	if err != nil {
@@ -77,6 +96,14 @@ func Connect(o ConnectOptions) (*nats.Conn, error) {
 	if err != nil {
 		// the URL carries no credentials (config refuses them), so it may be shown
 		return nil, fmt.Errorf("queue.url: cannot reach %s: %w", strings.TrimSpace(q.URL), err)
+	}
+	if !o.Wait {
+		// ErrNotConnected (lost already) is let through: a reconnect
+		// follows, and what fails then says so
+		if err := CheckServer(nc); err != nil && !errors.Is(err, ErrNotConnected) {
+			nc.Close()
+			return nil, err
+		}
 	}
 	return nc, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // startServer runs an embedded nats-server with JetStream on a temp store.
@@ -212,19 +213,15 @@ func TestTwoExecutorsTakeOnlyTheirDevices(t *testing.T) {
 		t.Fatalf("audit executors %q %v", ids, err)
 	}
 	for id, env := range map[string]*approvaltest.Env{"exec-a": envA, "exec-b": envB} {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		testwait.For(t, 20*time.Second, func() error {
 			buf.Reset()
 			_, err := natsqueue.PullExecutorAudit(ctx, js, id, &buf)
 			local, _ := os.ReadFile(env.AuditPath())
-			if err == nil && bytes.Equal(buf.Bytes(), local) {
-				break
+			if err != nil || !bytes.Equal(buf.Bytes(), local) {
+				return fmt.Errorf("%s's audit copy (%d bytes, %v) is not its log (%d bytes)", id, buf.Len(), err, len(local))
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s's audit copy (%d bytes, %v) is not its log (%d bytes)", id, buf.Len(), err, len(local))
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }
 

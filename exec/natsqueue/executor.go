@@ -67,6 +67,9 @@ type ExecutorOptions struct {
 	ID   string
 	Poll time.Duration // how often local changes (expiry, local decisions) are published; 1 s when 0
 	Log  *slog.Logger
+	// Layout makes the streams and the bucket when they are missing
+	// ([queue] replicas).
+	Layout Layout
 }
 
 // Executor takes submissions from the work queue, publishes task views, and
@@ -95,7 +98,7 @@ func NewExecutor(ctx context.Context, o ExecutorOptions) (*Executor, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	kv, err := setup(ctx, o.JS, true)
+	kv, err := o.Layout.setup(ctx, o.JS, true, o.Log)
 	if err != nil {
 		return nil, err
 	}

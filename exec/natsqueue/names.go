@@ -8,12 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/exec/task"
 )
 
 // The streams, bucket and subjects Vigil creates.
@@ -54,6 +57,23 @@ const (
 	DedupeWindow = 25 * time.Hour
 	TaskMaxAge   = 30 * 24 * time.Hour
 	TaskHistory  = 5
+)
+
+// Bounds of VIGIL_SUBMIT. An agent may publish to any submit subject,
+// including a device no executor serves, where a submission waits up to
+// SubmitMaxAge: unbounded, that is a way to fill the server's storage. The
+// stream refuses what is past a bound (discard new, per subject too) rather
+// than dropping submissions already waiting, so the agent is told
+// (ErrSubmitRefused) and nothing it sent earlier is lost.
+const (
+	// SubmitMaxMsgSize is a manifest at its largest and room for the
+	// headers (the message id, the source).
+	SubmitMaxMsgSize = task.MaxManifestBytes + 4<<10
+	// SubmitMaxPerSubject is how many submissions may wait for one device
+	// (or, on SubmitSubject, for the executor of searches).
+	SubmitMaxPerSubject = 1000
+	// SubmitMaxBytes is what all waiting submissions may hold together.
+	SubmitMaxBytes = 64 << 20
 )
 
 // TaskKey is a task's key in the bucket. Task ids may hold ':' and empty
@@ -130,21 +150,52 @@ var ErrOldSubmitStream = errors.New("the stream " + SubmitStream + " is from an 
 // user whose permissions do not allow creating them (an agent's or an
 // operator's, docs/queue.md) is told to start the executor first.
 func Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
-	return setup(ctx, js, false)
+	return Layout{}.setup(ctx, js, false, nil)
+}
+
+// Layout says how the streams and the bucket are made when they are
+// missing ([queue] replicas).
+type Layout struct {
+	// Replicas is how many servers of a cluster keep each stream and the
+	// bucket (0: one; JetStream allows 1 to 5). A stream that exists is
+	// used as it is: an executor only warns when it has fewer.
+	Replicas int
+}
+
+func (l Layout) replicas() int { return max(l.Replicas, 1) }
+
+// Setup is the package's Setup, making what is missing with l.
+func (l Layout) Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
+	return l.setup(ctx, js, false, nil)
 }
 
 func submitStreamConfig() jetstream.StreamConfig {
-	return jetstream.StreamConfig{Name: SubmitStream, Subjects: []string{SubmitSubject, DeviceSubjects},
+	return boundSubmit(jetstream.StreamConfig{Name: SubmitStream, Subjects: []string{SubmitSubject, DeviceSubjects},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, MaxAge: SubmitMaxAge,
-		Duplicates: DedupeWindow, Description: "Vigil: manifests waiting for the executor of their device"}
+		Duplicates: DedupeWindow, Description: "Vigil: manifests waiting for the executor of their device"})
+}
+
+// boundSubmit sets the submit stream's bounds on cfg.
+func boundSubmit(cfg jetstream.StreamConfig) jetstream.StreamConfig {
+	cfg.MaxMsgSize, cfg.MaxMsgsPerSubject, cfg.MaxBytes = SubmitMaxMsgSize, SubmitMaxPerSubject, SubmitMaxBytes
+	cfg.Discard, cfg.DiscardNewPerSubject = jetstream.DiscardNew, true
+	return cfg
+}
+
+// submitUnbounded says whether cfg has none of the bounds (an earlier
+// release made it). Bounds an administrator chose are left as they are.
+func submitUnbounded(cfg jetstream.StreamConfig) bool {
+	return cfg.MaxMsgSize <= 0 && cfg.MaxMsgsPerSubject <= 0 && cfg.MaxBytes <= 0
 }
 
 // setup is Setup; an executor (migrate) also upgrades an earlier release's
-// submit stream.
-func setup(ctx context.Context, js jetstream.JetStream, migrate bool) (jetstream.KeyValue, error) {
-	sub, err := ensureStream(ctx, js, submitStreamConfig())
+// submit stream, and warns on log of a stream with fewer replicas than l.
+func (l Layout) setup(ctx context.Context, js jetstream.JetStream, migrate bool, log *slog.Logger) (jetstream.KeyValue, error) {
+	cfg := submitStreamConfig()
+	cfg.Replicas = l.replicas()
+	sub, err := ensureStream(ctx, js, cfg)
 	if err != nil {
-		return nil, err
+		return nil, l.explain(err)
 	}
 	if !slices.Contains(sub.CachedInfo().Config.Subjects, DeviceSubjects) {
 		if !migrate {
@@ -153,12 +204,17 @@ func setup(ctx context.Context, js jetstream.JetStream, migrate bool) (jetstream
 		if err := migrateSubmitStream(ctx, js, sub); err != nil {
 			return nil, err
 		}
+	} else if cfg := sub.CachedInfo().Config; migrate && submitUnbounded(cfg) {
+		// made by an earlier release, unbounded: what waits in it stays
+		if _, err := js.UpdateStream(ctx, boundSubmit(cfg)); err != nil {
+			return nil, fmt.Errorf("nats stream %s: bounding it: %w", SubmitStream, err)
+		}
 	}
 	aud, err := ensureStream(ctx, js, jetstream.StreamConfig{Name: AuditStream, Subjects: []string{AuditSubject, AuditSubjects},
 		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Duplicates: 10 * time.Minute,
-		Description: "Vigil: the executors' audit logs, line by line"})
+		Replicas: l.replicas(), Description: "Vigil: the executors' audit logs, line by line"})
 	if err != nil {
-		return nil, err
+		return nil, l.explain(err)
 	}
 	if cfg := aud.CachedInfo().Config; migrate && !slices.Contains(cfg.Subjects, AuditSubjects) {
 		// an earlier release's: its one executor's lines stay under
@@ -171,26 +227,58 @@ func setup(ctx context.Context, js jetstream.JetStream, migrate bool) (jetstream
 	kv, err := js.KeyValue(ctx, TasksBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: TasksBucket, History: TaskHistory,
-			TTL: TaskMaxAge, Storage: jetstream.FileStorage, Description: "Vigil: task views and decisions"})
+			TTL: TaskMaxAge, Storage: jetstream.FileStorage, Replicas: l.replicas(),
+			Description: "Vigil: task views and decisions"})
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, TasksBucket)
 		}
 		err = mayNotCreate(js, "bucket "+TasksBucket, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("nats bucket %s: %w", TasksBucket, err)
+		return nil, l.explain(fmt.Errorf("nats bucket %s: %w", TasksBucket, err))
+	}
+	if migrate && log != nil {
+		l.warnFewerReplicas(ctx, js, log)
 	}
 	return kv, nil
 }
 
+// explain adds to an error making a stream what replicas need.
+func (l Layout) explain(err error) error {
+	if l.Replicas > 1 && strings.Contains(err.Error(), "replicas") {
+		return fmt.Errorf("%w ([queue] replicas = %d needs a JetStream cluster of at least %d servers)", err,
+			l.Replicas, l.Replicas)
+	}
+	return err
+}
+
+// warnFewerReplicas logs each stream kept on fewer servers than l says:
+// made before [queue] replicas was raised, or by an administrator. Vigil
+// does not change them (its permissions do not allow it; docs/queue.md).
+func (l Layout) warnFewerReplicas(ctx context.Context, js jetstream.JetStream, log *slog.Logger) {
+	if l.Replicas <= 1 {
+		return
+	}
+	for _, name := range []string{SubmitStream, AuditStream, "KV_" + TasksBucket} {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			continue
+		}
+		if n := s.CachedInfo().Config.Replicas; n < l.Replicas {
+			log.Warn("queue: a stream has fewer replicas than [queue] replicas", "stream", name, "replicas", n,
+				"want", l.Replicas, "fix", fmt.Sprintf("nats stream edit %s --replicas %d", name, l.Replicas))
+		}
+	}
+}
+
 // migrateSubmitStream upgrades an earlier release's VIGIL_SUBMIT: the
-// per-device subjects are added (vigil.submit stays, so what waits there
+// per-device subjects and the bounds are added (vigil.submit stays, so what waits there
 // and what an earlier agent still sends is served), and the earlier
 // executor's consumer, which took the whole stream, is removed: on a
 // work-queue stream it would overlap every executor's. Removing a consumer
 // leaves its unacknowledged messages in the stream for the next one.
 func migrateSubmitStream(ctx context.Context, js jetstream.JetStream, s jetstream.Stream) error {
-	cfg := s.CachedInfo().Config
+	cfg := boundSubmit(s.CachedInfo().Config)
 	cfg.Subjects = []string{SubmitSubject, DeviceSubjects}
 	if _, err := js.UpdateStream(ctx, cfg); err != nil {
 		return fmt.Errorf("nats stream %s: upgrading it to per-device subjects: %w", SubmitStream, err)

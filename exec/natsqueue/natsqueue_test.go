@@ -44,11 +44,18 @@ func newRig(t testing.TB) *rig {
 		t.Fatal("nats-server did not start")
 	}
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	r := &rig{t: t, url: s.ClientURL(), env: approvaltest.New(t)}
+	return newRigOn(t, s.ClientURL(), natsqueue.Layout{})
+}
+
+// newRigOn is newRig on the servers at url (comma-separated), the streams
+// and bucket made with layout.
+func newRigOn(t testing.TB, url string, layout natsqueue.Layout) *rig {
+	t.Helper()
+	r := &rig{t: t, url: url, env: approvaltest.New(t)}
 	r.js = r.connect()
 	ctx := context.Background()
 	ex, err := natsqueue.NewExecutor(ctx, natsqueue.ExecutorOptions{JS: r.connect(), Queue: r.env.Queue,
-		AuditPath: r.env.AuditPath(), Host: "exec-host", Devices: []string{"living-room"}, ID: "exec-1"})
+		AuditPath: r.env.AuditPath(), Host: "exec-host", Devices: []string{"living-room"}, ID: "exec-1", Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +68,7 @@ func newRig(t testing.TB) *rig {
 			t.Errorf("executor: %v", err)
 		}
 	})
-	if r.c, err = natsqueue.NewClient(ctx, r.js); err != nil {
+	if r.c, err = layout.NewClient(ctx, r.js); err != nil {
 		t.Fatal(err)
 	}
 	if r.kv, err = r.js.KeyValue(ctx, natsqueue.TasksBucket); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 const permissionsConf = "testdata/permissions.conf"
@@ -78,16 +80,14 @@ func (rc *roleConn) seen() []string {
 // a subject it starts: a consumer's carries its filter).
 func (rc *roleConn) refused(act, subject string) {
 	rc.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.For(rc.t, 10*time.Second, func() error {
 		for _, v := range rc.seen() {
 			if strings.Contains(v, `"`+subject) {
-				return
+				return nil
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	rc.t.Fatalf("%s: the server did not refuse %s (violations: %q)", act, subject, rc.seen())
+		return fmt.Errorf("%s: the server did not refuse %s (violations: %q)", act, subject, rc.seen())
+	})
 }
 
 // short is the wait for a request the server drops: it never answers one

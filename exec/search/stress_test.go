@@ -19,6 +19,7 @@ import (
 
 	"os/exec"
 
+	"github.com/vigil-dev/vigil/internal/testbin"
 	"golang.org/x/sys/unix"
 )
 
@@ -274,6 +275,7 @@ func TestConcurrentRunsShareProbeCache(t *testing.T) {
 
 // 25,000 small files (the byte cap on a chunk is reached): both paths and backends agree, files_scanned exact.
 func TestTwentyFiveThousandFiles(t *testing.T) {
+	testbin.FullRunOnly(t, "a stress test over 25,000 files")
 	root := t.TempDir()
 	for d := range 100 {
 		dir := filepath.Join(root, fmt.Sprintf("dir%03d", d))
@@ -445,6 +447,7 @@ func TestResolveLinesRefusesChangedFile(t *testing.T) {
 // when the deadline passed was never closed, and the drain at the end
 // then waited on it for ever (a goroutine left per such Run).
 func TestOrderedPathDeadlinesLeaveNothing(t *testing.T) {
+	testbin.FullRunOnly(t, "deadlines swept across a real search")
 	root := denseTree(t, 3000, 2)
 	eachBackend(t, func(t *testing.T, be string) {
 		before := runtime.NumGoroutine()

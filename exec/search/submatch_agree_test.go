@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // Tests from a review of the per-line submatch cap (maxSubmatches), the
@@ -154,6 +156,7 @@ func TestSubmatchFixedUgrepFlagsTerminatorMatch(t *testing.T) {
 // not be taken for the key), with context lines and a per-file cap; and
 // lines of 999 and 1001 matches.
 func TestSubmatchLongRGLinesAgree(t *testing.T) {
+	testbin.FullRunOnly(t, "very long lines through both backends")
 	root := t.TempDir()
 	key := `,"submatches":[{"match":{"text":"a"},"start":0,"end":1}`
 	write(t, root, "esc.txt", strings.Repeat(`"a\`, 400_000)+"\n")

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // ugwalkPrepare prepares req (JSON) for the ugrep backend over root
@@ -291,6 +293,7 @@ func ugwalkRandomCase(t *testing.T, rng *rand.Rand) (string, string, []string) {
 // requests and deny lists. Wherever the ugrep walk answers, it must be the
 // ordered path's answer, and ugrep must read no denied file.
 func TestUgrepWalkRandomAgainstOrdered(t *testing.T) {
+	testbin.FullRunOnly(t, "a randomized comparison of hundreds of trees")
 	seed, limit, budget := int64(20261124), 600, 15*time.Second
 	if s := os.Getenv("UGWALK_REVIEW_SEED"); s != "" { // longer runs by hand
 		seed, _ = strconv.ParseInt(s, 10, 64)
@@ -383,6 +386,7 @@ func TestUgrepWalkCancelLeavesNothing(t *testing.T) {
 // did on "." before Vigil handed it `[^\n]` for a dot):
 // each returns on time and leaves nothing running.
 func TestUgrepWalkDeadlinesAndHandOversLeaveNothing(t *testing.T) {
+	testbin.FullRunOnly(t, "deadlines swept across a real walk")
 	root := denseTree(t, 1500, 200)
 	write(t, root, "zz/hang.txt", "\xffneedle\xfe\n")
 	for _, c := range []struct {

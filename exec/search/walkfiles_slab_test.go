@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // Guard. Slabs filling while a file owns their tails: a file with
@@ -91,6 +93,7 @@ func TestOddNamesAgree(t *testing.T) {
 // max_file_size_bytes: ordered rg, ordered ugrep and the rg walk give the
 // same JSON. (1,500 seeds were run during the review; 60 here.)
 func TestRandomTreesAgree(t *testing.T) {
+	testbin.FullRunOnly(t, "a randomized comparison of many trees")
 	vocab := []string{"foo", "foo bar", "", "x", "é foo", "a\xffb foo", "foofoo", "bar", "FOO", "fo", "  foo  ", "\tfoo", strings.Repeat("ab", 40) + "foo"}
 	ends := []string{"\n", "\n", "\n", "\r\n", "\r"}
 	odd := []string{"", "\ufeff", "\xff\xfe\x2d\x4e\n\x00", "\xff\xfe\x2d\x4e\x0a\x00\x66\x00", "\xef\xbb", "\r", "\n\n\n", "\xff\xfe\x00\xd8\x2d\x4e"}

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/metrics"
 	"github.com/vigil-dev/vigil/exec/notify"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // realEnv is a queue on the real clock with a short approval timeout: serve
@@ -170,21 +172,22 @@ func TestServeExpiresOnTime(t *testing.T) {
 	deadline := submitted.Add(timeout)
 	var expiredAt time.Time
 	var expired audit.Entry
-	for time.Since(submitted) < 5*time.Second && expiredAt.IsZero() {
+	testwait.For(t, 10*time.Second, func() error {
 		audit.Scan(e.AuditPath(), 0, func(l audit.Line) bool {
 			if l.Entry.Event == audit.EventExpired {
 				expired, expiredAt = l.Entry, time.Now()
 			}
 			return true
 		})
-		time.Sleep(10 * time.Millisecond)
-	}
-	if expiredAt.IsZero() {
-		t.Fatalf("not expired 5 s after submission (state %q)", e.recordState("expire-me"))
-	}
-	// the tick is 30 s: anything near the deadline was scheduled by it (the
-	// margin is for a loaded machine)
-	if late := expiredAt.Sub(deadline); late > 1500*time.Millisecond {
+		if expiredAt.IsZero() {
+			return fmt.Errorf("not expired (state %q)", e.recordState("expire-me"))
+		}
+		return nil
+	})
+	// the tick is 30 s: an expiry well before it was scheduled by the
+	// deadline (the bound is a third of the tick, not a latency: a loaded
+	// machine is late, never 10 s late)
+	if late := expiredAt.Sub(deadline); late > 10*time.Second {
 		t.Fatalf("expired %s after its deadline", late)
 	}
 	if st := e.recordState("expire-me"); st != "expired" {
@@ -196,21 +199,20 @@ func TestServeExpiresOnTime(t *testing.T) {
 	// arrival (within a tick of the submission: the tasks/ folder is watched) and the warning before the deadline
 	var got []notify.Event
 	var at []time.Time
-	for i := 0; i < 100; i++ {
-		if got, at = ev.list(); len(got) >= 2 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, 5*time.Second, "two notifications", func() bool {
+		got, at = ev.list()
+		return len(got) >= 2
+	})
 	if len(got) != 2 || got[0].Kind != notify.Arrived || got[1].Kind != notify.Expiring ||
 		got[0].TaskID != "expire-me" || got[0].Agent != "agent:planner" || got[0].Action != "MEDIA_PLAY" || got[0].Device != "living-room" {
 		t.Fatalf("events %+v", got)
 	}
-	if d := at[0].Sub(submitted); d > 2*time.Second {
-		t.Errorf("arrival told %s after submission", d)
+	if d := at[0].Sub(submitted); d > 10*time.Second {
+		t.Errorf("arrival told %s after submission, not within a tick", d)
 	}
-	if d := at[1].Sub(deadline.Add(-time.Second)); d < -50*time.Millisecond || d > 1500*time.Millisecond {
-		t.Errorf("expiry warning %s off its moment", d)
+	// the warning is never early, and comes before the expiry it warns of
+	if d := at[1].Sub(deadline.Add(-time.Second)); d < -50*time.Millisecond || at[1].After(expiredAt) {
+		t.Errorf("expiry warning %s off its moment (after the expiry: %v)", d, at[1].After(expiredAt))
 	}
 }
 
@@ -225,13 +227,12 @@ func TestServeHangingNotifierChangesNothing(t *testing.T) {
 		Notify: func(ctx context.Context, ev notify.Event) { cmd.Run(ctx, ev) }})
 	e.submit("a")
 	e.submit("b")
-	deadline := time.Now().Add(4 * time.Second)
-	for e.recordState("a") != "expired" || e.recordState("b") != "expired" {
-		if time.Now().After(deadline) {
-			t.Fatalf("states %q %q", e.recordState("a"), e.recordState("b"))
+	testwait.For(t, 10*time.Second, func() error {
+		if a, b := e.recordState("a"), e.recordState("b"); a != "expired" || b != "expired" {
+			return fmt.Errorf("states %q %q", a, b)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	t0 := time.Now()
 	stop() // the hanging command is killed at shutdown
 	if d := time.Since(t0); d > 5*time.Second {
@@ -359,13 +360,7 @@ func TestServeReportsWhatTheFeedCouldNotDo(t *testing.T) {
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, what, ok)
 }
 
 func TestRecordTimer(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 
 	"github.com/vigil-dev/vigil/internal/atomicfile"
@@ -31,6 +32,11 @@ type taskLock struct {
 // ErrNotFound means no result is stored for a task_id.
 var ErrNotFound = errors.New("no result stored for this task_id")
 
+// ErrNotThisTask means a stored result answers another task, or another
+// request under this task's id (copied or moved there): it is never
+// served, nor adopted, as this task's answer, signed or not.
+var ErrNotThisTask = errors.New("the stored result is not this task's")
+
 // OpenStore uses dir (created private if missing) for results.
 func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, ".locks"), 0o700); err != nil {
@@ -45,7 +51,8 @@ func (s *Store) Dir() string { return s.dir }
 // Path is where a task's result lives.
 func (s *Store) Path(taskID string) string { return filepath.Join(s.dir, taskID+".json") }
 
-// Load returns the stored result for taskID, or an error wrapping ErrNotFound.
+// Load returns the stored result for taskID, or an error wrapping ErrNotFound
+// (none stored) or ErrNotThisTask (the file names another task).
 // It checks the shape but not the signature; callers that hand the result to
 // someone else verify it.
 func (s *Store) Load(taskID string) (*Result, error) {
@@ -62,6 +69,9 @@ func (s *Store) Load(taskID string) (*Result, error) {
 	r, err := ParseResult(data)
 	if err != nil {
 		return nil, fmt.Errorf("task %s: stored result: %w", taskID, err)
+	}
+	if r.TaskID != taskID {
+		return nil, fmt.Errorf("task %s: %w: it names task %s", taskID, ErrNotThisTask, strconv.Quote(r.TaskID))
 	}
 	return r, nil
 }

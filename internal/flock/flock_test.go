@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 func TestLockExcludesAndShared(t *testing.T) {
@@ -16,20 +15,21 @@ func TestLockExcludesAndShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// a second open file description is refused while the first holds it
+	if u := TryLock(path); u != nil {
+		u()
+		t.Fatal("a second exclusive lock was granted while the first was held")
+	}
 	var got atomic.Bool
 	done := make(chan struct{})
 	go func() {
-		u, err := Lock(path) // a second open file description: blocks until released
+		u, err := Lock(path) // blocks until released
 		if err == nil {
 			got.Store(true)
 			u()
 		}
 		close(done)
 	}()
-	time.Sleep(50 * time.Millisecond)
-	if got.Load() {
-		t.Fatal("a second exclusive lock was granted while the first was held")
-	}
 	unlock()
 	<-done
 	if !got.Load() {

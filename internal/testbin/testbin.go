@@ -1,6 +1,7 @@
 // Package testbin gives tests what they need to run Vigil as a real child
 // process: the binary, built once per test process, and the outside tools
-// (tmux, …) that must exist under CI. Only tests import it.
+// (tmux, …) that must exist under CI, and the gate that keeps the slow
+// real-process suites out of the -short fast lane. Only tests import it.
 package testbin
 
 import (
@@ -64,4 +65,16 @@ func Tool(t testing.TB, name string) string {
 	}
 	t.Skipf("%s not installed", name)
 	return ""
+}
+
+// FullRunOnly skips t under -short, the developer's fast lane: the test
+// runs real processes for long (tmux screens, the release build, kill
+// tests, several vigil processes around a NATS server) and belongs to the
+// full run CI does (go test ./..., CONTRIBUTING.md). why says what makes
+// it slow. A missing tool is not a reason: Tool handles that.
+func FullRunOnly(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("full run only (-short skips it): %s", why)
+	}
 }

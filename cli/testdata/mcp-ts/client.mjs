@@ -35,7 +35,13 @@ const play = await client.callTool(
     arguments: { task_id: taskId, lease, media_uri: "/media/song.mp3", target_device: "living-room", wait_seconds: 30 },
   },
   undefined,
-  { onprogress: () => { progress++; }, timeout: 120000 },
+  {
+    onprogress: () => {
+      // the test decides once the call waits: tell it on stderr
+      if (progress++ === 0) process.stderr.write("media_play: waiting\n");
+    },
+    timeout: 120000,
+  },
 );
 out.media_play = { isError: play.isError ?? false, result: play.structuredContent, progress };
 await client.close();

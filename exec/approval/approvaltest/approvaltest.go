@@ -48,6 +48,9 @@ type Env struct {
 	Devices []config.DeviceConfig
 	Scopes  []config.ScopeConfig // set, then Open, for SEARCH_* tasks
 	Getenv  func(string) string
+	// Leeway is the lease verifier's clock-skew leeway for queues opened
+	// after it is set (zero: none, exact exp checks).
+	Leeway time.Duration
 }
 
 // Paths inside Dir.
@@ -100,8 +103,12 @@ func (e *Env) Open() *approval.Queue {
 	if err != nil {
 		t.Fatal(err)
 	}
+	leeway := lease.NoLeeway
+	if e.Leeway > 0 {
+		leeway = e.Leeway
+	}
 	leases, err := lease.NewVerifier(lease.Options{Issuer: lease.DefaultIssuer, Audience: lease.DefaultAudience,
-		Leeway: lease.NoLeeway, Keys: []lease.Key{local}, Now: e.Clock.Now})
+		Leeway: leeway, Keys: []lease.Key{local}, Now: e.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
