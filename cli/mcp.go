@@ -227,7 +227,7 @@ func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr, token string, orig
 		return Fail(ExitExecution, err)
 	}
 	hs := httpguard.Server(httpguard.Host(ln.Addr().String(), httpguard.Origin(origins,
-		bearerAuth(token, mcpserver.RefuseBatches(h)))))
+		bearerAuth(token, mcpserver.RefuseBatches(mcpserver.SSERetry(mcpSSERetry, h))))))
 	log.Info("mcp_http_listening", "addr", ln.Addr().String())
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
@@ -241,6 +241,10 @@ func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr, token string, orig
 		return nil
 	}
 }
+
+// mcpSSERetry is how long a client whose SSE stream dropped waits before
+// resuming it (the retry field of each stream's first event).
+const mcpSSERetry = 2 * time.Second
 
 // mcpEventStoreBytes bounds the SSE events kept for resumption, over all
 // sessions.

@@ -9,7 +9,7 @@ import (
 )
 
 // sseEvent is one server-sent event: its id, name and data.
-type sseEvent struct{ id, name, data string }
+type sseEvent struct{ id, name, data, retry string }
 
 // readEvents reads SSE events from sc until stop says so or the stream ends.
 func readEvents(sc *bufio.Scanner, stop func(sseEvent) bool) []sseEvent {
@@ -26,6 +26,8 @@ func readEvents(sc *bufio.Scanner, stop func(sseEvent) bool) []sseEvent {
 			e = sseEvent{}
 		case strings.HasPrefix(line, "id: "):
 			e.id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "retry: "):
+			e.retry = strings.TrimPrefix(line, "retry: ")
 		case strings.HasPrefix(line, "event: "):
 			e.name = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):
@@ -37,7 +39,8 @@ func readEvents(sc *bufio.Scanner, stop func(sseEvent) bool) []sseEvent {
 
 // A media call waits for the person; its SSE stream drops; the person
 // decides meanwhile; the client comes back with Last-Event-ID and gets the
-// answer. The events carry ids after a priming event (MCP 2025-11-25).
+// answer. The events carry ids after a priming event (MCP 2025-11-25),
+// which tells the client how long to wait before resuming (retry).
 func TestMcpHTTPResumesDroppedStream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a real vigil mcp --http")
@@ -78,8 +81,8 @@ func TestMcpHTTPResumesDroppedStream(t *testing.T) {
 	resp = send("POST", call, hdr)
 	first := readEvents(bufio.NewScanner(resp.Body), func(sseEvent) bool { return true })
 	resp.Body.Close() // the stream drops while the call waits for the person
-	if len(first) != 1 || first[0].name != "prime" || first[0].id == "" {
-		t.Fatalf("call stream began with %+v, want a priming event with an id", first)
+	if len(first) != 1 || first[0].name != "prime" || first[0].id == "" || first[0].retry != "2000" {
+		t.Fatalf("call stream began with %+v, want a priming event with an id and retry: 2000", first)
 	}
 	h.waitEvent(id, "submitted", 10*time.Second)
 	h.must(0, "approve", id, "--yes")

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -55,3 +58,41 @@ func RefuseBatches(next http.Handler) http.Handler {
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// SSERetry gives every SSE response of next a retry field in its first
+// event (the priming event when there is one): how long, in whole
+// milliseconds, a client whose stream dropped waits before it resumes with
+// Last-Event-ID. The SDK writes one only when it closes a stream itself.
+func SSERetry(after time.Duration, next http.Handler) http.Handler {
+	field := []byte("retry: " + strconv.FormatInt(after.Milliseconds(), 10) + "\n")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&retryWriter{ResponseWriter: w, field: field}, r)
+	})
+}
+
+// retryWriter puts the retry field before the first bytes of an event
+// stream: they begin its first event, and an event's fields may come in
+// any order.
+type retryWriter struct {
+	http.ResponseWriter
+	field []byte
+	wrote bool
+}
+
+func (w *retryWriter) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.wrote = true
+		if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+			if _, err := w.ResponseWriter.Write(w.field); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush flushes the response (the SDK flushes after each event).
+func (w *retryWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *retryWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

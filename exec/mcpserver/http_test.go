@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A batch over HTTP gets what stdio answers (-32600, id null); one message
@@ -31,5 +32,26 @@ func TestRefuseBatches(t *testing.T) {
 		if w.Code != http.StatusOK || got != body {
 			t.Errorf("%.20q: %d, the handler got %.20q", body, w.Code, got)
 		}
+	}
+}
+
+// The first event of an SSE response carries the retry field; a JSON
+// response is left alone.
+func TestSSERetry(t *testing.T) {
+	h := SSERetry(2500*time.Millisecond, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", r.URL.Query().Get("ct"))
+		w.Write([]byte("event: prime\nid: 1\ndata: \n\n"))
+		http.NewResponseController(w).Flush()
+		w.Write([]byte("data: {}\n\n"))
+	}))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/mcp?ct=text/event-stream", nil))
+	if got := w.Body.String(); got != "retry: 2500\nevent: prime\nid: 1\ndata: \n\ndata: {}\n\n" || !w.Flushed {
+		t.Fatalf("event stream: %q (flushed %v)", got, w.Flushed)
+	}
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/mcp?ct=application/json", nil))
+	if strings.Contains(w.Body.String(), "retry") {
+		t.Fatalf("json: %q", w.Body)
 	}
 }
