@@ -226,8 +226,8 @@ func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr, token string, orig
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
-	hs := httpguard.Server(httpguard.Host(ln.Addr().String(), httpguard.Origin(origins,
-		bearerAuth(token, mcpserver.RefuseBatches(mcpserver.SSERetry(mcpSSERetry, h))))))
+	api := bearerAuth(token, mcpserver.RefuseBatches(mcpserver.SSERetry(mcpSSERetry, h)))
+	hs := httpguard.Server(httpguard.Host(httpguard.Origin(origins, api), addr, ln.Addr().String()))
 	log.Info("mcp_http_listening", "addr", ln.Addr().String())
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

@@ -120,7 +120,7 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 		}
 		// only requests naming this address (no DNS rebinding from a web
 		// page), and no idle connection held open
-		srv = httpguard.Server(httpguard.Host(ln.Addr().String(), m.Handler(health)))
+		srv = httpguard.Server(httpguard.Host(m.Handler(health), listen, ln.Addr().String()))
 		go func() { srvDone <- srv.Serve(ln) }()
 		fmt.Fprintf(app.Out, "vigil serve: metrics on http://%s/metrics\n", ln.Addr())
 	}

@@ -37,23 +37,31 @@ func Refuse(w http.ResponseWriter, msg string, code int) {
 }
 
 // Host lets through requests whose Host header names the listening address
-// listen (host:port as listened on): the same host (any spelling of
+// (host:port as asked for, and as listened on: both, since a name resolves
+// to the address the listener reports): the same host (any spelling of
 // loopback for a loopback address: localhost, 127.0.0.1, [::1]), an IP
 // address when listening on every interface, or this machine's host name
-// (or name.local) there.
-// A Host with a port must name the listening port. Any other name is what
-// DNS rebinding sends (the attacker's name now pointing at loopback): 403.
-func Host(listen string, next http.Handler) http.Handler {
-	lhost, lport, err := net.SplitHostPort(listen)
-	if err != nil {
-		lhost = listen
+// (or name.local) there. A Host with a port must name the listening port.
+// Any other name is what DNS rebinding sends (the attacker's name now
+// pointing at loopback): 403.
+func Host(next http.Handler, listen ...string) http.Handler {
+	type addr struct{ host, port string }
+	var addrs []addr
+	for _, l := range listen {
+		h, p, err := net.SplitHostPort(l)
+		if err != nil {
+			h = l
+		}
+		addrs = append(addrs, addr{h, p})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !hostNames(r.Host, lhost, lport) {
-			Refuse(w, "forbidden: the Host header does not name this server", http.StatusForbidden)
-			return
+		for _, a := range addrs {
+			if hostNames(r.Host, a.host, a.port) {
+				next.ServeHTTP(w, r)
+				return
+			}
 		}
-		next.ServeHTTP(w, r)
+		Refuse(w, "forbidden: the Host header does not name this server", http.StatusForbidden)
 	})
 }
 

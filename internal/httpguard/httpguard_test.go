@@ -44,7 +44,7 @@ func TestHostNamesTheListeningAddress(t *testing.T) {
 		{":9464", name + ".attacker.example:9464", false},
 		{":9464", name + ".local:9464", name != ""},
 	} {
-		h := Host(c.listen, ok())
+		h := Host(ok(), c.listen)
 		r := httptest.NewRequest("GET", "/metrics", nil)
 		r.Host = c.host
 		w := httptest.NewRecorder()
@@ -54,6 +54,20 @@ func TestHostNamesTheListeningAddress(t *testing.T) {
 		}
 		if w.Code == http.StatusForbidden && w.Header().Get("Connection") != "close" {
 			t.Errorf("a refusal keeps the connection")
+		}
+	}
+}
+
+// A name listened on is accepted though the listener reports its address.
+func TestHostAcceptsTheNameAskedFor(t *testing.T) {
+	h := Host(ok(), "metrics.lan:9464", "192.168.1.5:9464")
+	for host, want := range map[string]int{"metrics.lan:9464": 200, "192.168.1.5:9464": 200, "evil.example:9464": 403} {
+		r := httptest.NewRequest("GET", "/metrics", nil)
+		r.Host = host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != want {
+			t.Errorf("Host %s: %d, want %d", host, w.Code, want)
 		}
 	}
 }
