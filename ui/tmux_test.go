@@ -52,8 +52,9 @@ const hostileAgent = "agent:\x1b]0;PWNED-TITLE\x07\x1b]2;PWNED-TITLE2\x1b\\\x1b]
 	"\x1b]8;;https://evil.example/\x1b\\link\x1b]8;;\x1b\\\x1b[2J\x1bP+q544e\x1b\\\u009b2J\rX\bY\u0085\u202eevil\x1bkPWNED-NAME\x1b\\"
 
 // demoHome builds a demo home with pending tasks and writes the hostile
-// agent name into one task's record, as a record from an older version or
-// an edit on disk would hold it (submit refuses such names today).
+// agent name into one task's record, as an edit on disk would (submit
+// refuses such names): the queue then shows that task as tampered, with
+// the agent its submission logged.
 func demoHome(t *testing.T, bin string) (home, hostileID string) {
 	t.Helper()
 	home = filepath.Join(t.TempDir(), "home")
@@ -208,27 +209,35 @@ func auditEvents(t *testing.T, home string) []string {
 	return ev
 }
 
-// A hostile pending task on the real screen in a real terminal: the window
-// title and name stay Vigil's, the clipboard gets nothing, and the escapes
-// are on screen as visible marks.
-func TestTmuxHostileTaskChangesNothingInTheTerminal(t *testing.T) {
+// TestTmuxHostileTextChangesNothingInTheTerminal: hostile text reaches the
+// screen only as visible marks. An agent name edited into a task's record
+// on disk never reaches it at all (the task is tampered and shows what was
+// logged); text an agent may store (a memory) is drawn escaped, and the real
+// terminal's title, window name and clipboard stay untouched.
+func TestTmuxHostileTextChangesNothingInTheTerminal(t *testing.T) {
 	needTmux(t)
 	bin := testbin.Vigil(t)
 	home, id := demoHome(t, bin)
-	tt := startTmux(t, bin, home, 160, 50)
-	tt.approvals()
-	tt.keys("j", "j", "j") // the hostile task is the newest, listed last
-	s := tt.waitFor(`\x1b]0;PWNED-TITLE\x07`)
-	if !strings.Contains(s, id) {
-		t.Fatalf("hostile task not selected:\n%s", s)
+	if out, err := exec.Command(bin, "--home", home, "memory", "add", "--text", "memo "+hostileAgent).CombinedOutput(); err != nil {
+		t.Fatalf("memory add: %v\n%s", err, out)
 	}
-	tt.keys("v")
-	tt.waitFor("Decided tasks")
-	tt.keys("v")
-	// back on the queue with the hostile row drawn: tmux has processed
-	// every byte of that frame
-	tt.waitScreen("the queue with the hostile row", func(s string) bool {
-		return strings.Contains(s, "Pending approvals") && strings.Contains(s, `\x1b]0;PWNED-TITLE\x07`)
+	tt := startTmux(t, bin, home, 160, 50)
+	s := tt.approvals()
+	if strings.Contains(s, "PWNED") || strings.Contains(s, id) {
+		t.Fatalf("the edited record reached the queue:\n%s", s)
+	}
+	tt.keys("M-2")
+	s = tt.waitFor(`\x1b]0;PWNED-TITLE\x07`)
+	if !strings.Contains(s, `\u202eevil`) {
+		t.Fatalf("the right-to-left override is not shown as a mark:\n%s", s)
+	}
+	tt.keys("M-1")
+	tt.waitFor("Search")
+	tt.keys("M-2")
+	// back on the memories with the hostile row drawn again: tmux has
+	// processed every byte of that frame
+	tt.waitScreen("the memories with the hostile row", func(s string) bool {
+		return strings.Contains(s, `\x1b]0;PWNED-TITLE\x07`)
 	})
 	title := strings.TrimSpace(tt.run("display-message", "-p", "-t", "v", "#{pane_title}"))
 	name := strings.TrimSpace(tt.run("display-message", "-p", "-t", "v", "#{window_name}"))
@@ -241,12 +250,8 @@ func TestTmuxHostileTaskChangesNothingInTheTerminal(t *testing.T) {
 	if bufs := strings.TrimSpace(tt.run("list-buffers")); bufs != "" {
 		t.Fatalf("the clipboard was written (OSC 52):\n%s", bufs)
 	}
-	s = tt.screen()
-	if !strings.Contains(s, "Pending approvals") {
+	if s = tt.screen(); !strings.Contains(s, "2 Memory") {
 		t.Fatalf("the screen was cleared or garbled:\n%s", s)
-	}
-	if !strings.Contains(s, "hidden character") {
-		t.Errorf("no hidden-character note:\n%s", s)
 	}
 }
 
