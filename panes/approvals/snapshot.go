@@ -1,6 +1,6 @@
 package approvalspane
 
-import "sync"
+import "github.com/vigil-dev/vigil/panes"
 
 // Snapshot is the pane's state as a test waits on it, safe to read from
 // any goroutine while the program runs (the pane itself is the program's).
@@ -20,30 +20,16 @@ type Snapshot struct {
 // state is what the pane last published, and who waits for the next.
 type state struct {
 	ticks int // the program's side: counted by Update
-
-	mu   sync.Mutex
-	snap Snapshot
-	next chan struct{} // closed at the next publish; nil: nobody waits
+	pub   panes.Published[Snapshot]
 }
 
 // Snapshot returns the pane's state after the last message it handled.
-func (p *Pane) Snapshot() Snapshot {
-	p.state.mu.Lock()
-	defer p.state.mu.Unlock()
-	return p.state.snap
-}
+func (p *Pane) Snapshot() Snapshot { return p.state.pub.Load() }
 
 // Changed returns a channel closed when the pane has handled its next
 // message: take it, read Snapshot, and wait on it while the state is not
 // the one wanted (a wait on state, never on time).
-func (p *Pane) Changed() <-chan struct{} {
-	p.state.mu.Lock()
-	defer p.state.mu.Unlock()
-	if p.state.next == nil {
-		p.state.next = make(chan struct{})
-	}
-	return p.state.next
-}
+func (p *Pane) Changed() <-chan struct{} { return p.state.pub.Changed() }
 
 // publish stores the state for Snapshot and wakes those waiting.
 func (p *Pane) publish() {
@@ -52,11 +38,5 @@ func (p *Pane) publish() {
 	if d := &p.decided; d.result != nil && d.resultID == d.selID {
 		s.Result = d.resultID
 	}
-	p.state.mu.Lock()
-	p.state.snap = s
-	if p.state.next != nil {
-		close(p.state.next)
-		p.state.next = nil
-	}
-	p.state.mu.Unlock()
+	p.state.pub.Publish(s)
 }

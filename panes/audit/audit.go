@@ -58,7 +58,7 @@ type Pane struct {
 	smallLog   int64            // smallLog when the pane was made
 	inMemory   int64            // inMemoryLog when the pane was made
 	life       life
-	state      snapshots
+	state      panes.Published[Snapshot]
 }
 
 // New builds the pane over the log at path. It reads nothing: Init starts the reads.

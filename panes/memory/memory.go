@@ -110,8 +110,8 @@ type Pane struct {
 	detail    *detail
 	detailGen int
 
-	keys  int       // key presses handled, for Snapshot
-	state published // what tests wait on (Snapshot, Changed)
+	keys  int                       // key presses handled, for Snapshot
+	state panes.Published[Snapshot] // what tests wait on (Snapshot, Changed)
 }
 
 type detail struct {

@@ -1,7 +1,5 @@
 package memorypane
 
-import "sync"
-
 // Snapshot is the pane's state as a test waits on it, safe to read from
 // any goroutine while the program runs (the pane itself is the program's).
 type Snapshot struct {
@@ -14,31 +12,13 @@ type Snapshot struct {
 	Keys     int  // key presses handled so far
 }
 
-// published is what the pane last published, and who waits for the next.
-type published struct {
-	mu   sync.Mutex
-	snap Snapshot
-	next chan struct{} // closed at the next publish; nil: nobody waits
-}
-
 // Snapshot returns the pane's state after the last message it handled.
-func (p *Pane) Snapshot() Snapshot {
-	p.state.mu.Lock()
-	defer p.state.mu.Unlock()
-	return p.state.snap
-}
+func (p *Pane) Snapshot() Snapshot { return p.state.Load() }
 
 // Changed returns a channel closed when the pane has handled its next
 // message: take it, read Snapshot, and wait on it while the state is not
 // the one wanted (a wait on state, never on time).
-func (p *Pane) Changed() <-chan struct{} {
-	p.state.mu.Lock()
-	defer p.state.mu.Unlock()
-	if p.state.next == nil {
-		p.state.next = make(chan struct{})
-	}
-	return p.state.next
-}
+func (p *Pane) Changed() <-chan struct{} { return p.state.Changed() }
 
 // publish stores the state for Snapshot and wakes those waiting.
 func (p *Pane) publish() {
@@ -48,11 +28,5 @@ func (p *Pane) publish() {
 	for _, errs := range p.invalid {
 		s.Invalid += len(errs)
 	}
-	p.state.mu.Lock()
-	p.state.snap = s
-	if p.state.next != nil {
-		close(p.state.next)
-		p.state.next = nil
-	}
-	p.state.mu.Unlock()
+	p.state.Publish(s)
 }

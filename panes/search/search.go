@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -120,7 +119,7 @@ type Pane struct {
 
 	notice   string
 	keysSeen int
-	state    published
+	state    panes.Published[Snapshot]
 }
 
 // Snapshot is the pane's progress, safe to read from any goroutine: tests
@@ -181,30 +180,12 @@ func (p *Pane) Badge() string              { return "" }
 func (p *Pane) Capturing() bool { return p.focus == focusComposer && !p.viewing() }
 
 // Snapshot returns the pane's progress (see Snapshot).
-func (p *Pane) Snapshot() Snapshot {
-	p.state.mu.Lock()
-	defer p.state.mu.Unlock()
-	return p.state.snap
-}
+func (p *Pane) Snapshot() Snapshot { return p.state.Load() }
 
 // Changed returns a channel closed when the pane has handled its next
 // message: take it, read Snapshot, and wait on it while the state is not
 // the one wanted (a wait on state, never on time).
-func (p *Pane) Changed() <-chan struct{} {
-	p.state.mu.Lock()
-	defer p.state.mu.Unlock()
-	if p.state.next == nil {
-		p.state.next = make(chan struct{})
-	}
-	return p.state.next
-}
-
-// published is what the pane last published, and who waits for the next.
-type published struct {
-	mu   sync.Mutex
-	snap Snapshot
-	next chan struct{} // closed at the next publish; nil: nobody waits
-}
+func (p *Pane) Changed() <-chan struct{} { return p.state.Changed() }
 
 // publish stores the state for Snapshot and wakes those waiting.
 func (p *Pane) publish() {
@@ -217,13 +198,7 @@ func (p *Pane) publish() {
 	if p.backendKnown {
 		s.Backend = strings.TrimSpace(p.backend.Name + " " + p.backend.Version)
 	}
-	p.state.mu.Lock()
-	p.state.snap = s
-	if p.state.next != nil {
-		close(p.state.next)
-		p.state.next = nil
-	}
-	p.state.mu.Unlock()
+	p.state.Publish(s)
 }
 
 // Init detects the backend (it runs `--version`, so off the UI goroutine)
