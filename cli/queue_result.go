@@ -47,8 +47,8 @@ func remoteResult(cmd *cobra.Command, app *App, id string, wait time.Duration) e
 			return Fail(ExitExecution, safeErr(err))
 		}
 		if res != nil {
-			if err := resultIsTasks(id, rec, res); err != nil {
-				return Fail(ExitCheck, safeErr(err))
+			if err := approval.ResultAnswers(id, rec, res); err != nil {
+				return Fail(ExitCheck, safeErr(fmt.Errorf("%w; refusing it", err)))
 			}
 			if err := app.PrintJSON(res); err != nil {
 				return err
@@ -73,19 +73,6 @@ func remoteResult(cmd *cobra.Command, app *App, id string, wait time.Duration) e
 			return Fail(ExitExecution, err)
 		}
 	}
-}
-
-// resultIsTasks refuses a result that answers another task or another
-// request than the task's view says (a signed result copied into this
-// task's key verifies, but is not this task's answer).
-func resultIsTasks(id string, rec approval.Record, res *task.Result) error {
-	switch {
-	case res.TaskID != id:
-		return fmt.Errorf("task %s: %w: it names task %q; refusing it", id, task.ErrNotThisTask, res.TaskID)
-	case rec.RequestHash != "" && res.RequestHash != rec.RequestHash:
-		return fmt.Errorf("task %s: %w: it answers another request than the task's; refusing it", id, task.ErrNotThisTask)
-	}
-	return nil
 }
 
 // waitChange sleeps until the task's key changes, the backstop poll, or

@@ -47,3 +47,16 @@ func (q *Queue) resultOf(id, requestHash string) (*task.Result, error) {
 	}
 	return res, nil
 }
+
+// ResultAnswers refuses a result that answers another task, or another
+// request than rec's: a signed result copied into this task's place
+// verifies, but is not its answer.
+func ResultAnswers(id string, rec Record, res *task.Result) error {
+	switch {
+	case res.TaskID != id:
+		return fmt.Errorf("task %s: %w: it names task %q", id, task.ErrNotThisTask, res.TaskID)
+	case rec.RequestHash != "" && res.RequestHash != rec.RequestHash:
+		return fmt.Errorf("task %s: %w: it answers another request than the task's", id, task.ErrNotThisTask)
+	}
+	return nil
+}

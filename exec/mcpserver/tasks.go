@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -24,27 +23,14 @@ func status(q approval.Reader, id string) (approval.Record, *task.Result, error)
 		return rec, nil, nil
 	}
 	if err == nil {
-		err = answersTask(id, rec, res)
+		// the local queue checks this itself; a shared queue's reader hands
+		// out what its bucket holds, so the agent's side checks too
+		err = approval.ResultAnswers(id, rec, res)
 	}
 	if err != nil {
 		return rec, nil, err
 	}
 	return rec, res, nil
-}
-
-// answersTask refuses a result that answers another task, or another request
-// than the record's: a signed result copied into this task's place verifies,
-// but is not its answer. The local queue checks this itself; a shared
-// queue's reader hands out what its bucket holds, so the agent's side checks
-// too.
-func answersTask(id string, rec approval.Record, res *task.Result) error {
-	switch {
-	case res.TaskID != id:
-		return fmt.Errorf("task %s: %w: it names task %q", id, task.ErrNotThisTask, res.TaskID)
-	case rec.RequestHash != "" && res.RequestHash != rec.RequestHash:
-		return fmt.Errorf("task %s: %w: it answers another request than the task's", id, task.ErrNotThisTask)
-	}
-	return nil
 }
 
 // changeFeed shares one Changes of the queue among the calls waiting on it:
