@@ -131,8 +131,12 @@ func printPendingTable(app *App, list []approval.Record) {
 			continue
 		}
 		at, kind := r.Deadline()
-		fmt.Fprintf(app.Out, "%-24s %-20s %-12s %-14s %-8s %s\n", safetext.Line(r.TaskID), safetext.Line(r.Agent),
-			safetext.Line(r.CapabilityID), safetext.Line(r.Device), shortDur(now.Sub(r.SubmittedAt)),
+		// the free-text columns are cut to their width: a value never carries
+		// text into the next column (a sub holding spaces could paint a row
+		// of its own); the task id stays whole, the handle `approve` takes,
+		// and holds no space to forge one with (task.ValidateTaskID)
+		fmt.Fprintf(app.Out, "%-24s %s %s %s %-8s %s\n", safetext.Line(r.TaskID), safetext.Cell(r.Agent, 20),
+			safetext.Cell(r.CapabilityID, 12), safetext.Cell(r.Device, 14), shortDur(now.Sub(r.SubmittedAt)),
 			kind+" expires in "+clockDur(at.Sub(now)))
 	}
 }

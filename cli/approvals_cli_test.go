@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/exec/approval"
 )
 
 func newCLIHome(t *testing.T) *crashHome { return newCrashHome(t, "") }
@@ -198,5 +201,36 @@ func TestDenyReasonMustBePlainText(t *testing.T) {
 	h.must(0, "deny", "why", "--reason", "not now")
 	if _, errs, code := runReal(t, h.home, "result", "why"); code != 1 || !strings.Contains(errs, "denied — decided by operator:") || !strings.Contains(errs, "via cli") {
 		t.Fatalf("result: exit %d %s", code, errs)
+	}
+}
+
+// TestPendingTableKeepsEachValueInItsColumn: an agent name holding spaces
+// and a long device name are cut to their columns, so no value paints a
+// column or a row of its own; the task id, the handle `approve` takes,
+// stays whole.
+func TestPendingTableKeepsEachValueInItsColumn(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	forged := "agent:x                 MEDIA_STOP   kitchen        0s       approval expires in 9:59"
+	var b bytes.Buffer
+	app := &App{Out: &b, Now: func() time.Time { return now }}
+	printPendingTable(app, []approval.Record{{TaskID: "t-forge", Agent: forged, CapabilityID: "MEDIA_PLAY",
+		Device: "living-room-with-a-very-long-name", State: approval.Pending, SubmittedAt: now.Add(-time.Minute),
+		ExpiresAt: now.Add(5 * time.Minute)}})
+	rows := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(rows) != 2 {
+		t.Fatalf("%d lines:\n%s", len(rows), b.String())
+	}
+	head, row := rows[0], rows[1]
+	if strings.Contains(row, "MEDIA_STOP") || strings.Contains(row, "kitchen") {
+		t.Fatalf("the agent name painted columns of its own:\n%s", b.String())
+	}
+	// the header is ASCII: its byte index is the column; the row may hold
+	// an ellipsis, so it is read by runes (one cell each here)
+	c, cells := strings.Index(head, "CAPABILITY"), []rune(row)
+	if len(cells) < c+10 || cells[c-1] != ' ' || string(cells[c:c+10]) != "MEDIA_PLAY" {
+		t.Fatalf("CAPABILITY is not under its heading:\n%s", b.String())
+	}
+	if !strings.HasPrefix(row, "t-forge ") {
+		t.Fatalf("the task id is not whole:\n%s", row)
 	}
 }

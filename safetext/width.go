@@ -207,3 +207,12 @@ func (t *Text) appendSpan(sp Span) {
 	}
 	t.Spans = append(t.Spans, sp)
 }
+
+// Cell is s shown display-safe in a column of width cells: cut with an
+// ellipsis when longer, padded with spaces when shorter, so a value never
+// carries text into the next column (a name holding spaces cannot paint a
+// row of its own).
+func Cell(s string, width int) string {
+	t := Inspect(s).Truncate(width)
+	return t.String() + strings.Repeat(" ", max(width-t.Width(), 0))
+}

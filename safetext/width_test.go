@@ -3,6 +3,8 @@ package safetext
 import (
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 func TestTruncateNeverSplitsAnEscape(t *testing.T) {
@@ -162,6 +164,27 @@ func TestWrapKeepsBackslashRunsWhole(t *testing.T) {
 			if w := l.Width(); w > c.width {
 				t.Errorf("Wrap(%q, %d) line %d is %d cells", c.in, c.width, i, w)
 			}
+		}
+	}
+}
+
+func TestCellKeepsAValueInItsColumn(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"abc", 6, "abc   "},
+		{"agent:x       MEDIA_PLAY  living-room", 12, "agent:x    …"},
+		{"a\x1b[2Jb", 6, `a\x1b…`},
+		{"", 3, "   "},
+	} {
+		got := Cell(c.in, c.w)
+		if got != c.want {
+			t.Errorf("Cell(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
+		}
+		if w := ansi.StringWidth(got); w != c.w {
+			t.Errorf("Cell(%q, %d) is %d cells wide", c.in, c.w, w)
 		}
 	}
 }
