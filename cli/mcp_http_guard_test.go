@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 const guardInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
@@ -43,9 +45,7 @@ func postMCP(t *testing.T, url, token, body string, hdr map[string]string) (int,
 // that is not this server's gets 403, a refused connection is not kept
 // alive, and a JSON-RPC batch is refused as on stdio.
 func TestMcpHTTPRefusesWebPages(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs a real vigil mcp --http")
-	}
+	testbin.FullRunOnly(t, "builds and runs a real vigil mcp --http")
 	h := mcpHome(t)
 	const token = "guard-token-0123456789"
 	url, _ := startHTTP(t, h, []string{"VIGIL_MCP_TOKEN=" + token}, "--allow-origin", "https://ok.example")

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // sseEvent is one server-sent event: its id, name and data.
@@ -42,9 +44,7 @@ func readEvents(sc *bufio.Scanner, stop func(sseEvent) bool) []sseEvent {
 // answer. The events carry ids after a priming event (MCP 2025-11-25),
 // which tells the client how long to wait before resuming (retry).
 func TestMcpHTTPResumesDroppedStream(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs a real vigil mcp --http")
-	}
+	testbin.FullRunOnly(t, "builds and runs a real vigil mcp --http")
 	h := mcpHome(t)
 	const token = "resume-token-0123456789"
 	url, _ := startHTTP(t, h, []string{"VIGIL_MCP_TOKEN=" + token})

@@ -27,9 +27,7 @@ func getHost(t *testing.T, url, host string) (int, string) {
 // address: a web page that rebinds its own name to 127.0.0.1 sends its own
 // name in Host and gets 403, so it cannot read what agents are doing.
 func TestServeMetricsRefusesForeignHost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs a real vigil serve")
-	}
+	testbin.FullRunOnly(t, "builds and runs a real vigil serve")
 	h := newCrashHome(t, testbin.Vigil(t))
 	sc := h.startServe()
 	addr := strings.TrimPrefix(sc.url, "http://")

@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/natsqueue/natstest"
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // clusterConn connects to every server of the cluster, reconnecting for
@@ -97,9 +98,7 @@ func TestClusterLosesTheSubmitStreamsLeader(t *testing.T) {
 // loseANode runs the flow of TestClusterLosesTheExecutorsNode, killing the
 // node pick names.
 func loseANode(t *testing.T, pick func(*testing.T, *natstest.Cluster, *nats.Conn, jetstream.JetStream) int) {
-	if testing.Short() {
-		t.Skip("a three-node cluster killed mid-flow: not in -short")
-	}
+	testbin.FullRunOnly(t, "a three-node cluster killed mid-flow")
 	c := natstest.StartCluster(t, 3)
 	layout := natsqueue.Layout{Replicas: 3}
 	env := approvaltest.New(t)

@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 	"github.com/vigil-dev/vigil/exec/natsqueue/natstest"
+	"github.com/vigil-dev/vigil/internal/testbin"
 )
 
 // TestReplicasOnAThreeNodeCluster: with [queue] url listing three routed
@@ -20,9 +21,7 @@ import (
 // with three replicas, each placed on all three servers, and a task goes
 // through submit, decision and execution on them.
 func TestReplicasOnAThreeNodeCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a three-node cluster: not in -short")
-	}
+	testbin.FullRunOnly(t, "a three-node cluster")
 	c := natstest.StartCluster(t, 3)
 	if n := strings.Count(c.URL, ",") + 1; n != 3 {
 		t.Fatalf("url %q lists %d servers", c.URL, n)
