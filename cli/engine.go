@@ -79,6 +79,7 @@ func (a *App) openQueue(ctx context.Context, eng *Engine, now func() time.Time) 
 		Dir: filepath.Join(a.Paths.State, "tasks"), Inbox: a.Paths.Inbox, Executor: eng.Media, Devices: a.Cfg.Devices,
 		Leases: eng.Leases, Results: eng.Results, Signer: eng.Signer, Audit: eng.Audit, Scopes: a.Cfg.Scopes,
 		Timeout: a.Cfg.Approvals.Timeout.Duration, Now: now, Log: a.Log,
+		RequireOperatorKey: a.Cfg.Decisions.RequireOperatorKey,
 	})
 	if err != nil {
 		return nil, Fail(ExitExecution, err)

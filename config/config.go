@@ -7,19 +7,23 @@ import "time"
 // Config is the effective configuration: defaults overlaid with the file.
 // Relative paths in the file are resolved against the file's folder by Load.
 type Config struct {
-	Theme     string          `toml:"theme" json:"theme"`
-	Sandbox   SandboxConfig   `toml:"sandbox" json:"sandbox"`
-	Tools     ToolsConfig     `toml:"tools" json:"tools"`
-	Leases    LeasesConfig    `toml:"leases" json:"leases"`
-	Approvals ApprovalsConfig `toml:"approvals" json:"approvals"`
-	Media     MediaConfig     `toml:"media" json:"media"`
-	Devices   []DeviceConfig  `toml:"devices" json:"devices"`
-	Scopes    []ScopeConfig   `toml:"scopes" json:"scopes"`
-	UI        UIConfig        `toml:"ui" json:"ui"`
-	MCP       MCPConfig       `toml:"mcp" json:"mcp"`
-	Notify    NotifyConfig    `toml:"notify" json:"notify"`
-	Queue     QueueConfig     `toml:"queue" json:"queue"`
-	Memory    MemoryConfig    `toml:"memory" json:"memory"`
+	Theme     string           `toml:"theme" json:"theme"`
+	Sandbox   SandboxConfig    `toml:"sandbox" json:"sandbox"`
+	Tools     ToolsConfig      `toml:"tools" json:"tools"`
+	Leases    LeasesConfig     `toml:"leases" json:"leases"`
+	Approvals ApprovalsConfig  `toml:"approvals" json:"approvals"`
+	Media     MediaConfig      `toml:"media" json:"media"`
+	Devices   []DeviceConfig   `toml:"devices" json:"devices"`
+	Scopes    []ScopeConfig    `toml:"scopes" json:"scopes"`
+	UI        UIConfig         `toml:"ui" json:"ui"`
+	MCP       MCPConfig        `toml:"mcp" json:"mcp"`
+	Notify    NotifyConfig     `toml:"notify" json:"notify"`
+	Queue     QueueConfig      `toml:"queue" json:"queue"`
+	Memory    MemoryConfig     `toml:"memory" json:"memory"`
+	Operators []OperatorConfig `toml:"operators" json:"operators"`
+	Agents    []AgentConfig    `toml:"agents" json:"agents"`
+	Decisions DecisionsConfig  `toml:"decisions" json:"decisions"`
+	SSH       SSHConfig        `toml:"ssh" json:"ssh"`
 }
 
 // MCPConfig is `vigil mcp`'s section. TokenFile holds the bearer token that
@@ -146,5 +150,6 @@ func Default() Config {
 		Media:     MediaConfig{ActionTimeout: Duration{10 * time.Second}},
 		UI:        UIConfig{SearchDebounce: Duration{120 * time.Millisecond}, Mouse: true},
 		Notify:    NotifyConfig{Terminal: true, Timeout: Duration{DefaultNotifyTimeout}},
+		SSH:       SSHConfig{IdleTimeout: Duration{DefaultSSHIdleTimeout}},
 	}
 }

@@ -168,7 +168,16 @@ func (c *Config) Validate() error {
 	if err := c.Notify.validate(); err != nil {
 		return err
 	}
-	return c.Memory.validate()
+	if err := c.Memory.validate(); err != nil {
+		return err
+	}
+	if err := validateOperators(c.Operators); err != nil {
+		return err
+	}
+	if err := validateAgents(c.Agents); err != nil {
+		return err
+	}
+	return c.SSH.validate()
 }
 
 // validate checks [tools.search]: positive limits, a usable line cap, and
@@ -297,6 +306,9 @@ func resolvePaths(c *Config, dir, cwd string) {
 	}
 	for i := range c.Scopes {
 		c.Scopes[i].Path = abs(c.Scopes[i].Path)
+	}
+	for i := range c.Agents {
+		c.Agents[i].TokenFile = abs(c.Agents[i].TokenFile)
 	}
 }
 

@@ -134,8 +134,25 @@ type Decision struct {
 	By          string // operator:<user>
 	Reason      string // for a denial
 	PreviewHash string
-	Via         string // the surface: "tui", "cli"
+	Via         string // the surface: ViaTUI, ViaCLI, ViaSSH, ViaQueue
+	// Key is the SHA256 fingerprint of the SSH key the operator signed in
+	// with ("SHA256:…"), for a decision made over SSH.
+	Key string
 }
+
+// The surfaces a decision is recorded as having come through.
+const (
+	ViaTUI   = "tui"   // this account's TUI
+	ViaCLI   = "cli"   // this account's vigil approve/deny
+	ViaSSH   = "ssh"   // an operator over vigil serve --ssh, with a listed key
+	ViaQueue = "queue" // a shared queue's operator, with its credentials
+)
+
+// ErrOperatorKeyRequired refuses a decision made on a home whose
+// [decisions] require_operator_key is set by anyone but an SSH operator
+// with a key, or a shared queue's operator.
+var ErrOperatorKeyRequired = errors.New("decisions on this home are made only by an operator over SSH (vigil serve --ssh) " +
+	"or through the shared queue with operator credentials ([decisions] require_operator_key); this account cannot decide")
 
 // MaxReasonBytes bounds a denial's reason.
 const MaxReasonBytes = 2000
@@ -162,6 +179,9 @@ var ErrPreviewChanged = errors.New("the request changed since the preview was sh
 // crash order of those writes).
 func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *task.Result, error) {
 	if err := checkDecision(id, d); err != nil {
+		return Record{}, nil, err
+	}
+	if err := q.MayDecide(d); err != nil {
 		return Record{}, nil, err
 	}
 	if r, err := q.st.load(id); err != nil {
@@ -216,6 +236,22 @@ func (q *Queue) leaseUsable(m *task.Manifest, now time.Time) error {
 
 // checkDecision refuses a decision that is malformed before anything is
 // read: a bad task id, or a denial's reason that cannot be shown.
+// MayDecide says whether this home takes a decision coming the way d says:
+// with RequireOperatorKey, only over SSH with a key or from a shared
+// queue's operator (ErrOperatorKeyRequired otherwise).
+func (q *Queue) MayDecide(d Decision) error {
+	if !q.o.RequireOperatorKey {
+		return nil
+	}
+	if (d.Via == ViaSSH && d.Key != "") || d.Via == ViaQueue {
+		return nil
+	}
+	return ErrOperatorKeyRequired
+}
+
+// RequiresOperatorKey says the home's [decisions] require_operator_key is set.
+func (q *Queue) RequiresOperatorKey() bool { return q.o.RequireOperatorKey }
+
 func checkDecision(id string, d Decision) error {
 	if err := task.ValidateTaskID(id); err != nil {
 		return err
@@ -310,10 +346,10 @@ func (q *Queue) rolledBack(r *Record) (*tamper, error) {
 // denyLocked records a denial with its (masked) reason.
 func (q *Queue) denyLocked(id string, r *Record, d Decision, now time.Time) (*task.Result, error) {
 	reason := preview.MaskString(d.Reason)
-	r.DecidedAt, r.DecidedBy, r.DecidedVia, r.Reason = &now, d.By, d.Via, reason
+	r.DecidedAt, r.DecidedBy, r.DecidedVia, r.DecidedKey, r.Reason = &now, d.By, d.Via, d.Key, reason
 	te := task.Errorf(task.ApprovalDenied, "denied by %s: %s", d.By, reason)
 	err := q.finish(r, "deny", Denied, te, audit.Entry{Actor: d.By, Event: audit.EventDenied,
-		Details: audit.Details(map[string]any{"reason": reason, "via": d.Via})})
+		Details: audit.Details(withKey(map[string]any{"reason": reason, "via": d.Via}, d.Key))})
 	res, _ := q.resultFor(r)
 	return res, err
 }
@@ -327,9 +363,9 @@ func (q *Queue) leaseFailedLocked(id string, r *Record, d Decision, now time.Tim
 		ferr = q.finish(r, "expire", Expired, te, audit.Entry{Actor: "vigil", Event: audit.EventExpired,
 			Details: audit.Details(map[string]any{"deadline_kind": DeadlineLease, "stage": "approval", "message": te.Message})})
 	} else {
-		r.DecidedAt, r.DecidedBy, r.DecidedVia = &now, d.By, d.Via
+		r.DecidedAt, r.DecidedBy, r.DecidedVia, r.DecidedKey = &now, d.By, d.Via, d.Key
 		ferr = q.finish(r, "fail", Failed, te, audit.Entry{Actor: d.By, Event: audit.EventFailed,
-			Details: audit.Details(map[string]any{"stage": "approval", "message": te.Message})})
+			Details: audit.Details(withKey(map[string]any{"stage": "approval", "message": te.Message}, d.Key))})
 	}
 	res, _ := q.resultFor(r)
 	return res, ferr
@@ -345,6 +381,7 @@ func (q *Queue) approveLocked(ctx context.Context, id string, r Record, c *check
 	}
 	before := r
 	r.State, r.DecidedAt, r.DecidedBy, r.DecidedVia, r.PreviewHash, r.PlanHash = Approved, &now, d.By, d.Via, bh, c.plan.Hash()
+	r.DecidedKey = d.Key
 	// The record says approved (with log_from) before the log does: the log
 	// never holds a decision the record lacks, and recovery completes the
 	// entry from the record. Nothing runs before the entry is in the log.
@@ -365,6 +402,15 @@ func (q *Queue) approveLocked(ctx context.Context, id string, r Record, c *check
 	return q.executeLocked(ctx, &r, c.m)
 }
 
+// withKey adds the operator key's fingerprint to an entry's details when
+// the decision was made with one.
+func withKey(d map[string]any, key string) map[string]any {
+	if key != "" {
+		d["key"] = key
+	}
+	return d
+}
+
 func shortHash(h string) string {
 	if len(h) > 12 {
 		return h[:12]
@@ -374,7 +420,7 @@ func shortHash(h string) string {
 
 // logApproved appends the approved entry.
 func (q *Queue) logApproved(r *Record) error {
-	d := map[string]any{"preview_hash": r.PreviewHash, "plan_hash": r.PlanHash, "via": r.DecidedVia}
+	d := withKey(map[string]any{"preview_hash": r.PreviewHash, "plan_hash": r.PlanHash, "via": r.DecidedVia}, r.DecidedKey)
 	if _, err := q.o.Audit.Append(audit.Entry{Actor: orUnknown(r.DecidedBy), Event: audit.EventApproved, TaskID: r.TaskID,
 		Capability: r.CapabilityID, Target: r.Device, TokenJTI: r.TokenJTI, Success: true,
 		Details: audit.Details(d)}); err != nil {
@@ -425,6 +471,7 @@ func (q *Queue) approvalOfRecord(r *Record) (*tamper, bool, error) {
 func (q *Queue) undoApproval(r *Record) error {
 	q.o.Log.Warn("reconcile: an approval that never reached the audit log is undone; the task is pending again", "task_id", r.TaskID)
 	r.State, r.DecidedAt, r.DecidedBy, r.DecidedVia, r.PreviewHash, r.LogFrom = Pending, nil, "", "", "", nil
+	r.DecidedKey = ""
 	return q.st.save(*r)
 }
 

@@ -40,6 +40,9 @@ type Options struct {
 	Timeout     time.Duration
 	Now         func() time.Time
 	Log         *slog.Logger
+	// RequireOperatorKey refuses decisions but an SSH operator's (with a
+	// key) and a shared queue operator's: [decisions] require_operator_key.
+	RequireOperatorKey bool
 }
 
 // Queue is the approval queue. It is safe for concurrent use by goroutines

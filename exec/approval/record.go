@@ -50,25 +50,28 @@ const (
 // Record is one task's durable state. Every string in it is safe to show:
 // the lease token lives only in manifest.json.
 type Record struct {
-	TaskID       string      `json:"task_id"`
-	CapabilityID string      `json:"capability_id"`
-	State        State       `json:"state"`
-	Agent        string      `json:"agent"`
-	TokenJTI     string      `json:"token_jti"`
-	LeaseExpires time.Time   `json:"lease_expires"`
-	Caps         []string    `json:"caps"`
-	Device       string      `json:"device"`
-	Source       string      `json:"source"` // cli | inbox
-	SubmittedAt  time.Time   `json:"submitted_at"`
-	ExpiresAt    time.Time   `json:"expires_at"` // the approval deadline
-	RequestHash  string      `json:"request_hash"`
-	DecidedAt    *time.Time  `json:"decided_at,omitempty"`
-	DecidedBy    string      `json:"decided_by,omitempty"`
-	DecidedVia   string      `json:"decided_via,omitempty"` // tui | cli | vigil (timeouts, recovery)
-	Reason       string      `json:"reason,omitempty"`      // a denial's reason, masked
-	PreviewHash  string      `json:"preview_hash,omitempty"`
-	PlanHash     string      `json:"plan_hash,omitempty"`
-	Error        *task.Error `json:"error,omitempty"`
+	TaskID       string     `json:"task_id"`
+	CapabilityID string     `json:"capability_id"`
+	State        State      `json:"state"`
+	Agent        string     `json:"agent"`
+	TokenJTI     string     `json:"token_jti"`
+	LeaseExpires time.Time  `json:"lease_expires"`
+	Caps         []string   `json:"caps"`
+	Device       string     `json:"device"`
+	Source       string     `json:"source"` // cli | inbox
+	SubmittedAt  time.Time  `json:"submitted_at"`
+	ExpiresAt    time.Time  `json:"expires_at"` // the approval deadline
+	RequestHash  string     `json:"request_hash"`
+	DecidedAt    *time.Time `json:"decided_at,omitempty"`
+	DecidedBy    string     `json:"decided_by,omitempty"`
+	DecidedVia   string     `json:"decided_via,omitempty"` // tui | cli | ssh | queue | vigil (timeouts, recovery)
+	// DecidedKey is the SHA256 fingerprint of the SSH key a decision over
+	// SSH was made with.
+	DecidedKey  string      `json:"decided_key,omitempty"`
+	Reason      string      `json:"reason,omitempty"` // a denial's reason, masked
+	PreviewHash string      `json:"preview_hash,omitempty"`
+	PlanHash    string      `json:"plan_hash,omitempty"`
+	Error       *task.Error `json:"error,omitempty"`
 	// ManifestHash is the hex SHA-256 of manifest.json as stored at
 	// submission; the audit log's submitted entry holds it too.
 	ManifestHash string `json:"manifest_hash,omitempty"`

@@ -399,7 +399,7 @@ func (e *Executor) apply(ctx context.Context, id string, d Decision) {
 	}
 	if ref == nil {
 		_, _, err := e.o.Queue.Decide(context.WithoutCancel(ctx), id, approval.Decision{Approve: d.Approve, By: d.By,
-			Reason: d.Reason, PreviewHash: d.PreviewHash, Via: "queue"})
+			Reason: d.Reason, PreviewHash: d.PreviewHash, Via: approval.ViaQueue})
 		var de *approval.DecidedError
 		switch {
 		case err == nil, errors.As(err, &de), errors.Is(err, approval.ErrTampered):

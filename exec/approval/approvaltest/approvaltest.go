@@ -51,6 +51,9 @@ type Env struct {
 	// Leeway is the lease verifier's clock-skew leeway for queues opened
 	// after it is set (zero: none, exact exp checks).
 	Leeway time.Duration
+	// RequireOperatorKey is [decisions] require_operator_key for queues
+	// opened after it is set.
+	RequireOperatorKey bool
 }
 
 // Paths inside Dir.
@@ -131,7 +134,7 @@ func (e *Env) Open() *approval.Queue {
 	}
 	q, err := approval.Open(context.Background(), approval.Options{Dir: e.TasksDir(), Inbox: e.InboxDir(),
 		Executor: ex, Devices: e.Devices, Leases: leases, Results: res, Signer: signer, Audit: log,
-		Scopes: e.Scopes, Timeout: 10 * time.Minute, Now: e.Clock.Now})
+		Scopes: e.Scopes, Timeout: 10 * time.Minute, Now: e.Clock.Now, RequireOperatorKey: e.RequireOperatorKey})
 	if err != nil {
 		t.Fatal(err)
 	}
