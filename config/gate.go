@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -24,6 +25,34 @@ type OperatorConfig struct {
 	// authorized_keys ("ssh-ed25519 AAAA… comment"); OperatorKeyTypes
 	// lists the kinds taken.
 	Keys []string `toml:"keys" json:"keys"`
+	// KeysFile is a file of such lines (blank lines and # comments
+	// skipped), read by OperatorKeys; keys and keys_file may both be given.
+	KeysFile string `toml:"keys_file,omitempty" json:"keys_file,omitempty"`
+}
+
+// OperatorKeys reads an operator's keys: keys, then keys_file's lines.
+func (op OperatorConfig) OperatorKeys() ([]ssh.PublicKey, error) {
+	lines := append([]string(nil), op.Keys...)
+	if op.KeysFile != "" {
+		b, err := os.ReadFile(op.KeysFile)
+		if err != nil {
+			return nil, fmt.Errorf("operator %q: keys_file: %v", op.Name, err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
+	}
+	keys := make([]ssh.PublicKey, 0, len(lines))
+	for i, l := range lines {
+		pk, err := ParseOperatorKey(l)
+		if err != nil {
+			return nil, fmt.Errorf("operator %q: key %d: %v", op.Name, i+1, err)
+		}
+		keys = append(keys, pk)
+	}
+	return keys, nil
 }
 
 // OperatorKeyTypes are the public keys an operator may hold: Ed25519, and
@@ -58,6 +87,9 @@ type SSHConfig struct {
 	// "user@host:port": the {ssh} notification placeholder is the command
 	// that opens a task there. Empty: the --ssh address.
 	Advertise string `toml:"advertise,omitempty" json:"advertise,omitempty"`
+	// HostKey is the gate's private host key, made on first start when
+	// absent (default keys/ssh_host_ed25519 in the home).
+	HostKey string `toml:"host_key,omitempty" json:"host_key,omitempty"`
 	// IdleTimeout closes a session nobody typed in for this long.
 	IdleTimeout Duration `toml:"idle_timeout" json:"idle_timeout"`
 }
@@ -78,8 +110,8 @@ func validateOperators(ops []OperatorConfig) error {
 			return &Error{Key: key + ".name", Rule: fmt.Sprintf("must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit, got %q", op.Name)}
 		case names[op.Name]:
 			return &Error{Key: key + ".name", Rule: fmt.Sprintf("duplicate operator name %q", op.Name)}
-		case len(op.Keys) == 0:
-			return &Error{Key: key + ".keys", Rule: "at least one public key is required"}
+		case len(op.Keys) == 0 && op.KeysFile == "":
+			return &Error{Key: key + ".keys", Rule: "at least one public key (keys or keys_file) is required"}
 		}
 		names[op.Name] = true
 		for j, line := range op.Keys {

@@ -4,6 +4,8 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +71,7 @@ func TestGateErrorsNameTheKeyAndRule(t *testing.T) {
 	rsa := "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQDbYdWAyFe4Do1JLbH/YoTkcvk1LQZcexGzGc/qbCZi8pOMR23prDuPnLJS/mhjbVgenGiVtdyGsOH0vuNxl7m6322PQ2aE6GUXC0sIIlbHoRt1wXcllTrLxcKiFPYZ205fer/y4M2x9/8Tu2/ZdK6aFRX9iXvvXpj6u2Q5zMNzCzHVS2s9qlEtoRcGjKXE0j4Y7nkHT8Xy8hG7BKw7U5g8rM6DFlMARRFhCz0Ex3rYNw/+t1GC1+EJyv+MpjdcdyFTLiunQFtFpmL9OcLHqPK9a2LR8TnxupMHlZO6vo5PwZAUYsJ6+xXWgOHjnVf9ouCyhgBI6woMo5jphoESl09B r"
 	for _, c := range []struct{ body, want string }{
 		{"[[operators]]\nname = \"Ada Lovelace\"\nkeys = [\"" + adaKey + "\"]\n", ":2: operators[0].name: must be 1 to 63 lowercase"},
-		{"[[operators]]\nname = \"ada\"\nkeys = []\n", ":3: operators[0].keys: at least one public key"},
+		{"[[operators]]\nname = \"ada\"\nkeys = []\n", ":3: operators[0].keys: at least one public key (keys or keys_file)"},
 		{"[[operators]]\nname = \"ada\"\nkeys = [\"not a key\"]\n", "operators[0].keys[0]: is not a public key line"},
 		{"[[operators]]\nname = \"ada\"\nkeys = [\"" + rsa + "\"]\n", "operators[0].keys[0]: must be one of ssh-ed25519, sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com, got ssh-rsa"},
 		{"[[operators]]\nname = \"ada\"\nkeys = [\"command=\\\"ls\\\" " + adaKey + "\"]\n", "operators[0].keys[0]: authorized_keys options (command=\"ls\") are not taken here"},
@@ -86,5 +88,20 @@ func TestGateErrorsNameTheKeyAndRule(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q:\n got %v\nwant …%s…", c.body, err, c.want)
 		}
+	}
+}
+
+func TestOperatorKeysReadsKeysAndKeysFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ada.pub")
+	if err := os.WriteFile(file, []byte("# ada's phone\n\n"+skKeyLine(t)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := OperatorConfig{Name: "ada", Keys: []string{adaKey}, KeysFile: file}.OperatorKeys()
+	if err != nil || len(keys) != 2 || keys[0].Type() != ssh.KeyAlgoED25519 || keys[1].Type() != ssh.KeyAlgoSKED25519 {
+		t.Fatalf("keys %v, err %v", keys, err)
+	}
+	if _, err := (OperatorConfig{Name: "ada", KeysFile: filepath.Join(dir, "missing")}).OperatorKeys(); err == nil || !strings.Contains(err.Error(), `operator "ada": keys_file`) {
+		t.Fatalf("missing keys_file: %v", err)
 	}
 }

@@ -307,6 +307,10 @@ func resolvePaths(c *Config, dir, cwd string) {
 	for i := range c.Scopes {
 		c.Scopes[i].Path = abs(c.Scopes[i].Path)
 	}
+	c.SSH.HostKey = abs(c.SSH.HostKey)
+	for i := range c.Operators {
+		c.Operators[i].KeysFile = abs(c.Operators[i].KeysFile)
+	}
 	for i := range c.Agents {
 		c.Agents[i].TokenFile = abs(c.Agents[i].TokenFile)
 	}
