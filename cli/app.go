@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-dev/vigil/config"
+	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/safetext"
 )
 
@@ -73,6 +74,11 @@ type App struct {
 	Getenv func(string) string
 	Cwd    string
 	Log    *slog.Logger
+
+	// Identity, when set, is who decides through this App: an operator
+	// signed in over SSH (vigil serve --ssh runs the commands for them).
+	// Nil: the account running Vigil, through the command line.
+	Identity *Identity
 
 	loaded bool
 	engine *Engine
@@ -178,8 +184,29 @@ func terminalSafeJSON(b []byte) []byte {
 	return out
 }
 
-// Operator is the audit actor for decisions made by the person at this machine.
+// Identity is an operator known by the key they signed in with.
+type Identity struct {
+	Name string // the [[operators]] name
+	Via  string // approval.ViaSSH
+	Key  string // the key's SHA256 fingerprint
+}
+
+// decision is a Decision made by this App's decider through via (the
+// command line's own surface unless an Identity says otherwise).
+func (a *App) decision(approve bool, via string) approval.Decision {
+	d := approval.Decision{Approve: approve, By: a.Operator(), Via: via}
+	if a.Identity != nil {
+		d.Via, d.Key = a.Identity.Via, a.Identity.Key
+	}
+	return d
+}
+
+// Operator is who decides: "operator:<name>", an SSH operator's [[operators]]
+// name or else this account's user name.
 func (a *App) Operator() string {
+	if a.Identity != nil {
+		return "operator:" + a.Identity.Name
+	}
 	name := a.Getenv("USER")
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		name = u.Username

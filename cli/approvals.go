@@ -374,7 +374,8 @@ func newApproveCmd(app *App) *cobra.Command {
 				return err
 			}
 			id := args[0]
-			d := approval.Decision{Approve: true, By: app.Operator(), Via: "cli", PreviewHash: strings.TrimSpace(expect)}
+			d := app.decision(true, approval.ViaCLI)
+			d.PreviewHash = strings.TrimSpace(expect)
 			if !yes {
 				f, ok := app.In.(*os.File)
 				if !ok || !term.IsTerminal(f.Fd()) {
@@ -423,7 +424,9 @@ func newDenyCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return decide(cmd.Context(), app, eng, args[0], approval.Decision{Approve: false, By: app.Operator(), Via: "cli", Reason: reason})
+			d := app.decision(false, approval.ViaCLI)
+			d.Reason = reason
+			return decide(cmd.Context(), app, eng, args[0], d)
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required)")
