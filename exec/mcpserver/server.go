@@ -46,6 +46,11 @@ type Deps struct {
 	// queue's changes, which wake it at once: a backstop for a change the
 	// feed could not see (DefaultPoll when 0).
 	Poll time.Duration
+	// Stop, once closed, ends every wait at once: a call waiting for the
+	// person answers with the task's state (pending and its expires_at), so
+	// a server that is stopping answers its calls instead of cutting them,
+	// and the agent asks get_task_result later. Nil: never.
+	Stop <-chan struct{}
 }
 
 // Tool names: the contract with agents.
@@ -202,6 +207,16 @@ func aliasMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// stopping says whether Deps.Stop is closed.
+func (s *server) stopping() bool {
+	select {
+	case <-s.d.Stop:
+		return true
+	default:
+		return false
+	}
+}
 
 func errOr(err error, msg string) error {
 	if err != nil {

@@ -167,6 +167,9 @@ func (s *server) scoped(capID string) mcp.ToolHandler {
 		if err != nil {
 			return toolError("BadArgs", err.Error()), nil
 		}
+		if refused := s.checkSubject(req, a, capID); refused != nil {
+			return refused, nil
+		}
 		out, err := q.Submit(ctx, a.manifest(capID), source(req))
 		if err != nil {
 			return toolError("ExecutionFailed", err.Error()), nil
@@ -236,6 +239,9 @@ func (s *server) media(capID string) mcp.ToolHandler {
 		if err != nil {
 			return toolError("BadArgs", err.Error()), nil
 		}
+		if refused := s.checkSubject(req, a, capID); refused != nil {
+			return refused, nil
+		}
 		out, err := q.Submit(ctx, a.manifest(capID), source(req))
 		if err != nil {
 			return toolError("ExecutionFailed", err.Error()), nil
@@ -301,6 +307,9 @@ func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q approval.
 	defer timer.Stop()
 	for {
 		rec, res, err := status(q, id)
+		if err == nil && !ownsTask(req, rec) {
+			err = approval.ErrNotFound
+		}
 		if err != nil {
 			if errors.Is(err, approval.ErrNotFound) {
 				return toolError("BadArgs", fmt.Sprintf("task_id: no task %q", id))
@@ -328,6 +337,7 @@ func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, q approval.
 		case <-timer.C:
 		case <-wake:
 		case <-ctx.Done():
+		case <-s.d.Stop:
 		}
 	}
 }
@@ -357,7 +367,7 @@ func (w *waiting) answer(ctx context.Context, rec approval.Record, res *task.Res
 		w.end = deadline.Add(AfterDeadline)
 	}
 	now := w.s.d.Now()
-	over := !now.Before(w.end) || ctx.Err() != nil
+	over := !now.Before(w.end) || ctx.Err() != nil || w.s.stopping()
 	if rec.State.Final() {
 		if res != nil {
 			return jsonResult(res, res.Status != "SUCCESS")
@@ -443,15 +453,22 @@ func (s *server) auditReady(what string) *mcp.CallToolResult {
 	return nil
 }
 
-// audit records a memory write with the MCP client as actor. auditReady
-// checked the log first; a log that still cannot be appended to (a race
-// with another writer, a full disk) fails the write's answer.
+// audit records a memory write with the caller as actor: the token's agent
+// ("agent:<name>", the client's reported name kept as "client"), else the
+// MCP client ("mcp:<client name>"). auditReady checked the log first; a log
+// that still cannot be appended to (a race with another writer, a full
+// disk) fails the write's answer.
 func (s *server) audit(req *mcp.CallToolRequest, event string, details map[string]any) error {
 	if s.d.Audit == nil {
 		return nil
 	}
 	details["source"] = "mcp"
-	_, err := s.d.Audit.Append(audit.Entry{Actor: "mcp:" + clientName(req), Event: event, Success: true,
+	actor := "mcp:" + clientName(req)
+	if agent := CallerAgent(req); agent != "" {
+		actor = AgentSubject(agent)
+		details["client"] = clientName(req)
+	}
+	_, err := s.d.Audit.Append(audit.Entry{Actor: actor, Event: event, Success: true,
 		Details: audit.Details(details)})
 	return err
 }
