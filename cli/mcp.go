@@ -2,14 +2,11 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -20,8 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/mcpserver"
-	"github.com/vigil-dev/vigil/internal/httpguard"
 )
 
 // newMcpCmd is `vigil mcp`: Vigil's tools for agents over stdio or
@@ -35,8 +32,9 @@ func newMcpCmd(app *App) *cobra.Command {
 		Short: "Serve Vigil's tools to MCP clients over stdio or Streamable HTTP",
 		Long: "Speaks MCP on stdin/stdout (newline-delimited JSON-RPC) until stdin closes, or with --http\n" +
 			"serves Streamable HTTP at ADDR (loopback unless --allow-remote). Every HTTP request must carry\n" +
-			"Authorization: Bearer <token> (at least 16 characters), the token from VIGIL_MCP_TOKEN or\n" +
-			"[mcp] token_file. A request must name the listening address in Host, and one from a web\n" +
+			"Authorization: Bearer <token> (at least 16 characters): an [[agents]] token, and the call acts\n" +
+			"as that agent (a lease naming another agent is INVALID_LEASE), or the shared token from\n" +
+			"VIGIL_MCP_TOKEN or [mcp] token_file. A request must name the listening address in Host, and one from a web\n" +
 			"page (an Origin header) is refused with 403 unless --allow-origin names that origin.\n" +
 			"Logs go to stderr as JSON lines; queries appear there cut to their first 50 characters.",
 		Args: cobra.NoArgs,
@@ -46,14 +44,14 @@ func newMcpCmd(app *App) *cobra.Command {
 			// previews): the lines stay exact JSON with nothing raw a terminal
 			// acts on or a person cannot see.
 			log := slog.New(slog.NewJSONHandler(safeJSONWriter{app.Err}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			var token string
+			var callers *mcpserver.Callers
 			if httpAddr != "" {
 				// Refuse a bad address or a missing token before opening anything.
 				if err := checkListenAddr(httpAddr, allowRemote); err != nil {
 					return Fail(ExitBadInput, err)
 				}
 				var err error
-				if token, err = mcpToken(app); err != nil {
+				if callers, err = mcpCallers(app); err != nil {
 					return Fail(ExitBadInput, err)
 				}
 			}
@@ -62,10 +60,10 @@ func newMcpCmd(app *App) *cobra.Command {
 				return err
 			}
 			defer closeDeps()
-			srv := mcpserver.New(deps)
 			if httpAddr != "" {
-				return serveMCPHTTP(cmd.Context(), srv, httpAddr, token, origins, log)
+				return serveMCPHTTP(cmd.Context(), deps, httpAddr, callers, origins, log)
 			}
+			srv := mcpserver.New(deps)
 			t := &mcpserver.StdioTransport{Reader: app.In, Writer: app.Out}
 			if err := srv.Run(cmd.Context(), t); err != nil && !errors.Is(err, io.EOF) &&
 				cmd.Context().Err() == nil {
@@ -135,7 +133,11 @@ func mcpDeps(ctx context.Context, app *App, log *slog.Logger) (mcpserver.Deps, f
 // short one is guessed by anything that can reach the port.
 const MinMCPTokenLen = 16
 
-// mcpToken reads the HTTP bearer token: VIGIL_MCP_TOKEN, else [mcp]
+// errNoMCPToken: neither VIGIL_MCP_TOKEN nor [mcp] token_file is set.
+var errNoMCPToken = errors.New("the MCP HTTP endpoint needs a bearer token: set VIGIL_MCP_TOKEN or [mcp] token_file, " +
+	"or give each agent its own in [[agents]] (token_file or token_env)")
+
+// mcpToken reads the shared HTTP bearer token: VIGIL_MCP_TOKEN, else [mcp]
 // token_file; at least MinMCPTokenLen characters.
 func mcpToken(app *App) (string, error) {
 	t, from, err := readMCPToken(app)
@@ -167,14 +169,75 @@ func readMCPToken(app *App) (token, from string, err error) {
 		}
 		return "", "", fmt.Errorf("[mcp] token_file %s: empty", f)
 	}
-	return "", "", errors.New("--http needs a bearer token: set VIGIL_MCP_TOKEN or [mcp] token_file")
+	return "", "", errNoMCPToken
 }
 
-// checkListenAddr allows loopback addresses, and others only when asked.
+// mcpCallers reads every token the HTTP endpoint takes: the shared one
+// (optional when [[agents]] lists any: a call with it acts as no agent) and
+// each agent's. Both kinds may be set at once; a token given twice, or one
+// too short, refuses the start.
+func mcpCallers(app *App) (*mcpserver.Callers, error) {
+	if err := app.Load(); err != nil {
+		return nil, err
+	}
+	var tokens []mcpserver.Token
+	shared, err := mcpToken(app)
+	switch {
+	case errors.Is(err, errNoMCPToken) && len(app.Cfg.Agents) > 0:
+	case err != nil:
+		return nil, err
+	default:
+		_, from, _ := readMCPToken(app)
+		tokens = append(tokens, mcpserver.Token{Value: shared, From: from})
+	}
+	for _, a := range app.Cfg.Agents {
+		t, err := agentToken(app, a)
+		if err != nil {
+			return nil, err
+		}
+		tokens = append(tokens, t)
+	}
+	return mcpserver.NewCallers(tokens)
+}
+
+// agentToken reads an [[agents]] token: token_file's first line, or the
+// variable token_env names, trimmed; at least config.MinAgentTokenBytes.
+func agentToken(app *App, a config.AgentConfig) (mcpserver.Token, error) {
+	var tok, from string
+	if a.TokenFile != "" {
+		from = "token_file " + a.TokenFile
+		b, err := os.ReadFile(a.TokenFile)
+		if err != nil {
+			return mcpserver.Token{}, fmt.Errorf("[[agents]] %q: token_file: %v", a.Name, err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		tok = strings.TrimSpace(line)
+	} else {
+		from = "token_env " + a.TokenEnv
+		tok = strings.TrimSpace(app.Getenv(a.TokenEnv))
+	}
+	if n := len(tok); n < config.MinAgentTokenBytes {
+		what := fmt.Sprintf("the token has %d bytes", n)
+		if n == 0 {
+			what = "no token (an empty first line or an unset variable)"
+		}
+		return mcpserver.Token{}, fmt.Errorf("[[agents]] %q: %s: %s, at least %d are needed "+
+			"(make one with: openssl rand -hex 32)", a.Name, from, what, config.MinAgentTokenBytes)
+	}
+	return mcpserver.Token{Value: tok, Agent: a.Name, From: fmt.Sprintf("[[agents]] %q %s", a.Name, from)}, nil
+}
+
+// checkListenAddr allows loopback addresses for --http, and others only
+// when asked.
 func checkListenAddr(addr string, allowRemote bool) error {
+	return checkListenFlag("--http", addr, allowRemote)
+}
+
+// checkListenFlag is checkListenAddr for the flag named.
+func checkListenFlag(flag, addr string, allowRemote bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--http %q: %v", addr, err)
+		return fmt.Errorf("%s %q: %v", flag, addr, err)
 	}
 	if allowRemote {
 		return nil
@@ -185,60 +248,24 @@ func checkListenAddr(addr string, allowRemote bool) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("--http %q: not a loopback address; add --allow-remote to listen there", addr)
+	return fmt.Errorf("%s %q: not a loopback address; add --allow-remote to listen there", flag, addr)
 }
 
-// bearerAuth lets through requests carrying the token; the comparison is of
-// fixed-length digests in constant time, and the token is never logged. A
-// refused connection is closed after its 401.
-func bearerAuth(token string, next http.Handler) http.Handler {
-	want := sha256.Sum256([]byte(token))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		sum := sha256.Sum256([]byte(got))
-		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="vigil"`)
-			httpguard.Refuse(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// serveMCPHTTP serves Streamable HTTP: a request must name the listening
-// address (Host), come from no web page but an allowed one (Origin), carry
-// the token, and hold one JSON-RPC message, not a batch (as on stdio).
-func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr, token string, origins []string, log *slog.Logger) error {
+// serveMCPHTTP is `vigil mcp --http`: the endpoint until a signal, then a
+// graceful stop.
+func serveMCPHTTP(ctx context.Context, d mcpserver.Deps, addr string, callers *mcpserver.Callers, origins []string, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Logger: log,
-		// A client that vanished without DELETE frees its session after an
-		// hour idle (a waiting call keeps it busy, and waits are <= 10 min).
-		SessionTimeout: time.Hour,
-		// A media call waits minutes for the person: its SSE events carry
-		// ids (after a priming event) and are kept, so a client whose
-		// stream dropped resumes with Last-Event-ID instead of losing the
-		// answer. Bounded: the oldest events go first.
-		EventStore: mcpEventStore(),
-	})
-	ln, err := net.Listen("tcp", addr)
+	m, err := startMCPHTTP(d, addr, callers, origins, log)
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
-	api := bearerAuth(token, mcpserver.RefuseBatches(mcpserver.SSERetry(mcpSSERetry, h)))
-	hs := httpguard.Server(httpguard.Host(httpguard.Origin(origins, api), addr, ln.Addr().String()))
-	log.Info("mcp_http_listening", "addr", ln.Addr().String())
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
+	log.Info("mcp_http_listening", "addr", m.Addr().String())
 	select {
-	case err := <-done:
+	case err := <-m.served:
 		return Fail(ExitExecution, err)
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		return nil
+		return m.Stop(mcpStopTimeout)
 	}
 }
 

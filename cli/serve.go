@@ -23,7 +23,7 @@ import (
 )
 
 func newServeCmd(app *App) *cobra.Command {
-	var addr string
+	var addr, mcpAddr string
 	var allowRemote bool
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -35,11 +35,12 @@ func newServeCmd(app *App) *cobra.Command {
 			"after the execution in flight is finished and recorded (exit 0).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd.Context(), app, addr, allowRemote)
+			return runServe(cmd.Context(), app, addr, mcpAddr, allowRemote)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "metrics", "", "serve /metrics and /healthz on `ADDR` (host:port; a loopback host unless --allow-remote; \":9464\" means 127.0.0.1:9464)")
-	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "let --metrics listen on a non-loopback address")
+	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "let --metrics and --mcp listen on a non-loopback address")
+	cmd.Flags().StringVar(&mcpAddr, "mcp", "", "serve MCP Streamable HTTP (as `vigil mcp --http`) on `ADDR` (host:port, loopback unless --allow-remote); tokens from [mcp] and [[agents]]")
 	return cmd
 }
 
@@ -63,13 +64,17 @@ func metricsAddr(addr string, allowRemote bool) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-func runServe(ctx context.Context, app *App, addr string, allowRemote bool) error {
+func runServe(ctx context.Context, app *App, addr, mcpAddr string, allowRemote bool) error {
 	var listen string
 	if addr != "" {
 		var err error
 		if listen, err = metricsAddr(addr, allowRemote); err != nil {
 			return Fail(ExitBadInput, err)
 		}
+	}
+	mcpEP, err := prepareServeMCP(app, mcpAddr, allowRemote)
+	if err != nil {
+		return err
 	}
 	// a service's logs go to stderr (the journal under systemd), masked
 	app.Log = slog.New(preview.NewMaskingHandler(slog.NewTextHandler(app.Err, nil)))
@@ -124,8 +129,12 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 		go func() { srvDone <- srv.Serve(ln) }()
 		fmt.Fprintf(app.Out, "vigil serve: metrics on http://%s/metrics\n", ln.Addr())
 	}
+	if err := mcpEP.start(ctx); err != nil {
+		return err
+	}
 	app.Log.Info("vigil serve: running", "home", app.Paths.State)
 	runErr := s.Run(ctx)
+	mcpEP.stop()
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
