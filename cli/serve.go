@@ -31,7 +31,8 @@ func newServeCmd(app *App) *cobra.Command {
 		Long: "vigil serve keeps the approval queue moving with nobody at a screen: tasks expire at their deadline, " +
 			"an approval whose process died before running it is carried out once, manifests dropped in inbox/new " +
 			"are submitted, and [notify] command runs when a task arrives or is a minute from expiring. " +
-			"With --metrics it serves /metrics (the executor's request counts and durations) and /healthz. SIGINT or SIGTERM stops it " +
+			"With --metrics it serves /metrics (the executor's request counts and durations) and /healthz. " +
+			"With --mcp it serves agents their MCP tools as `vigil mcp --http` does, each agent known by its [[agents]] token. SIGINT or SIGTERM stops it " +
 			"after the execution in flight is finished and recorded (exit 0).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
