@@ -48,6 +48,13 @@ func TestMcpHTTPResumesDroppedStream(t *testing.T) {
 	h := mcpHome(t)
 	const token = "resume-token-0123456789"
 	url, _ := startHTTP(t, h, []string{"VIGIL_MCP_TOKEN=" + token})
+	checkResume(t, h, url, token, "agent:mcp")
+}
+
+// checkResume drops a waiting media call's stream, approves the task, and
+// resumes the stream with Last-Event-ID: the answer comes. sub is the
+// lease's.
+func checkResume(t *testing.T, h *crashHome, url, token, sub string) {
 	client := &http.Client{Timeout: 60 * time.Second}
 	send := func(method, body string, hdr map[string]string) *http.Response {
 		t.Helper()
@@ -75,7 +82,7 @@ func TestMcpHTTPResumesDroppedStream(t *testing.T) {
 	send("POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr).Body.Close()
 
 	const id = "mcp-resume-1"
-	lease := strings.TrimSpace(h.must(0, "lease", "issue", "--sub", "agent:mcp", "--task-id", id, "--cap", "MEDIA_PLAY", "--ttl", "1h"))
+	lease := strings.TrimSpace(h.must(0, "lease", "issue", "--sub", sub, "--task-id", id, "--cap", "MEDIA_PLAY", "--ttl", "1h"))
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"media_play","arguments":{"task_id":"` + id +
 		`","lease":"` + lease + `","media_uri":"/media/song.mp3","target_device":"living-room","wait_seconds":60}}}`
 	resp = send("POST", call, hdr)

@@ -221,6 +221,16 @@ func TestServeMCPAgents(t *testing.T) {
 	}
 }
 
+// A waiting call's stream that drops resumes on `vigil serve --mcp` as on
+// `vigil mcp --http`, with an agent's token (the session is that agent's).
+func TestServeMCPResumesDroppedStream(t *testing.T) {
+	testbin.FullRunOnly(t, "builds and runs a real vigil serve --mcp")
+	h := mcpHome(t)
+	withAgents(t, h.home, alphaTok)
+	sv := startServeMCP(t, h, "VIGIL_TEST_BETA_TOKEN="+betaTok)
+	checkResume(t, h, sv.url, alphaTok, "agent:alpha")
+}
+
 func withAgentToken(t *testing.T, home, tok string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(home, "agents", "alpha.token"), []byte(tok+"\n"), 0o600); err != nil {

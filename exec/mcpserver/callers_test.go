@@ -270,3 +270,25 @@ func TestStopEndsWaits(t *testing.T) {
 		t.Fatalf("a stopped wait: %s", text(res))
 	}
 }
+
+// The scoped searches run at once under a lease: another agent's lease is
+// refused the same way, the lease's own agent gets its signed result.
+func TestAgentTokenScopedSearch(t *testing.T) {
+	f := newFixture(t)
+	c, err := NewCallers([]Token{{Value: alphaToken, Agent: "planner"}, {Value: betaToken, Agent: "other"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(c.Authenticate(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, nil)))
+	t.Cleanup(hs.Close)
+	id, lease := leaseOf(t, f.env.Manifest("find", "SEARCH_EMAILS", nil, time.Hour)) // sub agent:planner
+	a := map[string]any{"task_id": id, "lease": lease, "query": "budget", "target_scope": "archive", "max_results": 10}
+	res, sc := call(t, connectAs(t, hs.URL, betaToken, "planner"), "search_emails", a)
+	if e, _ := sc["error"].(map[string]any); !res.IsError || e["code"] != "INVALID_LEASE" {
+		t.Fatalf("another agent's lease: %s", text(res))
+	}
+	res, sc = call(t, connectAs(t, hs.URL, alphaToken, "x"), "search_emails", a)
+	if res.IsError || sc["status"] != "SUCCESS" {
+		t.Fatalf("its own lease: %s", text(res))
+	}
+}
