@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -315,5 +317,58 @@ func TestMcpHTTPAgentTokens(t *testing.T) {
 	c, err := mcpCallers(app)
 	if err != nil || !c.Agents() {
 		t.Fatalf("agents' tokens alone: %v", err)
+	}
+}
+
+// The endpoint in-process (so -race sees it): Stop answers a waiting call
+// with pending, closes the client's listening stream, and returns well
+// within its bound; a second Stop returns at once.
+func TestMCPEndpointStop(t *testing.T) {
+	h := newCLIHome(t)
+	withAgents(t, h.home, alphaTok)
+	app := NewApp()
+	app.HomeFlag, app.Cwd, app.Out, app.Err = h.home, h.home, io.Discard, io.Discard
+	app.Getenv = func(k string) string { return map[string]string{"VIGIL_TEST_BETA_TOKEN": betaTok}[k] }
+	callers, err := mcpCallers(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	d, closeDeps, err := mcpDeps(t.Context(), app, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeDeps()
+	ep, err := startMCPHTTP(d, "127.0.0.1:0", callers, nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha, progress := connectMCP(t, "http://"+ep.Addr().String()+"/mcp", alphaTok, "x")
+	params := &mcp.CallToolParams{Name: "media_play", Arguments: playArgs(h, "in-process", "agent:alpha", 600)}
+	params.SetProgressToken("p")
+	answered := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := alpha.CallTool(context.Background(), params)
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- res
+	}()
+	testwait.Until(t, 30*time.Second, "the call waits", func() bool { return progress() > 0 })
+	start := time.Now()
+	if err := ep.Stop(mcpStopTimeout); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	res := <-answered
+	if res == nil || res.IsError || !strings.Contains(mcpText(res), `"state":"pending"`) {
+		t.Fatalf("the waiting call: %v", res)
+	}
+	if took > 5*time.Second {
+		t.Fatalf("Stop took %s", took)
+	}
+	t.Logf("Stop took %s with a waiting call and an open session", took)
+	if err := ep.Stop(time.Second); err != nil {
+		t.Fatal(err)
 	}
 }
