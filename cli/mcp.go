@@ -140,15 +140,21 @@ var errNoMCPToken = errors.New("the MCP HTTP endpoint needs a bearer token: set 
 // mcpToken reads the shared HTTP bearer token: VIGIL_MCP_TOKEN, else [mcp]
 // token_file; at least MinMCPTokenLen characters.
 func mcpToken(app *App) (string, error) {
+	t, err := sharedMCPToken(app)
+	return t.Value, err
+}
+
+// sharedMCPToken is mcpToken with where it came from.
+func sharedMCPToken(app *App) (mcpserver.Token, error) {
 	t, from, err := readMCPToken(app)
 	if err != nil {
-		return "", err
+		return mcpserver.Token{}, err
 	}
 	if n := utf8.RuneCountInString(t); n < MinMCPTokenLen {
-		return "", fmt.Errorf("%s: the bearer token has %d characters, at least %d are needed "+
+		return mcpserver.Token{}, fmt.Errorf("%s: the bearer token has %d characters, at least %d are needed "+
 			"(VIGIL_MCP_TOKEN or [mcp] token_file; make one with: openssl rand -hex 32)", from, n, MinMCPTokenLen)
 	}
-	return t, nil
+	return mcpserver.Token{Value: t, From: from}, nil
 }
 
 // readMCPToken reads the token and says where it came from.
@@ -181,14 +187,13 @@ func mcpCallers(app *App) (*mcpserver.Callers, error) {
 		return nil, err
 	}
 	var tokens []mcpserver.Token
-	shared, err := mcpToken(app)
+	shared, err := sharedMCPToken(app)
 	switch {
 	case errors.Is(err, errNoMCPToken) && len(app.Cfg.Agents) > 0:
 	case err != nil:
 		return nil, err
 	default:
-		_, from, _ := readMCPToken(app)
-		tokens = append(tokens, mcpserver.Token{Value: shared, From: from})
+		tokens = append(tokens, shared)
 	}
 	for _, a := range app.Cfg.Agents {
 		t, err := agentToken(app, a)
