@@ -292,3 +292,21 @@ func TestAgentTokenScopedSearch(t *testing.T) {
 		t.Fatalf("its own lease: %s", text(res))
 	}
 }
+
+// BenchmarkCallersLookup: what finding a request's caller costs with 100
+// agents' tokens (every digest compared, whatever matches).
+func BenchmarkCallersLookup(b *testing.B) {
+	var tokens []Token
+	for i := range 100 {
+		tokens = append(tokens, Token{Value: fmt.Sprintf("token-%03d-0123456789abcdef", i), Agent: fmt.Sprintf("a%d", i)})
+	}
+	c, err := NewCallers(tokens)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, ok := c.lookup("token-050-0123456789abcdef"); !ok {
+			b.Fatal("not found")
+		}
+	}
+}
