@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/interpreter"
@@ -60,15 +61,15 @@ func (s *Set) Decide(f Facts, now time.Time) Verdict {
 }
 
 func (s *Set) decide(f *Facts, now time.Time, c clock) Verdict {
-	act := newActivation(f, c)
-	var matched []found
+	w := whens{progs: s.progs, act: newActivation(f, c)}
+	matched := make([]found, 0, 8)
 	s.idx.candidates(f, func(r *Rule) {
 		if r.Expired(now) || !r.structural(f) {
 			return
 		}
 		m := Match{Ref: r.ref(), Decision: r.Decision}
-		if r.prg != nil {
-			ok, err := r.eval(act)
+		if r.when >= 0 {
+			ok, err := w.eval(r.when)
 			switch {
 			case err != nil:
 				m.Decision, m.Error = maxDecision(r.Decision, Ask), err.Error()
@@ -147,18 +148,38 @@ func maxDecision(a, b Decision) Decision {
 
 func (r *Rule) ref() Ref { return Ref{ID: r.ID, Hash: r.Hash, Source: r.Source} }
 
-// eval runs the rule's `when`: a non-bool or an error (a variable not
-// bound for this task, the cost limit) is an error.
-func (r *Rule) eval(act *activation) (bool, error) {
-	out, _, err := r.prg.Eval(act)
+// whens evaluates the set's programs for one task, each at most once.
+type whens struct {
+	progs []cel.Program
+	act   *activation
+	done  map[int]whenResult
+}
+
+type whenResult struct {
+	ok  bool
+	err error
+}
+
+// eval runs program i: a non-bool or an error (a variable not bound for
+// this task, the cost limit) is an error.
+func (w *whens) eval(i int) (bool, error) {
+	if r, ok := w.done[i]; ok {
+		return r.ok, r.err
+	}
+	var r whenResult
+	out, _, err := w.progs[i].Eval(w.act)
 	if err != nil {
-		return false, err
+		r.err = err
+	} else if b, ok := out.(types.Bool); ok {
+		r.ok = bool(b)
+	} else {
+		r.err = fmt.Errorf("when gave %s, not true or false", out.Type())
 	}
-	b, ok := out.(types.Bool)
-	if !ok {
-		return false, fmt.Errorf("when gave %s, not true or false", out.Type())
+	if w.done == nil {
+		w.done = map[int]whenResult{}
 	}
-	return bool(b), nil
+	w.done[i] = r
+	return r.ok, r.err
 }
 
 // activation binds config.WhenVariables for one task without building a

@@ -34,13 +34,37 @@ func anyMatch(pattern string, values []string) bool {
 	return false
 }
 
-// fieldMatches: an empty list matches anything; else one glob must match.
-func fieldMatches(globs []string, v string) bool {
-	if len(globs) == 0 {
+// glob is one pattern, with whether it needs path.Match worked out once.
+type glob struct {
+	pat  string
+	meta bool
+}
+
+func (g glob) match(s string) bool {
+	if !g.meta {
+		return g.pat == s
+	}
+	ok, _ := path.Match(g.pat, s)
+	return ok
+}
+
+// field is a match field's globs; empty matches anything.
+type field []glob
+
+func newField(pats []string) field {
+	f := make(field, len(pats))
+	for i, p := range pats {
+		f[i] = glob{p, isGlob(p)}
+	}
+	return f
+}
+
+func (f field) matches(v string) bool {
+	if len(f) == 0 {
 		return true
 	}
-	for _, g := range globs {
-		if globMatch(g, v) {
+	for _, g := range f {
+		if g.match(v) {
 			return true
 		}
 	}
@@ -52,19 +76,19 @@ func fieldMatches(globs []string, v string) bool {
 // address a numeric host is), so a deny on ads.example.com also holds for
 // ａｄｓ.example.com. A task without a media host matches only a rule
 // without media_hosts.
-func hostMatches(globs []string, f *Facts) bool {
-	if len(globs) == 0 {
+func (hosts field) matchesHost(f *Facts) bool {
+	if len(hosts) == 0 {
 		return true
 	}
 	if f.MediaHost == "" {
 		return false
 	}
-	for _, g := range globs {
-		if globMatch(g, f.MediaHost) {
+	for _, g := range hosts {
+		if g.match(f.MediaHost) {
 			return true
 		}
 		for _, h := range f.MediaHostForms {
-			if globMatch(g, h) {
+			if g.match(h) {
 				return true
 			}
 		}
@@ -72,10 +96,14 @@ func hostMatches(globs []string, f *Facts) bool {
 	return false
 }
 
+// matchers are a rule's match fields, ready to match.
+type matchers struct{ agents, capabilities, devices, hosts field }
+
 // structural says whether the rule's match fields select the task.
 func (r *Rule) structural(f *Facts) bool {
-	return fieldMatches(r.Capabilities, f.Capability) && fieldMatches(r.Agents, f.Agent) &&
-		fieldMatches(r.Devices, f.Device) && hostMatches(r.MediaHosts, f)
+	m := &r.m
+	return m.capabilities.matches(f.Capability) && m.agents.matches(f.Agent) &&
+		m.devices.matches(f.Device) && m.hosts.matchesHost(f)
 }
 
 // anyKey is the index's bucket for rules whose field is absent or a glob;

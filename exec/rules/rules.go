@@ -83,7 +83,8 @@ type Rule struct {
 	Hash string `json:"hash"`
 
 	pos      int // place in the set: the first of equally strict rules decides
-	prg      cel.Program
+	when     int // index of the rule's program in Set.progs; -1 without a when
+	m        matchers
 	examples []config.RuleExample
 }
 
@@ -105,6 +106,10 @@ type Set struct {
 	rules []*Rule
 	idx   index
 	loc   *time.Location
+	// progs are the distinct `when` programs: rules with the same text
+	// share one, and one decision evaluates each at most once (its result
+	// depends only on the task and the moment).
+	progs []cel.Program
 	// Warnings are what is worth knowing about the set but does not stop it
 	// loading: examples that fail, globs that can match nothing configured,
 	// rules already expired. Each is one line naming the rule's key.
@@ -146,10 +151,24 @@ func Compile(defs []Def, o Options, now time.Time) (*Set, error) {
 	if err := validate(cfgs); err != nil {
 		return nil, err
 	}
+	byText := map[string]int{}
 	for i, d := range defs {
-		r, err := compileRule(d, i, limit)
+		r, err := compileRule(d, i)
 		if err != nil {
 			return nil, err
+		}
+		if r.When != "" {
+			n, ok := byText[r.When]
+			if !ok {
+				prg, err := program(r.When, limit)
+				if err != nil {
+					return nil, fmt.Errorf("rules[%d].when: %w", i, err)
+				}
+				n = len(s.progs)
+				byText[r.When] = n
+				s.progs = append(s.progs, prg)
+			}
+			r.when = n
 		}
 		s.rules = append(s.rules, r)
 	}
@@ -176,8 +195,21 @@ func validate(cfgs []config.RuleConfig) error {
 	return err
 }
 
-// compileRule builds one rule: its program, its hash.
-func compileRule(d Def, pos int, limit uint64) (*Rule, error) {
+// program compiles a `when` with the cost limit.
+func program(when string, limit uint64) (cel.Program, error) {
+	ast, err := config.CompileWhen(when)
+	if err != nil {
+		return nil, err
+	}
+	env, err := config.WhenEnv()
+	if err != nil {
+		return nil, err
+	}
+	return env.Program(ast, cel.CostLimit(limit), cel.EvalOptions(cel.OptOptimize))
+}
+
+// compileRule builds one rule but its program: its fields and hash.
+func compileRule(d Def, pos int) (*Rule, error) {
 	exp, err := d.ExpiresAt()
 	if err != nil {
 		return nil, fmt.Errorf("rules[%d].expires: %w", pos, err)
@@ -186,21 +218,12 @@ func compileRule(d Def, pos int, limit uint64) (*Rule, error) {
 		ID: d.ID, Decision: Decision(d.Decision),
 		Agents: nonNil(d.Agents), Capabilities: nonNil(d.Capabilities), Devices: nonNil(d.Devices), MediaHosts: nonNil(d.MediaHosts),
 		When: d.When, ExpiresAt: exp, Source: d.Source, CreatedBy: d.CreatedBy,
-		pos: pos, examples: d.Examples,
+		pos: pos, when: -1, examples: d.Examples,
 	}
 	if r.Source == "" {
 		r.Source = SourceConfig
 	}
-	if d.When != "" {
-		ast, err := config.CompileWhen(d.When)
-		if err != nil {
-			return nil, fmt.Errorf("rules[%d].when: %w", pos, err)
-		}
-		env, _ := config.WhenEnv()
-		if r.prg, err = env.Program(ast, cel.CostLimit(limit), cel.EvalOptions(cel.OptOptimize)); err != nil {
-			return nil, fmt.Errorf("rules[%d].when: %w", pos, err)
-		}
-	}
+	r.m = matchers{newField(r.Agents), newField(r.Capabilities), newField(r.Devices), newField(r.MediaHosts)}
 	r.Hash, err = contentHash(r)
 	if err != nil {
 		return nil, fmt.Errorf("rules[%d]: %w", pos, err)
