@@ -56,7 +56,7 @@ func TestRulesErrorsNameTheKeyAndRule(t *testing.T) {
 	rule := func(body string) string { return "[[rules]]\nid = \"r\"\ndecision = \"deny\"\n" + body }
 	cases := []struct {
 		name, body, key, want string
-		line                 int
+		line                  int
 	}{
 		{"bad decision", "[[rules]]\nid = \"a\"\ndecision = \"ask\"\n[[rules]]\nid = \"b\"\ndecision = \"deny\"\n[[rules]]\nid = \"c\"\ndecision = \"yes\"\n",
 			"rules[2].decision", `must be allow, ask or deny, got "yes"`, 9},

@@ -169,9 +169,9 @@ func TestWarningNeverAllowed(t *testing.T) {
 		t.Fatalf("a plain URL is allowed: %+v", v)
 	}
 	for _, uri := range []string{
-		"https://раураl.com/a",     // look-alike (Cyrillic)
+		"https://раураl.com/a",          // look-alike (Cyrillic)
 		"https://xn--80aa0cbo65f.com/a", // punycode that reads otherwise
-		"http://2130706433/a",      // numeric host
+		"http://2130706433/a",           // numeric host
 		"https://media.example.com/a\u200b.mp3",
 	} {
 		f := play("a", "k", uri)
@@ -384,8 +384,14 @@ func TestContentHash(t *testing.T) {
 // put a rule in several buckets; a task still sees it once.
 func TestIndexFindsEachRuleOnce(t *testing.T) {
 	s := compile(t,
-		rule("lit", "deny", func(r *config.RuleConfig) { r.Capabilities = []string{"MEDIA_PAUSE", "MEDIA_STOP"}; r.Agents = []string{"a", "b"} }),
-		rule("mixed", "deny", func(r *config.RuleConfig) { r.Capabilities = []string{"MEDIA_PAUSE", "MEDIA_*"}; r.Agents = []string{"a", "?"} }),
+		rule("lit", "deny", func(r *config.RuleConfig) {
+			r.Capabilities = []string{"MEDIA_PAUSE", "MEDIA_STOP"}
+			r.Agents = []string{"a", "b"}
+		}),
+		rule("mixed", "deny", func(r *config.RuleConfig) {
+			r.Capabilities = []string{"MEDIA_PAUSE", "MEDIA_*"}
+			r.Agents = []string{"a", "?"}
+		}),
 		rule("any", "ask", nil),
 		rule("other", "deny", func(r *config.RuleConfig) { r.Capabilities = []string{"MEDIA_PLAY"} }),
 	)
@@ -429,7 +435,10 @@ func TestLintFindsRulesThatCannotMatch(t *testing.T) {
 	cfg := config.Default()
 	cfg.Devices = []config.DeviceConfig{{ID: "kitchen", Driver: "sim"}}
 	cfg.Rules = []config.RuleConfig{
-		rule("typo", "deny", func(r *config.RuleConfig) { r.Capabilities = []string{"MEDIA_PAUS"}; r.Devices = []string{"kichen", "kit*"} }),
+		rule("typo", "deny", func(r *config.RuleConfig) {
+			r.Capabilities = []string{"MEDIA_PAUS"}
+			r.Devices = []string{"kichen", "kit*"}
+		}),
 	}
 	s, err := FromConfig(cfg, utc, at(12, 0))
 	if err != nil {
