@@ -114,7 +114,11 @@ type Set struct {
 	// loading: examples that fail, globs that can match nothing configured,
 	// rules already expired. Each is one line naming the rule's key.
 	Warnings []string
+	lints    []string
 }
+
+// Lints are the Warnings that are not failing examples.
+func (s *Set) Lints() []string { return s.lints }
 
 // FromConfig compiles config.toml's rules (Source "config") and runs their
 // examples at now, listing any that fail in Warnings.
@@ -173,7 +177,8 @@ func Compile(defs []Def, o Options, now time.Time) (*Set, error) {
 		s.rules = append(s.rules, r)
 	}
 	s.idx = buildIndex(s.rules)
-	s.Warnings = append(s.Warnings, s.lint(o.Devices, now)...)
+	s.lints = s.lint(o.Devices, now)
+	s.Warnings = append(s.Warnings, s.lints...)
 	for _, res := range s.CheckExamples(now) {
 		if !res.OK {
 			s.Warnings = append(s.Warnings, res.String())
