@@ -107,6 +107,38 @@ func WhenEnv() (*cel.Env, error) {
 // WhenVariables and be a bool. The error is one line, CEL's messages with
 // their line:column in the expression.
 func CompileWhen(expr string) (*cel.Ast, error) {
+	whenCache.Lock()
+	c, ok := whenCache.m[expr]
+	whenCache.Unlock()
+	if ok {
+		return c.ast, c.err
+	}
+	ast, err := compileWhen(expr)
+	whenCache.Lock()
+	if len(whenCache.m) >= maxWhenCache {
+		clear(whenCache.m)
+	}
+	whenCache.m[expr] = compiledWhen{ast, err}
+	whenCache.Unlock()
+	return ast, err
+}
+
+// whenCache keeps each expression's compilation (a checked AST is
+// immutable and shared): a config is checked on every command, and many
+// rules share one `when`; compiling costs about 50 µs.
+var whenCache = struct {
+	sync.Mutex
+	m map[string]compiledWhen
+}{m: map[string]compiledWhen{}}
+
+type compiledWhen struct {
+	ast *cel.Ast
+	err error
+}
+
+const maxWhenCache = 4096
+
+func compileWhen(expr string) (*cel.Ast, error) {
 	if len(expr) > MaxWhenBytes {
 		return nil, fmt.Errorf("longer than %d bytes", MaxWhenBytes)
 	}

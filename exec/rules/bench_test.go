@@ -81,3 +81,11 @@ func BenchmarkDecide1000RulesUnindexed(b *testing.B) {
 		s.Decide(f, now)
 	}
 }
+
+// BenchmarkCompile1000Rules: loading 1,000 rules with `when` expressions
+// (config's check, programs, index, examples).
+func BenchmarkCompile1000Rules(b *testing.B) {
+	for b.Loop() {
+		benchRules(b)
+	}
+}

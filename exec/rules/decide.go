@@ -40,7 +40,8 @@ type Verdict struct {
 	Reason string `json:"reason"`
 	// Matched are the rules that matched, in set order.
 	Matched []Match `json:"matched"`
-	// Warnings are the task's warnings that kept a rule from allowing it.
+	// Warnings are the task's preview warnings, whatever was decided: with
+	// any, the decision is never allow.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -95,7 +96,7 @@ func verdict(f *Facts, hits []found) Verdict {
 	for i, x := range hits {
 		matched[i] = x.m
 	}
-	v := Verdict{Decision: Ask, Matched: matched}
+	v := Verdict{Decision: Ask, Matched: matched, Warnings: f.Warnings}
 	var best *Match
 	for i := range matched {
 		if best == nil || matched[i].Decision.strictness() > best.Decision.strictness() {
@@ -105,11 +106,7 @@ func verdict(f *Facts, hits []found) Verdict {
 	switch {
 	case best == nil:
 		v.Reason = "no rule matches: the person decides"
-		if len(f.Warnings) > 0 {
-			v.Warnings = f.Warnings
-		}
 	case best.Decision == Allow && len(f.Warnings) > 0:
-		v.Warnings = f.Warnings
 		v.Reason = fmt.Sprintf("rule %q would allow it, but its preview warns (%s): a rule never allows such a task, the person decides",
 			best.ID, strings.Join(f.Warnings, "; "))
 	default:
