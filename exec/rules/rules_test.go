@@ -490,3 +490,36 @@ func TestWhenVariablesAllBound(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideConcurrently: a set is shared by every submission; run with
+// -race.
+func TestDecideConcurrently(t *testing.T) {
+	s := compile(t, rule("day", "allow", func(r *config.RuleConfig) { r.When = "hour >= 7 && hour < 23" }),
+		rule("no", "deny", func(r *config.RuleConfig) { r.Devices = []string{"garage"}; r.When = "hour >= 7 && hour < 23" }))
+	done := make(chan Decision, 8)
+	for i := range 8 {
+		go func() {
+			dev := "kitchen"
+			if i%2 == 1 {
+				dev = "garage"
+			}
+			var d Decision
+			for range 200 {
+				d = s.Decide(pause("a", dev), at(12, 0)).Decision
+			}
+			done <- d
+		}()
+	}
+	allow, deny := 0, 0
+	for range 8 {
+		switch <-done {
+		case Allow:
+			allow++
+		case Deny:
+			deny++
+		}
+	}
+	if allow != 4 || deny != 4 {
+		t.Fatalf("allow %d deny %d", allow, deny)
+	}
+}
