@@ -80,6 +80,8 @@ func TestRulesErrorsNameTheKeyAndRule(t *testing.T) {
 		{"bad weekday", rule("[[rules.examples]]\ntask = { weekday = 7 }\nwant = \"ask\"\n"), "rules[0].examples[0].task.weekday", "must be 0 to 6, got 7", 5},
 		{"unknown example key", rule("[[rules.examples]]\ntask = { agnet = \"x\" }\nwant = \"ask\"\n"), "", "unknown key", 5},
 		{"unknown rule key", rule(`capability = ["MEDIA_PLAY"]`), "rules[0].capability", "unknown key", 4},
+		{"a table, not a list of tables", "[rules]\nid = \"a\"\ndecision = \"ask\"\n", "rules", "is a list of tables: write [[rules]], not [rules]", 1},
+		{"expires as a TOML date", rule(`expires = 2026-12-31T00:00:00Z`), "rules[0].expires", "must be a string, got a date or time", 4},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
