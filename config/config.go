@@ -24,6 +24,7 @@ type Config struct {
 	Agents    []AgentConfig    `toml:"agents" json:"agents"`
 	Decisions DecisionsConfig  `toml:"decisions" json:"decisions"`
 	SSH       SSHConfig        `toml:"ssh" json:"ssh"`
+	Rules     []RuleConfig     `toml:"rules" json:"rules"`
 }
 
 // MCPConfig is `vigil mcp`'s section. TokenFile holds the bearer token that

@@ -177,7 +177,10 @@ func (c *Config) Validate() error {
 	if err := validateAgents(c.Agents); err != nil {
 		return err
 	}
-	return c.SSH.validate()
+	if err := c.SSH.validate(); err != nil {
+		return err
+	}
+	return validateRules(c.Rules)
 }
 
 // validate checks [tools.search]: positive limits, a usable line cap, and
