@@ -71,6 +71,9 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 			return Fail(ExitBadInput, err)
 		}
 	}
+	if err := protectHome(app); err != nil {
+		return err
+	}
 	// a service's logs go to stderr (the journal under systemd), masked
 	app.Log = slog.New(preview.NewMaskingHandler(slog.NewTextHandler(app.Err, nil)))
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
