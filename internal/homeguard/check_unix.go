@@ -11,8 +11,8 @@ import (
 	"syscall"
 )
 
-// Check looks at the home's own files and folders (own; missing ones are
-// skipped: nothing can be written into what is not there) as the account
+// Check looks at the home's own files and folders (own; missing ones, and
+// those this process may not reach, are skipped) as the account
 // uid would run Vigil on them, and at every folder above them up to /.
 // Symbolic links are followed: both the folders above the link and those
 // above its target count. It returns the problems found, in the order of
@@ -26,7 +26,11 @@ func Check(uid int, own []string) ([]Problem, error) {
 			return nil, err
 		}
 		real, err := filepath.EvalSymlinks(abs)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			// not there, or behind a folder this account may not enter
+			// (vigil doctor run by another account than the home's): the
+			// folders it can see are checked, and keep the rest out of
+			// reach of others as they keep it out of its own
 			continue
 		}
 		if err != nil {

@@ -163,3 +163,17 @@ func TestCanWrite(t *testing.T) {
 		t.Fatal("a missing path is writable")
 	}
 }
+
+func TestServiceAccount(t *testing.T) {
+	passwd := filepath.Join(t.TempDir(), "passwd")
+	lines := "root:x:0:0:root:/root:/bin/bash\nvigil:x:998:998::/var/lib/vigil:/usr/sbin/nologin\n" +
+		"old:x:997:997::/:/bin/false\nbroken:x:996\n"
+	if err := os.WriteFile(passwd, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for uid, want := range map[int]bool{0: false, 998: true, 997: true, 996: false, 1000: false} {
+		if got := serviceAccount(uid, passwd); got != want {
+			t.Errorf("uid %d: service account %v, want %v", uid, got, want)
+		}
+	}
+}

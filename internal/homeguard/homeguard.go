@@ -12,7 +12,9 @@ package homeguard
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"os/user"
+	"path"
 	"strconv"
 	"strings"
 )
@@ -61,4 +63,32 @@ func Join(ps []Problem) string {
 type Owner struct {
 	UID  int
 	Mode fs.FileMode
+}
+
+// ServiceAccount says whether uid is an account nobody logs in as: its
+// shell in /etc/passwd is nologin or false. Such an account runs the
+// executor; an account with a login shell is a person's, and so any agent
+// the person starts. An account missing from /etc/passwd (a directory
+// service's) counts as a person's: the cautious answer.
+func ServiceAccount(uid int) bool {
+	return serviceAccount(uid, "/etc/passwd")
+}
+
+func serviceAccount(uid int, passwd string) bool {
+	b, err := os.ReadFile(passwd)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) != 7 || f[2] != strconv.Itoa(uid) {
+			continue
+		}
+		switch path.Base(strings.TrimSpace(f[6])) {
+		case "nologin", "false":
+			return true
+		}
+		return false
+	}
+	return false
 }
