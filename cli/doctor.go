@@ -63,7 +63,7 @@ func newDoctorCmd(app *App) *cobra.Command {
 					if !c.OK {
 						mark = "FAIL"
 					}
-					fmt.Fprintf(app.Out, "%s %-9s %s\n", mark, c.Name, safetext.Line(c.Detail))
+					fmt.Fprintf(app.Out, "%s %-8s %s\n", mark, c.Name, safetext.Line(c.Detail))
 				}
 			}
 			if failed > 0 {

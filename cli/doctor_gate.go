@@ -57,7 +57,7 @@ func doctorHome(app *App) doctorCheck {
 // doctorDecisions says whether a decision needs an operator's key, and
 // fails when it does but nobody holds one (no operator, no shared queue).
 func doctorDecisions(app *App) doctorCheck {
-	c := doctorCheck{Name: "decisions", OK: true}
+	c := doctorCheck{Name: "decision", OK: true}
 	if !app.Cfg.Decisions.RequireOperatorKey {
 		c.Detail = "an operator's key is not required: whoever can write the home may decide with vigil approve " +
 			"or the TUI ([decisions] require_operator_key = true changes that)"
@@ -84,7 +84,7 @@ func doctorDecisions(app *App) doctorCheck {
 // doctorOperators fails when an operator's keys do not parse (keys or
 // keys_file).
 func doctorOperators(app *App) doctorCheck {
-	c := doctorCheck{Name: "operators"}
+	c := doctorCheck{Name: "operator"}
 	if len(app.Cfg.Operators) == 0 {
 		c.OK, c.Detail = true, "no [[operators]]: nobody decides over SSH"
 		return c

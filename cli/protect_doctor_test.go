@@ -123,12 +123,12 @@ func operatorLine(t *testing.T, fido bool) string {
 func TestDoctorDecisionsAndOperators(t *testing.T) {
 	_, home := tightHome(t, "")
 	cs, _ := doctorReport(t, home)
-	wantCheck(t, cs, "decisions", true, "not required", "whoever can write the home may decide")
-	wantCheck(t, cs, "operators", true, "no [[operators]]")
+	wantCheck(t, cs, "decision", true, "not required", "whoever can write the home may decide")
+	wantCheck(t, cs, "operator", true, "no [[operators]]")
 
 	_, home = tightHome(t, "[decisions]\nrequire_operator_key = true\n")
 	cs, code := doctorReport(t, home)
-	wantCheck(t, cs, "decisions", false, "nobody can decide")
+	wantCheck(t, cs, "decision", false, "nobody can decide")
 	if code != ExitCheck {
 		t.Fatalf("require_operator_key without operators: exit %d", code)
 	}
@@ -139,12 +139,12 @@ func TestDoctorDecisionsAndOperators(t *testing.T) {
 	writeFile(t, filepath.Join(home, "config.toml"), "[decisions]\nrequire_operator_key = true\n\n[[operators]]\n"+
 		"name = \"ada\"\nkeys = [\""+operatorLine(t, false)+"\"]\nkeys_file = \"ada.keys\"\n", 0o600)
 	cs, _ = doctorReport(t, home)
-	wantCheck(t, cs, "decisions", true, "decisions need an operator's key: 1 operator(s) over SSH")
-	wantCheck(t, cs, "operators", true, "ada: 2 key(s), 1 on a security key")
+	wantCheck(t, cs, "decision", true, "decisions need an operator's key: 1 operator(s) over SSH")
+	wantCheck(t, cs, "operator", true, "ada: 2 key(s), 1 on a security key")
 
 	writeFile(t, keys, "ssh-ed25519 not-base64\n", 0o600)
 	cs, code = doctorReport(t, home)
-	wantCheck(t, cs, "operators", false, `operator "ada": key 2`)
+	wantCheck(t, cs, "operator", false, `operator "ada": key 2`)
 	if code != ExitCheck {
 		t.Fatalf("an operator key that does not parse: exit %d", code)
 	}
