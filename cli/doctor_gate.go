@@ -34,7 +34,11 @@ func homeOwner(app *App) (uid int, made bool) {
 // rules, the ones vigil serve refuses to start on).
 func doctorHome(app *App) doctorCheck {
 	c := doctorCheck{Name: "home"}
-	uid, _ := homeOwner(app)
+	uid, made := homeOwner(app)
+	if !made {
+		c.OK, c.Detail = true, filepath.Clean(app.Paths.State)+": not made yet; vigil makes it private (0700) to the account that runs it"
+		return c
+	}
 	ps, err := homeguard.Check(uid, homeFiles(app))
 	if err != nil {
 		c.Detail = fmt.Sprintf("cannot look at the home: %v", err)
@@ -136,7 +140,7 @@ func doctorHostKey(app *App) doctorCheck {
 		c.OK, c.Detail = true, p+": not there yet, made on first start of vigil serve --ssh"
 		return c
 	case err != nil:
-		c.Detail = err.Error()
+		c.Detail = err.Error() + notOwnerHint(app, err)
 		return c
 	}
 	signer, err := ssh.ParsePrivateKey(b)
@@ -156,6 +160,17 @@ func doctorHostKey(app *App) doctorCheck {
 	pk := signer.PublicKey()
 	c.OK, c.Detail = true, fmt.Sprintf("%s: %s %s", p, pk.Type(), ssh.FingerprintSHA256(pk))
 	return c
+}
+
+// notOwnerHint says how to look when err is this account being kept out
+// of the home's files: as the home's owner.
+func notOwnerHint(app *App, err error) string {
+	if !errors.Is(err, fs.ErrPermission) {
+		return ""
+	}
+	owner, _ := homeOwner(app)
+	return fmt.Sprintf(" (this account may not read it: run vigil doctor as %s, e.g. sudo -u %s env VIGIL_HOME=%s vigil doctor)",
+		homeguard.Account(owner), homeguard.Account(owner), app.Paths.State)
 }
 
 // doctorAgents fails when an agent's token cannot be read, is shorter than
@@ -205,7 +220,7 @@ func agentToken(app *App, a config.AgentConfig) (tok, src string, err error) {
 	}
 	b, err := os.ReadFile(a.TokenFile)
 	if err != nil {
-		return "", a.TokenFile, fmt.Errorf("token_file: %v", err)
+		return "", a.TokenFile, fmt.Errorf("token_file: %v%s", err, notOwnerHint(app, err))
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	return strings.TrimSpace(line), a.TokenFile, nil

@@ -208,7 +208,8 @@ func TestAgentAccountCannotDecide(t *testing.T) {
 	// what doctor tells the agent's account (its config readable, the
 	// home not): it cannot write the home
 	out, errs, _ := result(t, agent.as(home, bin, "--config", agentCfg, "doctor", "--json"))
-	if !strings.Contains(out, "this account ("+agent.name+") cannot write the home, "+svc.name+"'s") {
+	if !strings.Contains(out, "this account ("+agent.name+") cannot write the home, "+svc.name+"'s") ||
+		!strings.Contains(out, "this account may not read it: run vigil doctor as "+svc.name) {
 		t.Fatalf("%s: doctor:\n%s%s", agent.name, out, errs)
 	}
 

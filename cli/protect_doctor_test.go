@@ -258,3 +258,12 @@ func TestDoctorAccountSaysWhatAnAgentCouldDo(t *testing.T) {
 		t.Fatalf("no account check: %+v", cs)
 	}
 }
+
+func TestDoctorHomeNotMadeYet(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "new")
+	cs, _ := doctorReport(t, home)
+	wantCheck(t, cs, "home", true, home+": not made yet")
+	if _, err := os.Stat(home); err == nil {
+		t.Fatal("doctor made the home; it changes nothing")
+	}
+}
