@@ -34,7 +34,7 @@ func protectHome(app *App) error {
 		return nil
 	}
 	errs := []error{fmt.Errorf("serve: refusing to start: other accounts than %s can change the home %s, and "+
-		"whoever can write it can approve tasks (see docs/protect.md):", homeguard.Account(uid), app.Paths.State)}
+		"whoever can write it can approve tasks (see docs/protect.md)", homeguard.Account(uid), app.Paths.State)}
 	for _, p := range ps {
 		errs = append(errs, errors.New("  "+p.String()))
 	}
