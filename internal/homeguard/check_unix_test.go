@@ -177,3 +177,28 @@ func TestServiceAccount(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheck is the cost vigil serve pays once at start: a home's
+// eight paths and the folders above them.
+func BenchmarkCheck(b *testing.B) {
+	root := b.TempDir()
+	state := filepath.Join(root, "home")
+	var own []string
+	for _, p := range []string{"", "keys", "tasks", "results", "inbox"} {
+		own = append(own, filepath.Join(state, p))
+		if err := os.MkdirAll(filepath.Join(state, p), 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, f := range []string{"config.toml", "audit.log"} {
+		own = append(own, filepath.Join(state, f))
+		if err := os.WriteFile(filepath.Join(state, f), nil, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if ps, err := Check(os.Getuid(), own); err != nil || len(ps) != 0 {
+			b.Fatal(err, ps)
+		}
+	}
+}
