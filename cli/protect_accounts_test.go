@@ -174,7 +174,7 @@ func TestAgentAccountCannotDecide(t *testing.T) {
 		t.Logf("%s: vigil %s: exit %d: %s", agent.name, strings.Join(args, " "), code, strings.TrimSpace(errs))
 	}
 	// and its edits: a decided record, a line in the audit log, a manifest
-	// dropped for serve to submit
+	// dropped for serve to submit, the task removed, the home opened up
 	sh := testbin.Tool(t, "sh")
 	for _, edit := range []string{
 		`echo '{"state":"approved"}' > "$VIGIL_HOME/tasks/t1/record.json"`,
@@ -182,6 +182,9 @@ func TestAgentAccountCannotDecide(t *testing.T) {
 		`echo '{"task_id":"t2"}' > "$VIGIL_HOME/inbox/new/t2.json"`,
 		`rm -rf "$VIGIL_HOME/tasks/t1"`,
 		`chmod 777 "$VIGIL_HOME"`,
+		// nor read: the issuer's key would mint leases, the config names tokens
+		`ls "$VIGIL_HOME/keys"`,
+		`cat "$VIGIL_HOME/config.toml"`,
 	} {
 		out, errs, code := result(t, agent.as(home, sh, "-c", edit))
 		if code == 0 || !strings.Contains(strings.ToLower(errs), "permission denied") &&
