@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,9 +29,11 @@ func newDoctorCmd(app *App) *cobra.Command {
 	var role string
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check the deployment: the home's permissions, the search backends, the shared queue's server",
-		Long: "vigil doctor checks what this home relies on and says what is wrong: files of the home others may " +
-			"write, search backends missing, and with [queue] url the server's version (2.10 or newer), JetStream and " +
+		Short: "Check the deployment: who can write the home and decide, keys and tokens, backends, the queue's server",
+		Long: "vigil doctor checks what this home relies on and says what is wrong: files of the home, or folders " +
+			"above it, others may write; whether decisions need an operator's key; whether the SSH host key, the " +
+			"operators' keys and the agents' tokens are usable; what an agent running as this account could do " +
+			"today; search backends missing; and with [queue] url the server's version (2.10 or newer), JetStream and " +
 			"Vigil's streams. It changes nothing. Exit 1 when a check fails.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,7 +42,8 @@ func newDoctorCmd(app *App) *cobra.Command {
 			default:
 				return Failf(ExitBadInput, "--as: must be executor, operator or agent, got %q", role)
 			}
-			checks := []doctorCheck{doctorHome(app), doctorBackends(app)}
+			checks := []doctorCheck{doctorHome(app), doctorDecisions(app), doctorOperators(app), doctorHostKey(app),
+				doctorAgents(app), doctorAccount(app), doctorBackends(app)}
 			if app.Cfg.Queue.Enabled() {
 				checks = append(checks, doctorQueue(cmd.Context(), app, role)...)
 			}
@@ -74,28 +76,6 @@ func newDoctorCmd(app *App) *cobra.Command {
 	cmd.Flags().StringVar(&role, "as", "", "the shared queue's role this home has, for its permissions: "+
 		"executor, operator or agent (default: executor when the home lists [[devices]], else operator)")
 	return cmd
-}
-
-// doctorHome fails when the home's folder or config may be written by
-// anyone but its owner: whoever can write them can change what Vigil trusts.
-func doctorHome(app *App) doctorCheck {
-	c := doctorCheck{Name: "home"}
-	var loose []string
-	for _, p := range []string{app.Paths.State, app.Paths.Config, app.Paths.Keys} {
-		fi, err := os.Stat(p)
-		if err != nil {
-			continue // not made yet: nothing to write into
-		}
-		if fi.Mode().Perm()&0o022 != 0 {
-			loose = append(loose, fmt.Sprintf("%s (%s)", p, fi.Mode().Perm()))
-		}
-	}
-	if len(loose) > 0 {
-		c.Detail = "writable by others than its owner: " + strings.Join(loose, ", ") + " (chmod go-w)"
-		return c
-	}
-	c.OK, c.Detail = true, filepath.Clean(app.Paths.State)+" is writable by its owner only"
-	return c
 }
 
 // doctorBackends fails when no search backend is usable.

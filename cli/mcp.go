@@ -205,21 +205,27 @@ func mcpCallers(app *App) (*mcpserver.Callers, error) {
 	return mcpserver.NewCallers(tokens)
 }
 
-// agentToken reads an [[agents]] token: token_file's first line, or the
-// variable token_env names, trimmed; at least config.MinAgentTokenBytes.
+// agentTokenText reads an [[agents]] token as written: token_file's first
+// line or token_env's value, trimmed (empty when the variable is unset);
+// from says where, in the config's words.
+func agentTokenText(app *App, a config.AgentConfig) (tok, from string, err error) {
+	if a.TokenFile == "" {
+		return strings.TrimSpace(app.Getenv(a.TokenEnv)), "token_env " + a.TokenEnv, nil
+	}
+	b, err := os.ReadFile(a.TokenFile)
+	if err != nil {
+		return "", "token_file " + a.TokenFile, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(line), "token_file " + a.TokenFile, nil
+}
+
+// agentToken reads an [[agents]] token (agentTokenText), which must have at
+// least config.MinAgentTokenBytes.
 func agentToken(app *App, a config.AgentConfig) (mcpserver.Token, error) {
-	var tok, from string
-	if a.TokenFile != "" {
-		from = "token_file " + a.TokenFile
-		b, err := os.ReadFile(a.TokenFile)
-		if err != nil {
-			return mcpserver.Token{}, fmt.Errorf("[[agents]] %q: token_file: %v", a.Name, err)
-		}
-		line, _, _ := strings.Cut(string(b), "\n")
-		tok = strings.TrimSpace(line)
-	} else {
-		from = "token_env " + a.TokenEnv
-		tok = strings.TrimSpace(app.Getenv(a.TokenEnv))
+	tok, from, err := agentTokenText(app, a)
+	if err != nil {
+		return mcpserver.Token{}, fmt.Errorf("[[agents]] %q: token_file: %v", a.Name, err)
 	}
 	if n := len(tok); n < config.MinAgentTokenBytes {
 		what := fmt.Sprintf("the token has %d bytes", n)

@@ -73,6 +73,9 @@ func runServe(ctx context.Context, app *App, addr, mcpAddr string, allowRemote b
 			return Fail(ExitBadInput, err)
 		}
 	}
+	if err := protectHome(app); err != nil {
+		return err
+	}
 	mcpEP, err := prepareServeMCP(app, mcpAddr, allowRemote)
 	if err != nil {
 		return err
