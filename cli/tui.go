@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 
+	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/memory"
 	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/panes"
@@ -94,6 +95,9 @@ func runTUI(ctx context.Context, app *App) error {
 // made without waiting for the server, which it keeps trying to reach.
 func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueue) {
 	opts := approvalspane.Options{Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell, Notify: app.Cfg.Notify.Terminal}
+	if app.Identity != nil { // an operator signed in over SSH decides as them, with their key
+		opts.Via, opts.Key = app.Identity.Via, app.Identity.Key
+	}
 	var ap interface {
 		panes.Pane
 		Close()
@@ -116,6 +120,7 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueu
 			opts.QueueErr = err
 		} else {
 			opts.Queue = eng.Queue
+			opts.DecisionsRefused = decisionsRefused(app, eng, app.decision(true, approval.ViaTUI))
 			if eng.Signer != nil {
 				opts.ResultKey = eng.Signer.Public() // decided results are shown signed only when they verify
 			}
@@ -164,3 +169,4 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueu
 		}
 	}, shared
 }
+
