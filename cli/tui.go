@@ -169,4 +169,3 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueu
 		}
 	}, shared
 }
-
