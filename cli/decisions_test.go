@@ -6,11 +6,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"charm.land/bubbles/v2/key"
+
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/themes"
 )
 
 // operatorKeyHome is a CLI home whose [decisions] require_operator_key is
@@ -124,5 +128,43 @@ func TestRequireOperatorKeyRefusesThisAccount(t *testing.T) {
 	}
 	if a := h.must(0, "audit", "show", "--json", "--task", "by-operator"); !strings.Contains(a, key) || !strings.Contains(a, `"via":"ssh"`) {
 		t.Fatalf("the approval is not recorded via ssh with the operator's key:\n%s", a)
+	}
+}
+
+// The local TUI's Approvals pane on such a home is told: it shows how
+// decisions are made here and offers no a or d; an SSH operator's TUI (an
+// App with their Identity) is offered them.
+func TestTUIPaneOnOperatorKeyHome(t *testing.T) {
+	h := operatorKeyHome(t)
+	pal, _ := themes.Palettes("dark")
+	for _, operator := range []bool{false, true} {
+		app := NewApp()
+		app.HomeFlag = h.home
+		app.Getenv = func(string) string { return "" }
+		if operator {
+			app.Identity = &Identity{Name: "ada", Via: approval.ViaSSH, Key: "SHA256:k"}
+		}
+		if err := app.Load(); err != nil {
+			t.Fatal(err)
+		}
+		list, closeAll, _ := buildPanes(app, themes.New(pal))
+		var view string
+		var keys []string
+		for _, p := range list {
+			if p.ID() == "approvals" {
+				view = strings.Join(strings.Fields(p.View(100, 20)), " ")
+				for _, sec := range p.(interface{ FullHelp() [][]key.Binding }).FullHelp() {
+					for _, b := range sec {
+						keys = append(keys, b.Help().Key)
+					}
+				}
+			}
+		}
+		closeAll()
+		refused := strings.Contains(view, "this account can read tasks but not decide")
+		offered := slices.Contains(keys, "a") && slices.Contains(keys, "d")
+		if refused == operator || offered != operator {
+			t.Errorf("operator %v: refusal shown %v, a and d offered %v (keys %q):\n%s", operator, refused, offered, keys, view)
+		}
 	}
 }
