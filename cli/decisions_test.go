@@ -9,11 +9,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
 	"github.com/vigil-dev/vigil/themes"
 )
 
@@ -166,5 +169,37 @@ func TestTUIPaneOnOperatorKeyHome(t *testing.T) {
 		if refused == operator || offered != operator {
 			t.Errorf("operator %v: refusal shown %v, a and d offered %v (keys %q):\n%s", operator, refused, offered, keys, view)
 		}
+	}
+}
+
+// A real `vigil serve` on a home whose SSH gate is advertised runs the
+// [notify] command with {ssh} filled and VIGIL_SSH set: the command that
+// opens the arriving task on the gate.
+func TestServeNotifiesWithTheSSHCommand(t *testing.T) {
+	testbin.FullRunOnly(t, "runs a real vigil serve")
+	h := newCrashHome(t, testbin.Vigil(t))
+	notified := filepath.Join(t.TempDir(), "notified")
+	script := filepath.Join(t.TempDir(), "notify.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s|%s\\n' \"$1\" \"$VIGIL_SSH\" >> "+notified+"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(h.home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("\n[ssh]\nadvertise = \"vigil@gate.example:2222\"\n\n[notify]\ncommand = [\"" + script + "\", \"{ssh}\"]\n")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := h.startServe()
+	h.must(0, "submit", h.manifest("ring-1", "30m"))
+	const want = "ssh -p 2222 vigil@gate.example preview ring-1|ssh -p 2222 vigil@gate.example preview ring-1\n"
+	testwait.Until(t, 20*time.Second, "the notify command", func() bool {
+		b, _ := os.ReadFile(notified)
+		return strings.Contains(string(b), want)
+	})
+	if code := sc.stop(t); code != 0 {
+		t.Fatalf("serve exit %d\n%s", code, sc.stderr.String())
 	}
 }
