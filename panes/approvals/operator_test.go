@@ -1,6 +1,7 @@
 package approvalspane
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,10 @@ func TestSSHPaneDecidesWithTheOperatorsKey(t *testing.T) {
 	env.Submit(env.Play("by-ssh-1", "/media/a.mkv"))
 	env.Submit(env.Play("by-ssh-2", "/media/b.mkv"))
 	o := Options{Via: approval.ViaSSH, Key: sshKey}
-	s, p := startWith(t, env, o, 100, 30, "effect")
+	s, p := startWith(t, env, o, 100, 30, "")
+	s.waitFn(func(b []byte) bool {
+		return bytes.Contains(b, []byte("deciding as operator:ada over SSH")) && bytes.Contains(b, []byte("effect"))
+	})
 	env.Clock.Advance(GraceMax)
 	s.key("d")
 	s.wait("Deny by-ssh-1")

@@ -106,6 +106,10 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	if p.o.Shared != "" {
 		head += s.Muted.Render("  · " + p.o.Shared)
 	}
+	if p.o.Via == approval.ViaSSH {
+		// who the audit trail will name, on the operator's own screen
+		head += s.Muted.Render("  · deciding as " + safetext.Line(p.o.Operator) + " over SSH")
+	}
 	lines := []string{head}
 	if p.refused != "" && p.notice != p.refused {
 		// how decisions are made here, whole: it replaces the keys not offered
