@@ -376,6 +376,9 @@ func newApproveCmd(app *App) *cobra.Command {
 			id := args[0]
 			d := app.decision(true, approval.ViaCLI)
 			d.PreviewHash = strings.TrimSpace(expect)
+			if why := decisionsRefused(app, eng, d); why != "" {
+				return Failf(ExitCheck, "approve: %s", why) // before any prompt: answering it could only fail
+			}
 			if !yes {
 				f, ok := app.In.(*os.File)
 				if !ok || !term.IsTerminal(f.Fd()) {
@@ -426,6 +429,9 @@ func newDenyCmd(app *App) *cobra.Command {
 			}
 			d := app.decision(false, approval.ViaCLI)
 			d.Reason = reason
+			if why := decisionsRefused(app, eng, d); why != "" {
+				return Failf(ExitCheck, "deny: %s", why)
+			}
 			return decide(cmd.Context(), app, eng, args[0], d)
 		},
 	}

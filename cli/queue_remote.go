@@ -235,6 +235,12 @@ func remoteErr(err error) error {
 // remoteApprove approves over the shared queue: the preview_hash is the one
 // --expect-preview names, else the one the prompt (or, with --yes, this
 // host's read of the view) showed.
+//
+// [decisions] require_operator_key does not refuse it: on the shared queue
+// the queue operator's credentials are the identity (the server lets only
+// them publish a decision), and the executor records the decision via
+// "queue", which its require_operator_key takes. Keeping those credentials
+// out of an agent's account is the deployment's part (docs/protect.md).
 func remoteApprove(cmd *cobra.Command, app *App, args []string) error {
 	yes, _ := cmd.Flags().GetBool("yes")
 	expect, _ := cmd.Flags().GetString("expect-preview")

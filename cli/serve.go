@@ -97,7 +97,7 @@ func runServe(ctx context.Context, app *App, addr, mcpAddr string, allowRemote b
 	}
 	m := metrics.New(metrics.Build{Version: Version, Commit: commit(), GoVersion: runtime.Version()})
 	o := serve.Options{Queue: eng.Queue, TasksDir: filepath.Join(app.Paths.State, "tasks"), Audit: eng.Audit,
-		Metrics: m, Now: app.Now, Log: app.Log}
+		Metrics: m, Now: app.Now, Log: app.Log, SSHAddress: app.Cfg.SSH.Advertise} // {ssh}; --ssh's address when empty
 	if argv := app.Cfg.Notify.Command; len(argv) > 0 {
 		c := notify.Command{Argv: argv, Timeout: app.Cfg.Notify.Timeout.Duration, Log: app.Log}
 		o.Notify = func(ctx context.Context, ev notify.Event) { _ = c.Run(ctx, ev) } // logged by Run; changes nothing else

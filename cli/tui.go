@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 
+	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/memory"
 	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/panes"
@@ -87,13 +88,39 @@ func runTUI(ctx context.Context, app *App) error {
 	return nil
 }
 
+// localApprovalsOptions are the Approvals pane's options over this home's own
+// queue for app's decider: this account (refused, with the words saying how
+// decisions are made, on a require_operator_key home) or, with
+// app.Identity set, an operator signed in over SSH, who decides as
+// operator:<name> via ssh with their key. vigil serve --ssh builds each
+// session's pane from them.
+func localApprovalsOptions(app *App, eng *Engine) approvalspane.Options {
+	o := approvalsBase(app)
+	o.Queue = eng.Queue
+	o.DecisionsRefused = decisionsRefused(app, eng, app.decision(true, approval.ViaTUI))
+	if eng.Signer != nil {
+		o.ResultKey = eng.Signer.Public() // decided results are shown signed only when they verify
+	}
+	return o
+}
+
+// approvalsBase is what every Approvals pane of app shares, whatever queue
+// it is over: who decides, through which surface, and the notifications.
+func approvalsBase(app *App) approvalspane.Options {
+	o := approvalspane.Options{Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell, Notify: app.Cfg.Notify.Terminal}
+	if app.Identity != nil { // an operator signed in over SSH decides as them, with their key
+		o.Via, o.Key = app.Identity.Via, app.Identity.Key
+	}
+	return o
+}
+
 // buildPanes makes the screens in tab order and a function that releases them.
 // With [queue] url the Approvals pane is over the shared queue and the Audit
 // pane over this home's copy of the executor's log (tui_queue.go), and the
 // shared queue is returned too (nil when its config cannot work): it is
 // made without waiting for the server, which it keeps trying to reach.
 func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueue) {
-	opts := approvalspane.Options{Operator: app.Operator(), Now: app.Now, Bell: app.Cfg.Approvals.Bell, Notify: app.Cfg.Notify.Terminal}
+	opts := approvalsBase(app)
 	var ap interface {
 		panes.Pane
 		Close()
@@ -115,10 +142,7 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueu
 		if eng, err := app.Engine(context.Background()); err != nil {
 			opts.QueueErr = err
 		} else {
-			opts.Queue = eng.Queue
-			if eng.Signer != nil {
-				opts.ResultKey = eng.Signer.Public() // decided results are shown signed only when they verify
-			}
+			opts = localApprovalsOptions(app, eng)
 		}
 	}
 	if opts.QueueErr != nil {

@@ -9,8 +9,11 @@ import (
 
 // NotifyPlaceholders are the names [notify] command fills, each written
 // {name}; exec/notify fills them and also passes each as an environment
-// variable VIGIL_<NAME> (VIGIL_AGENT, VIGIL_TASK_ID, …).
-var NotifyPlaceholders = []string{"agent", "action", "device", "task_id", "expires_in", "event"}
+// variable VIGIL_<NAME> (VIGIL_AGENT, VIGIL_TASK_ID, …, VIGIL_SSH). {ssh} is
+// built from the config and a checked task id, not from what an agent
+// wrote, but it is a command line: it belongs in a message, never in code a
+// shell parses, like every other placeholder.
+var NotifyPlaceholders = []string{"agent", "action", "device", "task_id", "expires_in", "event", "ssh"}
 
 // codeFlags are, for each program that runs code given as an argument,
 // the options whose value is that code (shell scripts, one-liners). A

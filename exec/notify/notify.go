@@ -46,6 +46,11 @@ type Event struct {
 	Action    string
 	Device    string
 	ExpiresIn time.Duration
+	// SSH is the command that opens the task on the SSH gate
+	// (config.SSHCommand: "ssh -p 2222 vigil@gate preview ID"), or "" when
+	// no gate address is known. The serve loop builds it from the config
+	// and the task's checked id, never from what an agent wrote.
+	SSH string
 }
 
 // Fields are the placeholders' values: masked (preview.MaskString) and
@@ -62,6 +67,9 @@ func (e Event) Fields() map[string]string {
 		"task_id":    clean(e.TaskID),
 		"expires_in": in.String(),
 		"event":      clean(e.Kind),
+		// not masked: it is config and a checked id, and a masked command
+		// would not run; made display-safe all the same
+		"ssh": safetext.Line(e.SSH),
 	}
 }
 
@@ -78,7 +86,7 @@ func clean(s string) string {
 }
 
 // Placeholders are the names Expand fills, each written {name}.
-var Placeholders = []string{"agent", "action", "device", "task_id", "expires_in", "event"}
+var Placeholders = []string{"agent", "action", "device", "task_id", "expires_in", "event", "ssh"}
 
 // Expand fills the placeholders in each argument. Values are substituted
 // once (a value holding "{agent}" stays as it is) and never split or
@@ -98,7 +106,7 @@ func Expand(argv []string, e Event) []string {
 }
 
 // Env is the placeholders' values as environment variables, VIGIL_<NAME>
-// (VIGIL_AGENT, VIGIL_TASK_ID, …): the safe way for a shell script to read
+// (VIGIL_AGENT, VIGIL_TASK_ID, …, VIGIL_SSH): the safe way for a shell script to read
 // them ("$VIGIL_AGENT" is never parsed as code, {agent} inside sh -c would
 // be, which config refuses).
 func Env(e Event) []string {

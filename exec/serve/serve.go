@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/metrics"
 	"github.com/vigil-dev/vigil/exec/notify"
@@ -34,6 +35,12 @@ type Options struct {
 	// or failing notifier delays only later notifications.
 	Notify     func(context.Context, notify.Event)
 	WarnBefore time.Duration // an Expiring event this long before a deadline (notify.ExpiringBefore when 0)
+	// SSHAddress is where people reach the SSH gate, "host:port" or
+	// "user@host:port": [ssh] advertise, else the address `vigil serve
+	// --ssh` listens on. Each event's SSH is the command that opens its
+	// task there (config.SSHCommand); "" (or an unspecified host such as
+	// 0.0.0.0) leaves it empty.
+	SSHAddress string
 	Now        func() time.Time
 	MaxTick    time.Duration
 	Log        *slog.Logger
@@ -274,6 +281,9 @@ func (s *Server) openIDs() ([]string, error) {
 func (s *Server) announce(r approval.Record, at, now time.Time) {
 	id := r.TaskID
 	ev := notify.Event{TaskID: id, Agent: r.Agent, Action: r.CapabilityID, Device: r.Device, ExpiresIn: at.Sub(now)}
+	if task.ValidateTaskID(id) == nil { // the queue checked it at submission; a command line takes no chances
+		ev.SSH = config.SSHCommand(s.o.SSHAddress, "preview", id)
+	}
 	late := !now.Before(at.Add(-s.o.WarnBefore))
 	switch {
 	case !s.seen[id]:

@@ -23,6 +23,7 @@ package approvalspane
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"time"
 
@@ -64,10 +65,20 @@ type Options struct {
 	// instead of showing it as signed: the shared queue's results come
 	// from another host and this home holds no key to check them with.
 	Unchecked string
+	// Via is the surface this pane's decisions are recorded as coming
+	// through: approval.ViaTUI when empty (this account's TUI),
+	// approval.ViaSSH in an operator's SSH session.
+	Via string
+	// Key is the SHA256 fingerprint ("SHA256:…") of the SSH key the
+	// operator signed in with, recorded with each decision; "" locally.
+	Key string
+	// DecisionsRefused, when set, means this pane may not decide: the
+	// local TUI on a home whose [decisions] require_operator_key is set
+	// (config.DecisionsRefusal, the words `vigil approve` says too). The
+	// pane then offers no a or d, opens no prompt, and says this text on
+	// the pane: how decisions are made on this home instead.
+	DecisionsRefused string
 }
-
-// Via is the surface this pane's decisions are recorded as.
-const Via = "tui"
 
 // Pane is the Approvals screen: the root that routes to its children and
 // performs what their intents ask for.
@@ -85,6 +96,10 @@ type Pane struct {
 
 	listErr error
 	notice  string // already safe to show: a decision's outcome, or why a key did nothing
+	// refused is why this pane may not decide (safe to show), "" when it
+	// may: Options.DecisionsRefused, or the engine's refusal once a
+	// decision came back with approval.ErrOperatorKeyRequired.
+	refused string
 	busy    bool
 	// deciding is the task this pane is deciding now: while it executes it is
 	// not pending, and that is not news from elsewhere.
@@ -113,7 +128,10 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if o.Tick == 0 {
 		o.Tick = time.Second
 	}
-	p := &Pane{o: o, styles: styles, legible: true}
+	if o.Via == "" {
+		o.Via = approval.ViaTUI
+	}
+	p := &Pane{o: o, styles: styles, legible: true, refused: safetext.Line(o.DecisionsRefused)}
 	p.bg.start(context.Background())
 	p.queue.init()
 	p.decided.init()
@@ -184,6 +202,10 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 	case outcomeMsg:
 		p.busy, p.deciding, p.lastDecided = false, "", msg.id
 		p.notice = p.describeOutcome(msg)
+		if errors.Is(msg.err, approval.ErrOperatorKeyRequired) && p.refused == "" {
+			// the engine says this pane cannot decide: stop offering keys that would fail
+			p.refused = safetext.Line(msg.err.Error())
+		}
 		if msg.view != nil && msg.id == p.queue.selID {
 			p.applyView(*msg.view, nil)
 		}

@@ -25,7 +25,11 @@ type outcomeMsg struct {
 // performs its intent; with none open, to the current mode's rows.
 func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if !p.dialogs.open() {
-		cmd, _ := p.keymap().Dispatch(msg)
+		cmd, ok := p.keymap().Dispatch(msg)
+		if !ok && p.refused != "" && (msg.String() == "a" || msg.String() == "d") {
+			// the rows are not offered here: the key says how decisions are made instead
+			p.notice = p.refused
+		}
 		return cmd
 	}
 	confirming := p.dialogs.confirm != nil
@@ -55,6 +59,9 @@ func (p *Pane) openDecision(msg tea.KeyPressMsg, approve bool) {
 	q := &p.queue
 	r, ok := q.selected()
 	switch {
+	case p.refused != "":
+		p.notice = p.refused // the rows are not offered then; never a prompt that would fail
+		return
 	case !ok:
 		// the cursor and its task disagree: never decide on either
 		p.notice = "not yet: the task under the cursor just changed"
@@ -100,7 +107,8 @@ func (p *Pane) openDecision(msg tea.KeyPressMsg, approve bool) {
 func (p *Pane) approve(id, hash string) tea.Cmd {
 	p.busy, p.deciding = true, id
 	p.notice = safetext.Line(id) + " executing…"
-	q, by := p.o.Queue, p.o.Operator
+	q, d := p.o.Queue, p.decision(true)
+	d.PreviewHash = hash
 	return p.bg.run(func(ctx context.Context) tea.Msg {
 		ctx = context.WithoutCancel(ctx)
 		v, err := q.Preview(ctx, id)
@@ -110,7 +118,7 @@ func (p *Pane) approve(id, hash string) tea.Cmd {
 		if v.BindingHash != hash {
 			return outcomeMsg{id: id, view: &v, err: approval.ErrPreviewChanged}
 		}
-		rec, res, err := q.Decide(ctx, id, approval.Decision{Approve: true, By: by, PreviewHash: hash, Via: Via})
+		rec, res, err := q.Decide(ctx, id, d)
 		if errors.Is(err, approval.ErrPreviewChanged) {
 			if nv, verr := q.Preview(ctx, id); verr == nil {
 				return outcomeMsg{id: id, view: &nv, err: err}
@@ -122,11 +130,18 @@ func (p *Pane) approve(id, hash string) tea.Cmd {
 
 func (p *Pane) denyTask(id, reason string) tea.Cmd {
 	p.busy, p.deciding = true, id
-	q, by := p.o.Queue, p.o.Operator
+	q, d := p.o.Queue, p.decision(false)
+	d.Reason = reason
 	return p.bg.run(func(ctx context.Context) tea.Msg {
-		rec, res, err := q.Decide(context.WithoutCancel(ctx), id, approval.Decision{Approve: false, By: by, Reason: reason, Via: Via})
+		rec, res, err := q.Decide(context.WithoutCancel(ctx), id, d)
 		return outcomeMsg{id: id, rec: rec, res: res, err: err}
 	})
+}
+
+// decision is a decision by this pane's operator, recorded as coming
+// through its surface with its key.
+func (p *Pane) decision(approve bool) approval.Decision {
+	return approval.Decision{Approve: approve, By: p.o.Operator, Via: p.o.Via, Key: p.o.Key}
 }
 
 // describeOutcome is the notice for this pane's own decision, safe to show.
@@ -135,6 +150,8 @@ func (p *Pane) describeOutcome(m outcomeMsg) string {
 	var de *approval.DecidedError
 	var lost *approval.LostError
 	switch {
+	case errors.Is(m.err, approval.ErrOperatorKeyRequired):
+		return id + " was not decided: " + safetext.Line(m.err.Error())
 	case errors.Is(m.err, approval.ErrPreviewChanged):
 		return id + ": the request changed since it was shown — review the new preview; nothing was approved"
 	case errors.As(m.err, &de):

@@ -165,7 +165,7 @@ func TestDecidedListShowsAFailedHomeAssistantCall(t *testing.T) {
 		t.Errorf("%d service calls", ha.calls)
 	}
 	r, _ := env.Queue.Get("ha-pause")
-	if r.DecidedVia != "" && r.DecidedVia != Via {
+	if r.DecidedVia != "" && r.DecidedVia != approval.ViaTUI {
 		t.Errorf("decided via %q", r.DecidedVia)
 	}
 }

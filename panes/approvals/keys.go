@@ -45,9 +45,9 @@ func (p *Pane) buildKeymaps() keymaps {
 	refresh := panes.KeyRow{Binding: b("ctrl+r", "refresh", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.requestReload() }}
 	return keymaps{
 		pending: panes.Keymap{
-			{Binding: b("a", "approve…", "a"), Footer: true, Everyday: true, Disabled: p.decisionOff,
+			{Binding: b("a", "approve…", "a"), Footer: true, Everyday: true, Disabled: p.decisionOff, When: p.mayDecide,
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, true); return nil }},
-			{Binding: b("d", "deny…", "d"), Footer: true, Everyday: true, Disabled: p.decisionOff,
+			{Binding: b("d", "deny…", "d"), Footer: true, Everyday: true, Disabled: p.decisionOff, When: p.mayDecide,
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, false); return nil }},
 			q.Up, q.Down, q.First, q.Last, q.PageUp, q.PageDown,
 			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Group: panes.GroupNav, Do: do(func() { p.queue.preview.Scroll(-previewStep) })},
@@ -56,8 +56,8 @@ func (p *Pane) buildKeymaps() keymaps {
 			refresh,
 		},
 		decided: panes.Keymap{
-			{Binding: b("a", "approve…", "a"), Disabled: final, Do: do(func() {})},
-			{Binding: b("d", "deny…", "d"), Disabled: final, Do: do(func() {})},
+			{Binding: b("a", "approve…", "a"), Disabled: final, When: p.mayDecide, Do: do(func() {})},
+			{Binding: b("d", "deny…", "d"), Disabled: final, When: p.mayDecide, Do: do(func() {})},
 			h.Up, h.Down, h.First, h.Last, h.PageUp, h.PageDown,
 			{Binding: b("pgup/K", "scroll result up", "pgup", "K"), Group: panes.GroupNav, Do: do(func() { p.decided.view.Scroll(-previewStep) })},
 			{Binding: b("pgdn/J", "scroll result down", "pgdown", "J", "space"), Group: panes.GroupNav, Footer: true,
@@ -103,6 +103,11 @@ func (p *Pane) decisionOff() string {
 	}
 	return ""
 }
+
+// mayDecide is whether this pane decides at all: on a home whose decisions
+// need an operator's key, a and d are neither offered nor listed (the
+// pane says how decisions are made instead; handleKey answers the keys).
+func (p *Pane) mayDecide() bool { return p.refused == "" }
 
 // emptyQueue and noDecided keep ↓ out of the footer over an empty list.
 func (p *Pane) emptyQueue() string {

@@ -106,14 +106,26 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	if p.o.Shared != "" {
 		head += s.Muted.Render("  · " + p.o.Shared)
 	}
+	if p.o.Via == approval.ViaSSH {
+		// who the audit trail will name, on the operator's own screen
+		head += s.Muted.Render("  · deciding as " + safetext.Line(p.o.Operator) + " over SSH")
+	}
 	lines := []string{head}
+	if p.refused != "" && p.notice != p.refused {
+		// how decisions are made here, whole: it replaces the keys not offered
+		lines = append(lines, panes.Wrap(s.Muted.Render(p.refused), w)...)
+	}
 	lines = append(lines, p.noticeLines(w)...)
 	if p.listErr != nil {
 		lines = append(lines, panes.Wrap(s.Err.Render("queue error: ")+p.safe(p.listErr.Error()), w)...)
 	}
 	if len(p.queue.list) == 0 {
 		p.queue.cur.Map.Reset(0, 0, 0)
-		lines = append(lines, s.Muted.Render("nothing waiting: agents' mutating actions appear here for you to approve or deny"))
+		empty := "nothing waiting: agents' mutating actions appear here for you to approve or deny"
+		if p.refused != "" {
+			empty = "nothing waiting: agents' mutating actions appear here"
+		}
+		lines = append(lines, s.Muted.Render(empty))
 		return lines, true
 	}
 	return p.renderQueue(lines, w, h)
@@ -126,7 +138,7 @@ func (p *Pane) noticeLines(w int) []string {
 		return nil
 	}
 	l := panes.Wrap(p.styles.Warning.Render(p.notice), w)
-	if len(l) > 3 {
+	if len(l) > 3 && p.notice != p.refused { // how decisions are made here is never cut
 		l = l[:3]
 		l[2] = panes.Truncate(l[2]+" …", w)
 	}
