@@ -173,15 +173,18 @@ func (t auditTable) header() string {
 }
 
 func (t auditTable) row(e audit.Entry) string {
-	taskCell := auditCell(e.TaskID, auditColumns[3].width)
-	if e.TaskID != "" && task.ValidateTaskID(e.TaskID) == nil {
+	// ids an agent chose are masked when secret-shaped (a pasted API key
+	// used as a task id or a lease sub), before they are cut
+	id := preview.MaskIdentifier(e.TaskID)
+	taskCell := auditCell(id, auditColumns[3].width)
+	if id == e.TaskID && id != "" && task.ValidateTaskID(id) == nil {
 		// a valid task id stays whole (the handle other commands take) and
 		// holds no space to forge a column with; a rejected submission's
 		// id may be anything, and is cut like any other value
-		taskCell = fmt.Sprintf("%-*s", auditColumns[3].width, e.TaskID)
+		taskCell = fmt.Sprintf("%-*s", auditColumns[3].width, id)
 	}
 	cells := []string{fmt.Sprintf("%-*d", t.seq, e.Seq), auditCell(e.Time, auditColumns[0].width),
-		auditCell(e.Actor, auditColumns[1].width), auditCell(e.Event, auditColumns[2].width), taskCell,
+		auditCell(preview.MaskIdentifier(e.Actor), auditColumns[1].width), auditCell(e.Event, auditColumns[2].width), taskCell,
 		auditCell(e.Target, auditColumns[4].width), lastCell(e.Outcome(), auditColumns[5].width)}
 	return strings.Join(cells, tableSep)
 }
@@ -199,8 +202,12 @@ func lastCell(s string, width int) string {
 	if s == "" {
 		s = "-"
 	}
-	return safetext.Inspect(s).Truncate(width).String()
+	return cutLine(s, width)
 }
+
+// cutLine is s shown display-safe on one line, cut with an ellipsis to at
+// most width cells.
+func cutLine(s string, width int) string { return safetext.Inspect(s).Truncate(width).String() }
 
 func printEntriesTable(app *App, lines []audit.Line) error {
 	t := newAuditTable(lines, 0)

@@ -111,3 +111,19 @@ func TestAuditTailCutsEachValueToItsColumn(t *testing.T) {
 	// tail prints no header: its rows line up under the one show would print
 	checkAuditColumns(t, auditTable{seq: 7}.header(), rows)
 }
+
+// TestAuditTableMasksSecretShapedIDs: a task id or actor that is a secret
+// is masked in the table; --json keeps the stored line.
+func TestAuditTableMasksSecretShapedIDs(t *testing.T) {
+	home, l := auditHome(t, 0)
+	if _, err := l.Append(audit.Entry{Actor: "agent:" + secretID, Event: audit.EventSubmitted, TaskID: secretID, Target: "tv"}); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := run(t, home, "audit", "show")
+	if code != 0 || strings.Contains(out, secretID[8:]) || !strings.Contains(out, "agent:ghp_...") {
+		t.Fatalf("a secret-shaped id is shown:\n%s", out)
+	}
+	if out, _, _ := run(t, home, "audit", "show", "--json"); !strings.Contains(out, secretID) {
+		t.Fatalf("--json must keep the stored line:\n%s", out)
+	}
+}
