@@ -81,6 +81,10 @@ func (l *Log) Seal(actor, reason string, key ed25519.PrivateKey) (Entry, error) 
 	c := NewChain()
 	var end int64
 	var last Entry
+	// the prefix verified before (audit.log.verified) is held like a head:
+	// a log cut below it, with its head rewritten, has something to seal
+	rec := LoadVerified(l.path)
+	found := Report{OK: true}
 	if _, err := Scan(l.path, 0, func(ln Line) bool {
 		e, ok := c.FeedParsed(ln.Entry, ln.Err)
 		if !ok {
@@ -89,11 +93,19 @@ func (l *Log) Seal(actor, reason string, key ed25519.PrivateKey) (Entry, error) 
 		line, _ := e.Line()
 		end = ln.Offset + int64(len(line)) + 1
 		last = e
+		if e.Seq == 0 {
+			found.First = e.Hash
+		}
+		if rec != nil && e.Seq == rec.Entries-1 {
+			found.recorded = e.Hash
+		}
 		return true
 	}); err != nil {
 		return Entry{}, err
 	}
-	if tailErr == nil && c.Bad() == nil {
+	found.Entries, found.Sealed = c.Len(), c.Sealed()
+	lost := found.againstRecorded(rec)
+	if tailErr == nil && c.Bad() == nil && lost == nil {
 		return Entry{}, ErrNothingToSeal
 	}
 	d := SealDetails{Reason: reason}
@@ -108,6 +120,8 @@ func (l *Log) Seal(actor, reason string, key ed25519.PrivateKey) (Entry, error) 
 		d.Broken = c.Bad().String()
 	case damaged != nil:
 		d.Broken = damaged.Error()
+	case lost != nil:
+		d.Broken = lost.String()
 	}
 	if st, err := os.Stat(l.path); err == nil && st.Size() > end {
 		if d.MovedTo, d.Bytes, err = l.moveAside(end, st.Size()); err != nil {
