@@ -390,7 +390,10 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 			"keys/operator.pub.pem, or --key FILE: a copy of the public key kept elsewhere.\n" +
 			"The checkpoints Vigil wrote beside the log (audit.checkpoints) are checked too, by default: the log\n" +
 			"must still hold every prefix they recorded, except where `vigil audit seal` recorded a break after\n" +
-			"them (given with --checkpoint, the same file is held strictly). --local-checkpoints=false skips them.\n" +
+			"them (given with --checkpoint, the same file is held strictly). So is the prefix the Audit screen\n" +
+			"verified before (audit.log.verified): a log with fewer entries, another first entry or another entry\n" +
+			"at that prefix's end was cut or rewritten since, until a seal records it.\n" +
+			"--local-checkpoints=false skips both.\n" +
 			"--json prints {\"ok\",\"entries\"} or {\"ok\":false,\"entries\",\"index\",\"reason\",\"detail\"}, plus\n" +
 			"\"checkpoint\" (the file that failed; index is -1 when its own signature failed), \"checkpoints\"\n" +
 			"(how many were checked) and \"sealed\"\n" +
@@ -435,6 +438,9 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 				if err := addLocalCheckpoints(app, logPath, asJSON, &o, checkpoints); err != nil {
 					return err
 				}
+				// the prefix a viewer verified before: a log that no longer
+				// holds it was cut or rewritten since (with its head)
+				o.Recorded = audit.LoadVerified(logPath)
 			}
 			var done func()
 			o.Progress, done = terminalProgress(app, "verifying")
