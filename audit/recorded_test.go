@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"os"
@@ -157,5 +158,32 @@ func TestVerifiedRecordNeverShrinks(t *testing.T) {
 	}
 	if !keepsLonger(VerifiedPath(path), shortRec) || long.Entries != 14 {
 		t.Fatalf("a 10-entry record would replace the 14-entry one (%d)", long.Entries)
+	}
+}
+
+// TestSealSeesACutBelowALocalCheckpoint: a cut with its head rewritten and
+// no verified prefix left (deleted too) fails against the checkpoints
+// Append wrote; seal must not call that log intact (it did: "nothing to
+// seal", and verify stayed BROKEN with no way on).
+func TestSealSeesACutBelowALocalCheckpoint(t *testing.T) {
+	path, _, key := keyedLog(t, 12) // notes at 2, 4, 8, 10
+	pub := key.Public().(ed25519.PublicKey)
+	cutWithHead(t, path, 6)
+	os.Remove(VerifiedPath(path))
+	local, _, _ := LocalCheckpoints(path, pub)
+	if rep, _ := VerifyWith(path, VerifyOptions{Key: pub, Local: local}); rep.OK {
+		t.Fatal("setup: the cut should fail against the local checkpoints")
+	}
+	l, _ := Open(path, stepClock())
+	e, err := l.Seal("operator:ada", "lost 6-11", key)
+	if err != nil {
+		t.Fatalf("seal: %v", err)
+	}
+	if !strings.Contains(string(e.Details), "audit.checkpoints") {
+		t.Fatalf("the seal does not say what proved the cut: %s", e.Details)
+	}
+	local, _, _ = LocalCheckpoints(path, pub)
+	if rep, _ := VerifyWith(path, VerifyOptions{Key: pub, Local: local}); !rep.OK || len(rep.Sealed) != 1 {
+		t.Fatalf("sealed: %s", rep)
 	}
 }

@@ -81,10 +81,18 @@ func (l *Log) Seal(actor, reason string, key ed25519.PrivateKey) (Entry, error) 
 	c := NewChain()
 	var end int64
 	var last Entry
-	// the prefix verified before (audit.log.verified) is held like a head:
-	// a log cut below it, with its head rewritten, has something to seal
-	rec := LoadVerified(l.path)
-	found := Report{OK: true}
+	// what proves the log was longer is held like a head: the prefix
+	// verified before (audit.log.verified) and the checkpoints Append wrote
+	// beside the log (a file that does not verify proves nothing here;
+	// `vigil audit verify` names it). A log cut below them, with its head
+	// rewritten, has something to seal.
+	o := VerifyOptions{Recorded: LoadVerified(l.path)}
+	o.Local, _, _ = LocalCheckpoints(l.path, key.Public().(ed25519.PublicKey))
+	rec := o.Recorded
+	found := Report{OK: true, at: map[int64]string{}}
+	for _, cp := range o.Local {
+		found.at[cp.Size-1] = ""
+	}
 	if _, err := Scan(l.path, 0, func(ln Line) bool {
 		e, ok := c.FeedParsed(ln.Entry, ln.Err)
 		if !ok {
@@ -99,12 +107,18 @@ func (l *Log) Seal(actor, reason string, key ed25519.PrivateKey) (Entry, error) 
 		if rec != nil && e.Seq == rec.Entries-1 {
 			found.recorded = e.Hash
 		}
+		if _, ok := found.at[e.Seq]; ok {
+			found.at[e.Seq] = e.Hash
+		}
 		return true
 	}); err != nil {
 		return Entry{}, err
 	}
 	found.Entries, found.Sealed = c.Len(), c.Sealed()
-	lost := found.againstRecorded(rec)
+	var lost *Report
+	if held := found.holds(o); !held.OK {
+		lost = &held
+	}
 	if tailErr == nil && c.Bad() == nil && lost == nil {
 		return Entry{}, ErrNothingToSeal
 	}
