@@ -35,8 +35,9 @@ func readVerified(cachePath string) *Verified {
 		return nil
 	}
 	var r Verified
-	if json.Unmarshal(b, &r) != nil || r.Version != verifiedVersion || r.Offset <= 0 || r.Entries <= 0 ||
-		!isHash(r.Last) || !isHash(r.First) || !isHash(r.Prefix) {
+	// a record RecordSeen wrote has no prefix hash nor length: evidence only
+	if json.Unmarshal(b, &r) != nil || r.Version != verifiedVersion || r.Offset < 0 || r.Entries <= 0 ||
+		!isHash(r.Last) || !isHash(r.First) || !(r.Prefix == "" && r.Offset == 0 || r.Offset > 0 && isHash(r.Prefix)) {
 		return nil
 	}
 	r.source = filepath.Base(cachePath)
@@ -77,4 +78,23 @@ func (r Report) againstRecorded(rec *Verified) *Report {
 func keepsLonger(cachePath string, next Verified) bool {
 	cur := readVerified(cachePath)
 	return cur != nil && cur.Entries > next.Entries && len(cur.Sealed) >= len(next.Sealed)
+}
+
+// RecordSeen keeps, in the record of the verified prefix beside the log at
+// logPath, that a viewer saw a chain of entries entries verify (entry #0
+// first, entry #entries-1 last, with those seals) — when the record holds
+// less. A viewer that verified appends as they came (a large log's screen
+// records only its full passes) and then found the log cut calls it, so the
+// cut it found is proved on the next start too, until a seal. The record
+// has no prefix hash (the bytes are gone): the next start reads from the
+// beginning.
+func RecordSeen(logPath string, entries int64, first, last string, sealed []SealedGap) error {
+	if !isHash(first) || !isHash(last) || entries <= 0 {
+		return fmt.Errorf("audit: a seen chain needs its entries and the hashes of its first and last entries")
+	}
+	rec := Verified{Version: verifiedVersion, Entries: entries, First: first, Last: last, Sealed: sealed}
+	if cur := readVerified(VerifiedPath(logPath)); cur != nil && cur.Entries >= entries {
+		return nil // it proves as much already
+	}
+	return saveVerified(VerifiedPath(logPath), rec)
 }

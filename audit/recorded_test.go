@@ -187,3 +187,35 @@ func TestSealSeesACutBelowALocalCheckpoint(t *testing.T) {
 		t.Fatalf("sealed: %s", rep)
 	}
 }
+
+// TestRecordSeenProvesWhatAViewerSaw: a viewer that verified appends live
+// keeps the chain it saw when it finds the log cut; the record (no prefix
+// hash: evidence only) then proves the cut to the next start and to Seal,
+// and is never lowered by RecordSeen itself.
+func TestRecordSeenProvesWhatAViewerSaw(t *testing.T) {
+	path := newLog(t, 12)
+	key := testKey(t, path)
+	verifyStart(t, path) // records 12
+	lines := readLines(t, path)
+	var first, last Entry
+	json.Unmarshal(bytes.TrimSpace(lines[0]), &first)
+	json.Unmarshal(bytes.TrimSpace(lines[11]), &last)
+	cutWithHead(t, path, 8)
+	os.Remove(VerifiedPath(path))
+	if err := RecordSeen(path, 12, first.Hash, last.Hash, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := RecordSeen(path, 10, first.Hash, last.Hash, nil); err != nil || LoadVerified(path).Entries != 12 {
+		t.Fatalf("RecordSeen lowered the record: %v", err)
+	}
+	if v := verifyStart(t, path); v.OK || v.Reason != ReasonTruncated || v.Index != 8 {
+		t.Fatalf("a start after the cut a viewer saw: %s", v.Report)
+	}
+	l, _ := Open(path, stepClock())
+	if _, err := l.Seal("operator:ada", "lost 8-11", key); err != nil {
+		t.Fatalf("seal: %v", err)
+	}
+	if v := verifyStart(t, path); !v.OK || LoadVerified(path).Entries != 9 || LoadVerified(path).Prefix == "" {
+		t.Fatalf("sealed: %s", v.Report)
+	}
+}

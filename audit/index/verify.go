@@ -172,7 +172,8 @@ func verifiedPrefix(path string, end int64, c *audit.Chain) []byte {
 type Seen struct {
 	n      int64
 	first  string
-	sealed int
+	last   string // entry #n-1's hash
+	sealed []audit.SealedGap
 }
 
 // LostSince is what became of the chain last seen, given the freshly read
@@ -189,7 +190,7 @@ func (s Seen) LostSince(c *audit.Chain, first string) *audit.Report {
 	case first != s.first:
 		return &audit.Report{Index: 0, Reason: audit.ReasonReplaced,
 			Detail: fmt.Sprintf("entry #0 is not the one of the log this screen verified (%d entries): replaced, with its head", s.n)}
-	case n < s.n && len(c.Sealed()) <= s.sealed:
+	case n < s.n && len(c.Sealed()) <= len(s.sealed):
 		return &audit.Report{Index: n, Reason: audit.ReasonTruncated,
 			Detail: fmt.Sprintf("the log ends at %d entries but this screen verified %d: cut, with its head", n, s.n)}
 	}
@@ -198,11 +199,31 @@ func (s Seen) LostSince(c *audit.Chain, first string) *audit.Report {
 
 // Note remembers c, verified, as seen (first: entry #0's hash, "" when
 // unknown: the one seen before is kept).
+//
+// It never forgets a longer chain of the same log: a read that sees fewer
+// entries and no new seal (a cut whose head was rewritten, read while a
+// confirmation of the break was pending) leaves the longer one, so the
+// confirmation still finds the cut.
 func (s *Seen) Note(c *audit.Chain, first string) {
-	s.n, s.sealed = c.Len(), len(c.Sealed())
+	sameLog := first == "" || first == s.first
+	if c.Len() < s.n && len(c.Sealed()) <= len(s.sealed) && sameLog {
+		return
+	}
+	s.n, s.last, s.sealed = c.Len(), c.Last(), append([]audit.SealedGap(nil), c.Sealed()...)
 	if first != "" {
 		s.first = first
 	}
+}
+
+// Hold keeps the chain seen in the record beside the log at path when the
+// record holds less (audit.RecordSeen): a cut this screen found after the
+// log grew past the last full verification then stays BROKEN on the next
+// start, until a seal.
+func (s Seen) Hold(path string) error {
+	if s.n == 0 || s.first == "" || s.last == "" {
+		return nil
+	}
+	return audit.RecordSeen(path, s.n, s.first, s.last, s.sealed)
 }
 
 // First is entry #0's hash of the chain last seen ("" before one was).

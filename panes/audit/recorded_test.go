@@ -80,3 +80,28 @@ func startBroken(t *testing.T, path string) *host {
 	t.Cleanup(func() { tm.Quit() })
 	return m
 }
+
+// TestCutAfterAppendsStaysBroken: the record holds what the last full
+// verification saw (20 entries); the screen then verified appends live
+// (25), and the log is cut to 22 with its head rewritten. The screen finds
+// the cut from what it saw; the next start must find it too, though the
+// record alone (20) would not prove it.
+func TestCutAfterAppendsStaysBroken(t *testing.T) {
+	largePath(t) // appends are verified as they come, not by a pass that records them
+	path, l := liveLog(t, 20)
+	m, tm := startHost(t, path)
+	for i := 0; i < 5; i++ {
+		if _, err := l.Append(audit.Entry{Actor: "agent", Event: audit.EventSearched, TaskID: "late", Target: "tv", Success: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.waitScreen(t, "25 entries", func(s string) bool { return strings.Contains(s, "chain verified · 25 entries") })
+	cutWithHead(t, path, 22)
+	m.waitScreen(t, "BROKEN", func(s string) bool { return strings.Contains(s, "✗ BROKEN at #22") })
+	tm.Quit()
+	m.p.Close()
+	next := startBroken(t, path)
+	next.waitScreen(t, "BROKEN on a new start", func(s string) bool {
+		return strings.Contains(s, "✗ BROKEN at #22") && !strings.Contains(s, "chain verified")
+	})
+}
