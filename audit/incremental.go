@@ -41,6 +41,8 @@ type Verified struct {
 	// At holds the hashes of entries inside the prefix that checkpoints
 	// named, so they can be checked again without reading those lines.
 	At map[int64]string `json:"at,omitempty"`
+
+	source string // the file it was read from, for reports
 }
 
 const verifiedVersion = 1
@@ -60,6 +62,10 @@ func VerifiedPath(logPath string) string { return logPath + ".verified" }
 // bytes done and the file's size as the pass goes; ctx cancels it (the
 // error is then ctx.Err()). Call it off the UI goroutine.
 func VerifyIncremental(ctx context.Context, path, cachePath string, o VerifyOptions, progress func(done, total int64)) (Verification, error) {
+	if o.Recorded == nil {
+		// the record is evidence too: the log must still hold that prefix
+		o.Recorded = readVerified(cachePath)
+	}
 	from := loadVerified(cachePath, o)
 	resumeAt := from.Offset
 	rep, v, err := verifyResume(ctx, path, o, &from, progress)
@@ -68,6 +74,9 @@ func VerifyIncremental(ctx context.Context, path, cachePath string, o VerifyOpti
 	}
 	out := Verification{Report: rep}
 	if v == nil {
+		if rep.OK {
+			out.Report = rep.holds(o) // no log: it must not have had entries
+		}
 		return out, nil
 	}
 	out.End, out.Chain = v.end, v.c
@@ -78,7 +87,9 @@ func VerifyIncremental(ctx context.Context, path, cachePath string, o VerifyOpti
 		if out.Report = rep.holds(o); !out.OK {
 			return out, nil
 		}
-		if next := v.record(o, from); next.Offset != from.Offset || next.Prefix != from.Prefix || len(next.At) != len(from.At) {
+		next := v.record(o, from)
+		changed := next.Offset != from.Offset || next.Prefix != from.Prefix || len(next.At) != len(from.At)
+		if changed && !keepsLonger(cachePath, next) {
 			// a record that cannot be written costs the next start a full pass, nothing more
 			out.SaveErr = saveVerified(cachePath, next)
 		}
@@ -159,6 +170,9 @@ func (v *verifier) resume(f *os.File, from *Verified) (int64, error) {
 	if v.hasHead && v.head.Seq < from.Entries-1 {
 		return 0, nil // the head names an entry inside the prefix: read it
 	}
+	if _, ok := from.At[v.recIdx]; v.recIdx >= 0 && v.recIdx < from.Entries-1 && !ok {
+		return 0, nil // the recorded prefix to check ends inside this one: read it
+	}
 	buf := make([]byte, chunkSize)
 	for done := int64(0); done < from.Offset; {
 		if err := v.stopped(); err != nil {
@@ -190,6 +204,12 @@ func (v *verifier) resume(f *os.File, from *Verified) (int64, error) {
 		if idx < from.Entries {
 			v.want[idx] = from.At[idx]
 		}
+	}
+	switch {
+	case v.recIdx == from.Entries-1:
+		v.recHash = from.Last
+	case v.recIdx >= 0 && v.recIdx < from.Entries:
+		v.recHash = from.At[v.recIdx]
 	}
 	v.resumed = true
 	return from.Offset, nil

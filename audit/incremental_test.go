@@ -14,6 +14,10 @@ import (
 func incremental(t *testing.T, path string, o VerifyOptions) Verification {
 	t.Helper()
 	var last, total int64
+	full := o
+	if full.Recorded == nil {
+		full.Recorded = LoadVerified(path) // what VerifyIncremental holds the log to
+	}
 	got, err := VerifyIncremental(context.Background(), path, VerifiedPath(path), o, func(done, size int64) {
 		if done < last {
 			t.Fatalf("progress went back from %d to %d", last, done)
@@ -23,7 +27,7 @@ func incremental(t *testing.T, path string, o VerifyOptions) Verification {
 	if err != nil || got.SaveErr != nil {
 		t.Fatalf("VerifyIncremental: %v, save: %v", err, got.SaveErr)
 	}
-	want, err := VerifyWith(path, o)
+	want, err := VerifyWith(path, full)
 	if err != nil {
 		t.Fatal(err)
 	}

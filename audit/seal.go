@@ -77,23 +77,11 @@ func (l *Log) Seal(actor, reason string, key ed25519.PrivateKey) (Entry, error) 
 	if tailErr != nil && !errors.As(tailErr, &damaged) {
 		return Entry{}, tailErr
 	}
-	// the longest prefix that verifies
-	c := NewChain()
-	var end int64
-	var last Entry
-	if _, err := Scan(l.path, 0, func(ln Line) bool {
-		e, ok := c.FeedParsed(ln.Entry, ln.Err)
-		if !ok {
-			return false
-		}
-		line, _ := e.Line()
-		end = ln.Offset + int64(len(line)) + 1
-		last = e
-		return true
-	}); err != nil {
+	c, end, last, lost, err := l.intactPrefix(key.Public().(ed25519.PublicKey))
+	if err != nil {
 		return Entry{}, err
 	}
-	if tailErr == nil && c.Bad() == nil {
+	if tailErr == nil && c.Bad() == nil && lost == nil {
 		return Entry{}, ErrNothingToSeal
 	}
 	d := SealDetails{Reason: reason}
@@ -108,6 +96,8 @@ func (l *Log) Seal(actor, reason string, key ed25519.PrivateKey) (Entry, error) 
 		d.Broken = c.Bad().String()
 	case damaged != nil:
 		d.Broken = damaged.Error()
+	case lost != nil:
+		d.Broken = lost.String()
 	}
 	if st, err := os.Stat(l.path); err == nil && st.Size() > end {
 		if d.MovedTo, d.Bytes, err = l.moveAside(end, st.Size()); err != nil {
@@ -128,6 +118,50 @@ func (l *Log) Seal(actor, reason string, key ed25519.PrivateKey) (Entry, error) 
 	}
 	l.maybeCheckpoint(out)
 	return out, nil
+}
+
+// intactPrefix scans the longest prefix of the log that verifies: its
+// chain, the offset after it and its last entry. lost is what proves the
+// log was longer, held like a head: the prefix verified before
+// (audit.log.verified) and the checkpoints Append wrote beside the log
+// (checked with pub; a file that does not verify proves nothing here, and
+// `vigil audit verify` names it). A log cut below them, with its head
+// rewritten, has something to seal.
+func (l *Log) intactPrefix(pub ed25519.PublicKey) (c *Chain, end int64, last Entry, lost *Report, err error) {
+	o := VerifyOptions{Recorded: LoadVerified(l.path)}
+	o.Local, _, _ = LocalCheckpoints(l.path, pub)
+	rec := o.Recorded
+	found := Report{OK: true, at: map[int64]string{}}
+	for _, cp := range o.Local {
+		found.at[cp.Size-1] = ""
+	}
+	c = NewChain()
+	if _, err := Scan(l.path, 0, func(ln Line) bool {
+		e, ok := c.FeedParsed(ln.Entry, ln.Err)
+		if !ok {
+			return false
+		}
+		line, _ := e.Line()
+		end = ln.Offset + int64(len(line)) + 1
+		last = e
+		if e.Seq == 0 {
+			found.First = e.Hash
+		}
+		if rec != nil && e.Seq == rec.Entries-1 {
+			found.recorded = e.Hash
+		}
+		if _, ok := found.at[e.Seq]; ok {
+			found.at[e.Seq] = e.Hash
+		}
+		return true
+	}); err != nil {
+		return nil, 0, Entry{}, nil, err
+	}
+	found.Entries, found.Sealed = c.Len(), c.Sealed()
+	if held := found.holds(o); !held.OK {
+		lost = &held
+	}
+	return c, end, last, lost, nil
 }
 
 // moveAside copies the log's bytes [from, to) to audit.log.sealed-<time>

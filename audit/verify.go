@@ -48,6 +48,7 @@ type Report struct {
 	// chain (what a checkpoint of it signs).
 	First, Last string `json:"-"`
 	at          map[int64]string
+	recorded    string // the hash of the recorded prefix's last entry (VerifyOptions.Recorded), as found
 }
 
 // SealedGap is one sealed entry as Verify reports it: a break in the log's
@@ -284,6 +285,10 @@ type VerifyOptions struct {
 	// Progress, when set, hears the bytes verified so far and the log's
 	// size, every few thousand entries (a terminal shows how far it is).
 	Progress func(done, total int64)
+	// Recorded, when set, is the prefix an earlier verification recorded
+	// (LoadVerified): the log must still hold it, unless a seal since
+	// recorded the break. VerifyIncremental reads its own record.
+	Recorded *Verified
 }
 
 // everyCheckpoint is every checkpoint o names, kept elsewhere first.
@@ -324,6 +329,9 @@ func (r Report) holds(o VerifyOptions) Report {
 		if bad := r.against(cp); bad != nil {
 			return *bad
 		}
+	}
+	if bad := r.againstRecorded(o.Recorded); bad != nil {
+		return *bad
 	}
 	return r
 }
@@ -398,7 +406,10 @@ func verifyResume(ctx context.Context, path string, o VerifyOptions, from *Verif
 	defer f.Close()
 	c := NewChain()
 	c.key = o.Key
-	v := &verifier{c: c, head: h, hasHead: hasHead, ctx: ctx, progress: progress}
+	v := &verifier{c: c, head: h, hasHead: hasHead, ctx: ctx, progress: progress, recIdx: -1}
+	if o.Recorded != nil {
+		v.recIdx = o.Recorded.Entries - 1
+	}
 	if st, err := f.Stat(); err == nil {
 		v.total = st.Size()
 	}
@@ -455,7 +466,8 @@ func verifyResume(ctx context.Context, path string, o VerifyOptions, from *Verif
 		bad.Sealed = v.c.sealed
 		return *bad, v, nil
 	}
-	return Report{OK: true, Entries: v.c.next, Sealed: v.c.sealed, First: v.first, Last: v.c.prev, at: v.want}, v, nil
+	return Report{OK: true, Entries: v.c.next, Sealed: v.c.sealed, First: v.first, Last: v.c.prev, at: v.want,
+		recorded: v.recHash}, v, nil
 }
 
 type verifier struct {
@@ -465,6 +477,8 @@ type verifier struct {
 	headHash string           // hash of the entry at head.Seq once reached
 	first    string           // hash of entry #0
 	want     map[int64]string // checkpoints' last indexes → the hashes found there
+	recIdx   int64            // the recorded prefix's last index (VerifyOptions.Recorded); -1 for none
+	recHash  string           // the hash found there
 	end      int64            // offset after the last line fed
 
 	ctx      context.Context
@@ -521,6 +535,9 @@ func (v *verifier) feedFrom(f *os.File, off int64) (int64, bool, error) {
 			}
 			if _, ok := v.want[idx]; ok {
 				v.want[idx] = v.c.prev
+			}
+			if idx == v.recIdx {
+				v.recHash = v.c.prev
 			}
 			if n++; n%4096 == 0 {
 				if err := v.stopped(); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/task"
+	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/safetext"
 )
 
@@ -240,9 +241,7 @@ func writePreviewAt(w io.Writer, v approval.View, now time.Time) {
 		fmt.Fprintf(w, "warning: %s\n", safetext.Line(warn))
 	}
 	r := v.Record
-	hidden += safetext.Hidden(r.TaskID) + safetext.Hidden(r.Agent) + safetext.Hidden(r.TokenJTI)
-	fmt.Fprintf(w, "task:    %s (%s) from %s, lease jti %s, lease expires %s\n", safetext.Line(r.TaskID),
-		safetext.Line(r.CapabilityID), safetext.Line(r.Agent), safetext.Line(r.TokenJTI), r.LeaseExpires.Format(time.RFC3339))
+	hidden += writeTaskFields(w, r)
 	if !v.LeaseValid {
 		fmt.Fprintf(w, "lease:   NOT VALID — %s\n", safetext.Line(v.LeaseError))
 	}
@@ -259,6 +258,39 @@ func writePreviewAt(w io.Writer, v approval.View, now time.Time) {
 		fmt.Fprintf(w, "state:   %s\n", r.State)
 	}
 	fmt.Fprintf(w, "preview_hash: %s\n", v.BindingHash)
+}
+
+// previewFieldWidth is how many cells of an agent's value the preview's
+// task fields show: room for any real name, too little to paint a second
+// field after it.
+const previewFieldWidth = 48
+
+// writeTaskFields prints who asked for what, one labelled line per field,
+// and returns how many hidden characters they hold. The values come from
+// the agent (its lease's sub and jti, its manifest's capability and
+// device): each is shown display-safe and cut, on a line of its own, so
+// none can paint another field (an agent named "x, lease jti …, lease
+// expires 2099…" once forged the rest of a one-line summary). A valid
+// task id is the handle `approve` takes and stays whole.
+func writeTaskFields(w io.Writer, r approval.Record) int {
+	// ids the agent chose are masked when secret-shaped (a pasted key used
+	// as a task id, a sub that is a bearer token) before they are cut
+	masked := preview.MaskIdentifier(r.TaskID)
+	id := safetext.Line(masked)
+	if masked != r.TaskID || task.ValidateTaskID(r.TaskID) != nil {
+		id = cutLine(masked, previewFieldWidth)
+	}
+	fmt.Fprintf(w, "task:    %s\n", id)
+	fmt.Fprintf(w, "agent:   %s\n", cutLine(preview.MaskIdentifier(r.Agent), previewFieldWidth))
+	fmt.Fprintf(w, "action:  %s\n", cutLine(r.CapabilityID, previewFieldWidth))
+	if r.Device != "" {
+		fmt.Fprintf(w, "device:  %s\n", cutLine(r.Device, previewFieldWidth))
+	}
+	// what Vigil knows comes first on a line, the agent's value last
+	fmt.Fprintf(w, "lease:   expires %s, jti %s\n", r.LeaseExpires.Format(time.RFC3339),
+		cutLine(preview.MaskIdentifier(r.TokenJTI), previewFieldWidth))
+	return safetext.Hidden(r.TaskID) + safetext.Hidden(r.Agent) + safetext.Hidden(r.CapabilityID) +
+		safetext.Hidden(r.Device) + safetext.Hidden(r.TokenJTI)
 }
 
 func newPreviewCmd(app *App) *cobra.Command {

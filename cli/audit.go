@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -10,13 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/safetext"
 )
@@ -45,7 +46,8 @@ func newAuditShowCmd(app *App) *cobra.Command {
 		Short: "Print audit entries (oldest first)",
 		Long: "Prints the entries that match the filters, oldest first; --limit N keeps the last N.\n" +
 			"Human output is a table (seq, time, actor, event, task, target, outcome); text from the log is\n" +
-			"shown with control and invisible characters as marked escapes. With --json each entry is printed\n" +
+			"shown with control and invisible characters as marked escapes, each value cut to its column\n" +
+			"(an ellipsis marks the cut; --json has the whole values). With --json each entry is printed\n" +
 			"as one JSON line as stored in the log (hash and prev included), byte for byte except that DEL, C1,\n" +
 			"bidi and format characters are written as JSON \\u escapes (the same strings: parse and re-encode\n" +
 			"to get the stored bytes and their hash).\n" +
@@ -126,35 +128,102 @@ func writeEntryJSON(app *App, l audit.Line) error {
 	return nil
 }
 
-const tableHeader = "SEQ\tTIME\tACTOR\tEVENT\tTASK\tTARGET\tOUTCOME"
+// auditTable lays out the human output of `audit show` and `audit tail`:
+// fixed columns, each value from the log cut to its width (safetext.Cell),
+// so a value never carries text into the next column: an actor holding
+// spaces cannot paint columns of its own, a tab or newline shows as an
+// escape, and a wide or invisible character cannot shift what follows
+// (widths count display cells, which tabwriter's runes did not).
+type auditTable struct {
+	seq int // the SEQ column's width: a number Vigil wrote, never cut
+}
+
+// auditColumns are the widths of the columns after SEQ; OUTCOME, the last,
+// is cut to its width but not padded.
+var auditColumns = []struct {
+	name  string
+	width int
+}{{"TIME", 20}, {"ACTOR", 24}, {"EVENT", 14}, {"TASK", 24}, {"TARGET", 24}, {"OUTCOME", 24}}
+
+// tableSep separates the columns (as tabwriter's padding did).
+const tableSep = "  "
+
+// newAuditTable sizes SEQ for the largest seq it will show (at least
+// minSeq digits, so rows printed later by tail stay aligned).
+func newAuditTable(lines []audit.Line, minSeq int) auditTable {
+	t := auditTable{seq: max(minSeq, len("SEQ"))}
+	for _, l := range lines {
+		t.seq = max(t.seq, len(fmt.Sprint(l.Entry.Seq)))
+	}
+	return t
+}
+
+func (t auditTable) header() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-*s", t.seq, "SEQ")
+	for i, c := range auditColumns {
+		b.WriteString(tableSep)
+		if i == len(auditColumns)-1 {
+			b.WriteString(c.name)
+		} else {
+			fmt.Fprintf(&b, "%-*s", c.width, c.name)
+		}
+	}
+	return b.String()
+}
+
+func (t auditTable) row(e audit.Entry) string {
+	// ids an agent chose are masked when secret-shaped (a pasted API key
+	// used as a task id or a lease sub), before they are cut
+	id := preview.MaskIdentifier(e.TaskID)
+	taskCell := auditCell(id, auditColumns[3].width)
+	if id == e.TaskID && id != "" && task.ValidateTaskID(id) == nil {
+		// a valid task id stays whole (the handle other commands take) and
+		// holds no space to forge a column with; a rejected submission's
+		// id may be anything, and is cut like any other value
+		taskCell = fmt.Sprintf("%-*s", auditColumns[3].width, id)
+	}
+	cells := []string{fmt.Sprintf("%-*d", t.seq, e.Seq), auditCell(e.Time, auditColumns[0].width),
+		auditCell(preview.MaskIdentifier(e.Actor), auditColumns[1].width), auditCell(e.Event, auditColumns[2].width), taskCell,
+		auditCell(e.Target, auditColumns[4].width), lastCell(e.Outcome(), auditColumns[5].width)}
+	return strings.Join(cells, tableSep)
+}
+
+// auditCell is a value shown display-safe in its column ("-" when empty).
+func auditCell(s string, width int) string {
+	if s == "" {
+		s = "-"
+	}
+	return safetext.Cell(s, width)
+}
+
+// lastCell is auditCell for the last column: cut, not padded.
+func lastCell(s string, width int) string {
+	if s == "" {
+		s = "-"
+	}
+	return cutLine(s, width)
+}
+
+// cutLine is s shown display-safe on one line, cut with an ellipsis to at
+// most width cells.
+func cutLine(s string, width int) string { return safetext.Inspect(s).Truncate(width).String() }
 
 func printEntriesTable(app *App, lines []audit.Line) error {
-	tw := tabwriter.NewWriter(app.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, tableHeader)
+	t := newAuditTable(lines, 0)
+	w := bufio.NewWriter(app.Out)
+	w.WriteString(t.header() + "\n")
 	for _, l := range lines {
 		if l.Err != nil {
 			fmt.Fprintf(app.Err, "vigil: audit line at byte %d is not a valid entry (%v); run `vigil audit verify`\n", l.Offset, l.Err)
 			continue
 		}
-		fmt.Fprintln(tw, tableRow(l.Entry))
+		w.WriteString(t.row(l.Entry) + "\n")
 	}
-	if err := tw.Flush(); err != nil {
+	if err := w.Flush(); err != nil {
 		return Fail(ExitExecution, err)
 	}
 	return nil
-}
-
-func tableRow(e audit.Entry) string {
-	cell := func(s string) string {
-		if s == "" {
-			return "-"
-		}
-		// controls (a tab or newline would break the columns, an escape
-		// would steer the terminal) and invisible characters show as escapes
-		return safetext.Line(s)
-	}
-	return strings.Join([]string{fmt.Sprint(e.Seq), cell(e.Time), cell(e.Actor), cell(e.Event),
-		cell(e.TaskID), cell(e.Target), cell(e.Outcome())}, "\t")
 }
 
 func newAuditTailCmd(app *App) *cobra.Command {
@@ -167,8 +236,9 @@ func newAuditTailCmd(app *App) *cobra.Command {
 		Use:   "tail",
 		Short: "Print the last entries, then follow new ones as they are appended",
 		Long: "Prints the last -n entries, then waits for appends (by any process) and prints each new\n" +
-			"entry as it arrives, until interrupted. Human output is one line per entry (tab-separated:\n" +
-			"seq, time, actor, event, task, target, outcome); --json prints each entry as one JSON line.",
+			"entry as it arrives, until interrupted. Human output is one row per entry in the columns of\n" +
+			"`audit show` (seq, time, actor, event, task, target, outcome; each value cut to its column);\n" +
+			"--json prints each entry as one JSON line, whole.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if n < 0 {
@@ -177,6 +247,9 @@ func newAuditTailCmd(app *App) *cobra.Command {
 			if err := os.MkdirAll(filepath.Dir(app.Paths.Audit), 0o700); err != nil {
 				return Fail(ExitExecution, err)
 			}
+			// no header, and rows printed as they come: SEQ is sized for
+			// a long log up front so the columns stay put
+			tailTable := auditTable{seq: 7}
 			emit := func(l audit.Line) error {
 				if l.Err == nil && !q.Match(l.Entry) {
 					return nil
@@ -188,7 +261,7 @@ func newAuditTailCmd(app *App) *cobra.Command {
 					fmt.Fprintf(app.Err, "vigil: audit line at byte %d is not a valid entry (%v)\n", l.Offset, l.Err)
 					return nil
 				}
-				_, err := fmt.Fprintln(app.Out, tableRow(l.Entry))
+				_, err := fmt.Fprintln(app.Out, tailTable.row(l.Entry))
 				return err
 			}
 			return followAudit(cmd.Context(), app.Paths.Audit, n, q, emit)
@@ -317,7 +390,10 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 			"keys/operator.pub.pem, or --key FILE: a copy of the public key kept elsewhere.\n" +
 			"The checkpoints Vigil wrote beside the log (audit.checkpoints) are checked too, by default: the log\n" +
 			"must still hold every prefix they recorded, except where `vigil audit seal` recorded a break after\n" +
-			"them (given with --checkpoint, the same file is held strictly). --local-checkpoints=false skips them.\n" +
+			"them (given with --checkpoint, the same file is held strictly). So is the prefix the Audit screen\n" +
+			"verified before (audit.log.verified): a log with fewer entries, another first entry or another entry\n" +
+			"at that prefix's end was cut or rewritten since, until a seal records it.\n" +
+			"--local-checkpoints=false skips both.\n" +
 			"--json prints {\"ok\",\"entries\"} or {\"ok\":false,\"entries\",\"index\",\"reason\",\"detail\"}, plus\n" +
 			"\"checkpoint\" (the file that failed; index is -1 when its own signature failed), \"checkpoints\"\n" +
 			"(how many were checked) and \"sealed\"\n" +
@@ -362,6 +438,9 @@ func newAuditVerifyCmd(app *App) *cobra.Command {
 				if err := addLocalCheckpoints(app, logPath, asJSON, &o, checkpoints); err != nil {
 					return err
 				}
+				// the prefix a viewer verified before: a log that no longer
+				// holds it was cut or rewritten since (with its head)
+				o.Recorded = audit.LoadVerified(logPath)
 			}
 			var done func()
 			o.Progress, done = terminalProgress(app, "verifying")

@@ -1,12 +1,17 @@
 package index
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sync"
 	"sync/atomic"
 
 	"github.com/vigil-dev/vigil/audit"
@@ -36,7 +41,8 @@ type Verification struct {
 // an edit could race). progress hears bytes done; good is set to the entries
 // that verified (the filter trusts those lines unparsed).
 func Verify(ctx context.Context, path string, progress func(done, total int64), good *atomic.Int64) Verification {
-	v, err := audit.VerifyIncremental(ctx, path, audit.VerifiedPath(path), audit.VerifyOptions{}, progress)
+	o, cpErr := localOptions(path)
+	v, err := audit.VerifyIncremental(ctx, path, audit.VerifiedPath(path), o, progress)
 	if err != nil {
 		return Verification{Chain: audit.NewChain(), Err: err}
 	}
@@ -44,9 +50,12 @@ func Verify(ctx context.Context, path string, progress func(done, total int64), 
 	if out.Chain == nil { // no log: an empty chain, unless its head says otherwise
 		out.Chain, out.End = audit.NewChain(), 0
 	}
-	if !v.OK && out.Chain.Bad() == nil {
+	switch {
+	case !v.OK && out.Chain.Bad() == nil:
 		rep := v.Report
 		out.Anchor = &rep
+	case v.OK && cpErr != nil:
+		out.Anchor = &audit.Report{Entries: v.Entries, Reason: cpErr.Reason, Detail: cpErr.Error(), Checkpoint: cpErr.Source}
 	}
 	good.Store(out.Chain.Len())
 	if out.First == "" && out.Chain.Len() > 0 {
@@ -58,6 +67,78 @@ func Verify(ctx context.Context, path string, progress func(done, total int64), 
 		out.Mark.setBase(out.End, verifiedPrefix(path, out.End, out.Chain))
 	}
 	return out
+}
+
+// localOptions holds the log, as `vigil audit verify` does by default, to
+// the checkpoints Append wrote beside it (audit.checkpoints), with seals
+// checked by the same key, when the operator's public key is where `vigil
+// keys init` puts it (keys/ beside the log, where Append finds the private
+// half): a cut below a checkpoint is BROKEN on every start, until a seal
+// supersedes it. Without the key (a copy of another home's log) the log is
+// held to its head and its verified prefix alone. A checkpoint file that
+// does not verify is returned as the error the badge shows.
+func localOptions(path string) (audit.VerifyOptions, *audit.CheckpointError) {
+	pub, err := audit.LoadPublicKey(filepath.Join(filepath.Dir(path), "keys", "operator.pub.pem"))
+	if err != nil {
+		return audit.VerifyOptions{}, nil
+	}
+	cps, err := localCheckpoints(path, pub)
+	var ce *audit.CheckpointError
+	switch {
+	case errors.As(err, &ce):
+		return audit.VerifyOptions{Key: pub}, ce
+	case err != nil:
+		// not a checkpoint file at all: the CLI names it; the badge holds
+		// the log to the rest
+		return audit.VerifyOptions{Key: pub}, &audit.CheckpointError{Source: audit.CheckpointsPath(path),
+			Reason: audit.ReasonGarbage, Detail: err.Error()}
+	}
+	return audit.VerifyOptions{Key: pub, Local: cps}, nil
+}
+
+// localCache keeps the checkpoints last read per log: a small log is
+// verified again on every change, and checking every note's signature
+// again (about 0.13 ms a note) would cost a busy home's screen more than
+// the chain itself; the file changes only when a decision is recorded.
+var localCache struct {
+	sync.Mutex
+	m map[string]localRead
+}
+
+type localRead struct {
+	sum [sha256.Size]byte // of the file's bytes
+	pub string
+	cps []audit.Checkpoint
+	err error
+}
+
+// localCheckpoints is audit.LocalCheckpoints, read again only when the
+// file's bytes or the key differ from the last read.
+func localCheckpoints(path string, pub ed25519.PublicKey) ([]audit.Checkpoint, error) {
+	data, err := os.ReadFile(audit.CheckpointsPath(path))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	key := localRead{sum: sha256.Sum256(data), pub: string(pub)}
+	localCache.Lock()
+	got, ok := localCache.m[path]
+	localCache.Unlock()
+	if ok && got.sum == key.sum && got.pub == key.pub {
+		return got.cps, got.err
+	}
+	key.cps, _, key.err = audit.LocalCheckpoints(path, pub)
+	if again, err := os.ReadFile(audit.CheckpointsPath(path)); err == nil && bytes.Equal(again, data) {
+		localCache.Lock()
+		if localCache.m == nil {
+			localCache.m = map[string]localRead{}
+		}
+		localCache.m[path] = key
+		localCache.Unlock()
+	}
+	return key.cps, key.err
 }
 
 // verifiedPrefix is the SHA-256 of the log's bytes [0, end) as the record
@@ -91,7 +172,8 @@ func verifiedPrefix(path string, end int64, c *audit.Chain) []byte {
 type Seen struct {
 	n      int64
 	first  string
-	sealed int
+	last   string // entry #n-1's hash
+	sealed []audit.SealedGap
 }
 
 // LostSince is what became of the chain last seen, given the freshly read
@@ -108,7 +190,7 @@ func (s Seen) LostSince(c *audit.Chain, first string) *audit.Report {
 	case first != s.first:
 		return &audit.Report{Index: 0, Reason: audit.ReasonReplaced,
 			Detail: fmt.Sprintf("entry #0 is not the one of the log this screen verified (%d entries): replaced, with its head", s.n)}
-	case n < s.n && len(c.Sealed()) <= s.sealed:
+	case n < s.n && len(c.Sealed()) <= len(s.sealed):
 		return &audit.Report{Index: n, Reason: audit.ReasonTruncated,
 			Detail: fmt.Sprintf("the log ends at %d entries but this screen verified %d: cut, with its head", n, s.n)}
 	}
@@ -117,11 +199,31 @@ func (s Seen) LostSince(c *audit.Chain, first string) *audit.Report {
 
 // Note remembers c, verified, as seen (first: entry #0's hash, "" when
 // unknown: the one seen before is kept).
+//
+// It never forgets a longer chain of the same log: a read that sees fewer
+// entries and no new seal (a cut whose head was rewritten, read while a
+// confirmation of the break was pending) leaves the longer one, so the
+// confirmation still finds the cut.
 func (s *Seen) Note(c *audit.Chain, first string) {
-	s.n, s.sealed = c.Len(), len(c.Sealed())
+	sameLog := first == "" || first == s.first
+	if c.Len() < s.n && len(c.Sealed()) <= len(s.sealed) && sameLog {
+		return
+	}
+	s.n, s.last, s.sealed = c.Len(), c.Last(), append([]audit.SealedGap(nil), c.Sealed()...)
 	if first != "" {
 		s.first = first
 	}
+}
+
+// Hold keeps the chain seen in the record beside the log at path when the
+// record holds less (audit.RecordSeen): a cut this screen found after the
+// log grew past the last full verification then stays BROKEN on the next
+// start, until a seal.
+func (s Seen) Hold(path string) error {
+	if s.n == 0 || s.first == "" || s.last == "" {
+		return nil
+	}
+	return audit.RecordSeen(path, s.n, s.first, s.last, s.sealed)
 }
 
 // First is entry #0's hash of the chain last seen ("" before one was).

@@ -152,11 +152,26 @@ func (p *Pane) applyVerify(msg verifyMsg) tea.Cmd {
 	if confirm == nil {
 		v.noteSeen(msg.First)
 	}
+	if gone != nil {
+		// a confirmed loss: keep what this screen saw beside the log, so the
+		// next start finds the cut too (until a seal)
+		confirm = p.holdSeen()
+	}
 	if v.pending {
 		v.pending = false
 		return tea.Batch(confirm, p.readMore())
 	}
 	return confirm
+}
+
+// holdSeen writes the chain this screen last showed verified into the
+// record beside the log (index.Seen.Hold), off the UI goroutine.
+func (p *Pane) holdSeen() tea.Cmd {
+	seen, path := p.ver.seen, p.path
+	return p.life.cmd(func() tea.Msg {
+		_ = seen.Hold(path) // a record that cannot be written leaves the break to this session
+		return nil
+	})
 }
 
 // readMore reads what was appended since the chain's end, to extend it.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/safetext"
 )
 
@@ -85,8 +86,10 @@ func (p *Pane) detailLines(w int) []string {
 		details.Write(e.Details)
 	}
 	fields := [][2]string{
-		{"seq", fmt.Sprint(e.Seq)}, {"time", e.Time}, {"actor", e.Actor}, {"event", e.Event},
-		{"task_id", e.TaskID}, {"capability", e.Capability}, {"target", e.Target}, {"token_jti", e.TokenJTI},
+		// ids an agent chose are masked when secret-shaped, as in the table
+		{"seq", fmt.Sprint(e.Seq)}, {"time", e.Time}, {"actor", preview.MaskIdentifier(e.Actor)}, {"event", e.Event},
+		{"task_id", preview.MaskIdentifier(e.TaskID)}, {"capability", e.Capability}, {"target", e.Target},
+		{"token_jti", preview.MaskIdentifier(e.TokenJTI)},
 		{"success", fmt.Sprint(e.Success)}, {"error_code", e.ErrorCode},
 		{"content_hash_before", e.ContentHashBefore}, {"content_hash_after", e.ContentHashAfter},
 		{"prev", e.Prev}, {"hash", e.Hash},

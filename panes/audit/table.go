@@ -9,6 +9,7 @@ import (
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/audit/index"
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/preview"
 )
 
 // table is the child that holds what the table shows: the index of line
@@ -257,12 +258,21 @@ func (c *rowCache) get(off int64) (index.Row, bool) {
 	}
 	r, ok := c.old[off]
 	if ok {
-		c.put(off, r)
+		c.keep(off, r)
 	}
 	return r, ok
 }
 
+// put caches a row read from the log, as it will be shown: ids an agent
+// chose (the actor, a lease's sub, and the task id) masked when they are
+// secret-shaped (a pasted key used as an id), as every other screen shows
+// them; the filter matches what is shown.
 func (c *rowCache) put(off int64, r index.Row) {
+	r.Actor, r.Task = preview.MaskIdentifier(r.Actor), preview.MaskIdentifier(r.Task)
+	c.keep(off, r)
+}
+
+func (c *rowCache) keep(off int64, r index.Row) {
 	if c.cur == nil || len(c.cur) >= rowCacheSize {
 		c.old, c.cur = c.cur, make(map[int64]index.Row, 256)
 	}
