@@ -549,8 +549,8 @@ func outcomeLine(r approval.Record) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "task %s: %s", safetext.Line(r.TaskID), r.State)
 	if r.DecidedBy != "" {
-		fmt.Fprintf(&b, " — decided by %s", safetext.Line(r.DecidedBy))
-		if r.DecidedVia != "" {
+		fmt.Fprintf(&b, " — decided by %s", safetext.Line(r.Decider()))
+		if r.DecidedVia != "" && r.DecidedVia != approval.ViaRule {
 			fmt.Fprintf(&b, " via %s", safetext.Line(r.DecidedVia))
 		}
 		if r.DecidedAt != nil {

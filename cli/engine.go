@@ -75,11 +75,22 @@ func (a *App) Engine(ctx context.Context) (*Engine, error) {
 
 // openQueue opens the approval queue over the engine's parts with a clock.
 func (a *App) openQueue(ctx context.Context, eng *Engine, now func() time.Time) (*approval.Queue, error) {
+	var rs approval.Rules // a nil *rules.Set would be a non-nil interface
+	if len(a.Cfg.Rules) > 0 {
+		set, err := loadRules(a, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range set.Warnings {
+			a.Log.Warn("rules: "+w, "config", a.Paths.Config)
+		}
+		rs = set
+	}
 	q, err := approval.Open(ctx, approval.Options{
 		Dir: filepath.Join(a.Paths.State, "tasks"), Inbox: a.Paths.Inbox, Executor: eng.Media, Devices: a.Cfg.Devices,
 		Leases: eng.Leases, Results: eng.Results, Signer: eng.Signer, Audit: eng.Audit, Scopes: a.Cfg.Scopes,
 		Timeout: a.Cfg.Approvals.Timeout.Duration, Now: now, Log: a.Log,
-		RequireOperatorKey: a.Cfg.Decisions.RequireOperatorKey,
+		RequireOperatorKey: a.Cfg.Decisions.RequireOperatorKey, Rules: rs,
 	})
 	if err != nil {
 		return nil, Fail(ExitExecution, err)

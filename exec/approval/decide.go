@@ -138,6 +138,9 @@ type Decision struct {
 	// Key is the SHA256 fingerprint of the SSH key the operator signed in
 	// with ("SHA256:…"), for a decision made over SSH.
 	Key string
+	// Rule is the content hash of the rule that decided ("sha256:…"), for
+	// a decision a rule made (By "rule:<id>", Via ViaRule).
+	Rule string
 }
 
 // The surfaces a decision is recorded as having come through.
@@ -146,6 +149,7 @@ const (
 	ViaCLI   = "cli"   // this account's vigil approve/deny
 	ViaSSH   = "ssh"   // an operator over vigil serve --ssh, with a listed key
 	ViaQueue = "queue" // a shared queue's operator, with its credentials
+	ViaRule  = "rule"  // a rule of the home's ([[rules]]), at submission
 )
 
 // ErrOperatorKeyRequired refuses a decision made on a home whose
@@ -194,6 +198,11 @@ func (q *Queue) Decide(ctx context.Context, id string, d Decision) (Record, *tas
 		return Record{}, nil, err
 	}
 	defer unlock()
+	return q.decideLocked(ctx, id, d)
+}
+
+// decideLocked is Decide's work once the task's lock is held.
+func (q *Queue) decideLocked(ctx context.Context, id string, d Decision) (Record, *task.Result, error) {
 	r, err := q.st.load(id)
 	if err != nil {
 		return r, nil, err
@@ -243,7 +252,8 @@ func (q *Queue) MayDecide(d Decision) error {
 	if !q.o.RequireOperatorKey {
 		return nil
 	}
-	if (d.Via == ViaSSH && d.Key != "") || d.Via == ViaQueue {
+	// a rule is the operator's own, written where only they can write
+	if (d.Via == ViaSSH && d.Key != "") || d.Via == ViaQueue || (d.Via == ViaRule && d.Rule != "") {
 		return nil
 	}
 	return ErrOperatorKeyRequired
@@ -346,10 +356,10 @@ func (q *Queue) rolledBack(r *Record) (*tamper, error) {
 // denyLocked records a denial with its (masked) reason.
 func (q *Queue) denyLocked(id string, r *Record, d Decision, now time.Time) (*task.Result, error) {
 	reason := preview.MaskString(d.Reason)
-	r.DecidedAt, r.DecidedBy, r.DecidedVia, r.DecidedKey, r.Reason = &now, d.By, d.Via, d.Key, reason
+	r.DecidedAt, r.DecidedBy, r.DecidedVia, r.DecidedKey, r.Reason = &now, d.By, d.Via, d.proof(), reason
 	te := task.Errorf(task.ApprovalDenied, "denied by %s: %s", d.By, reason)
 	err := q.finish(r, "deny", Denied, te, audit.Entry{Actor: d.By, Event: audit.EventDenied,
-		Details: audit.Details(withKey(map[string]any{"reason": reason, "via": d.Via}, d.Key))})
+		Details: audit.Details(withProof(map[string]any{"reason": reason, "via": d.Via}, d.Via, d.proof()))})
 	res, _ := q.resultFor(r)
 	return res, err
 }
@@ -363,9 +373,9 @@ func (q *Queue) leaseFailedLocked(id string, r *Record, d Decision, now time.Tim
 		ferr = q.finish(r, "expire", Expired, te, audit.Entry{Actor: "vigil", Event: audit.EventExpired,
 			Details: audit.Details(map[string]any{"deadline_kind": DeadlineLease, "stage": "approval", "message": te.Message})})
 	} else {
-		r.DecidedAt, r.DecidedBy, r.DecidedVia, r.DecidedKey = &now, d.By, d.Via, d.Key
+		r.DecidedAt, r.DecidedBy, r.DecidedVia, r.DecidedKey = &now, d.By, d.Via, d.proof()
 		ferr = q.finish(r, "fail", Failed, te, audit.Entry{Actor: d.By, Event: audit.EventFailed,
-			Details: audit.Details(withKey(map[string]any{"stage": "approval", "message": te.Message}, d.Key))})
+			Details: audit.Details(withProof(map[string]any{"stage": "approval", "message": te.Message}, d.Via, d.proof()))})
 	}
 	res, _ := q.resultFor(r)
 	return res, ferr
@@ -381,7 +391,7 @@ func (q *Queue) approveLocked(ctx context.Context, id string, r Record, c *check
 	}
 	before := r
 	r.State, r.DecidedAt, r.DecidedBy, r.DecidedVia, r.PreviewHash, r.PlanHash = Approved, &now, d.By, d.Via, bh, c.plan.Hash()
-	r.DecidedKey = d.Key
+	r.DecidedKey = d.proof()
 	// The record says approved (with log_from) before the log does: the log
 	// never holds a decision the record lacks, and recovery completes the
 	// entry from the record. Nothing runs before the entry is in the log.
@@ -402,11 +412,24 @@ func (q *Queue) approveLocked(ctx context.Context, id string, r Record, c *check
 	return q.executeLocked(ctx, &r, c.m)
 }
 
-// withKey adds the operator key's fingerprint to an entry's details when
-// the decision was made with one.
-func withKey(d map[string]any, key string) map[string]any {
-	if key != "" {
-		d["key"] = key
+// proof is what a decision was made with, as the record keeps it in
+// DecidedKey: the SSH key's fingerprint or the deciding rule's hash.
+func (d Decision) proof() string {
+	if d.Via == ViaRule {
+		return d.Rule
+	}
+	return d.Key
+}
+
+// withProof adds what the decision was made with to an entry's details:
+// "rule_hash" for a rule's decision, "key" for an operator's key.
+func withProof(d map[string]any, via, proof string) map[string]any {
+	switch {
+	case proof == "":
+	case via == ViaRule:
+		d["rule_hash"] = proof
+	default:
+		d["key"] = proof
 	}
 	return d
 }
@@ -420,7 +443,7 @@ func shortHash(h string) string {
 
 // logApproved appends the approved entry.
 func (q *Queue) logApproved(r *Record) error {
-	d := withKey(map[string]any{"preview_hash": r.PreviewHash, "plan_hash": r.PlanHash, "via": r.DecidedVia}, r.DecidedKey)
+	d := withProof(map[string]any{"preview_hash": r.PreviewHash, "plan_hash": r.PlanHash, "via": r.DecidedVia}, r.DecidedVia, r.DecidedKey)
 	if _, err := q.o.Audit.Append(audit.Entry{Actor: orUnknown(r.DecidedBy), Event: audit.EventApproved, TaskID: r.TaskID,
 		Capability: r.CapabilityID, Target: r.Device, TokenJTI: r.TokenJTI, Success: true,
 		Details: audit.Details(d)}); err != nil {

@@ -41,8 +41,12 @@ type Options struct {
 	Now         func() time.Time
 	Log         *slog.Logger
 	// RequireOperatorKey refuses decisions but an SSH operator's (with a
-	// key) and a shared queue operator's: [decisions] require_operator_key.
+	// key), a shared queue operator's and a rule's: [decisions]
+	// require_operator_key.
 	RequireOperatorKey bool
+	// Rules decide a new task at submission when one allows or denies it;
+	// nil: the person decides every task.
+	Rules Rules
 }
 
 // Queue is the approval queue. It is safe for concurrent use by goroutines
@@ -110,7 +114,7 @@ func (q *Queue) Submit(ctx context.Context, raw []byte, source string) (Outcome,
 	}
 	switch {
 	case media.Supports(m.CapabilityID):
-		return q.submitMedia(m, source)
+		return q.submitMedia(ctx, m, source)
 	default:
 		if _, ok := scope.KindFor(m.CapabilityID); ok {
 			return q.runSearch(ctx, m, source)
@@ -212,7 +216,7 @@ func sameRequest(id, capID, requestHash, agent string, m *task.Manifest, rh, sub
 	return nil
 }
 
-func (q *Queue) submitMedia(m *task.Manifest, source string) (Outcome, error) {
+func (q *Queue) submitMedia(ctx context.Context, m *task.Manifest, source string) (Outcome, error) {
 	if te := checkShownInputs(m); te != nil {
 		agent, jti := q.agentOf(m.Lease)
 		return q.reject(m.TaskID, m.CapabilityID, agent, jti, te, source)
@@ -263,13 +267,18 @@ func (q *Queue) submitMedia(m *task.Manifest, source string) (Outcome, error) {
 		return q.reject(m.TaskID, m.CapabilityID, p.Claims.Subject, p.Claims.ID, task.Errorf(task.LeaseExpired,
 			"expiry check failed: the lease expired at %s, before it could wait for a decision", exp.UTC().Format(time.RFC3339)), source)
 	}
-	return q.createPending(m, p, source)
+	d := q.ruleDecision(m, p)
+	out, err := q.createPending(m, p, source, d)
+	if err != nil || d == nil {
+		return out, err
+	}
+	return q.applyRule(ctx, m.TaskID, *d)
 }
 
 // createPending makes a new pending task durable: manifest, record (with
 // log_from), the audit log's submitted entry, then the record again with
 // that entry's place. See the crash table in the package doc.
-func (q *Queue) createPending(m *task.Manifest, p *media.Prepared, source string) (Outcome, error) {
+func (q *Queue) createPending(m *task.Manifest, p *media.Prepared, source string, rule *Decision) (Outcome, error) {
 	// the submission is audited: on a log that cannot take its entry
 	// nothing is written (saveFrom checks again before the record)
 	if err := q.o.Audit.CheckEnd(); err != nil {
@@ -285,6 +294,9 @@ func (q *Queue) createPending(m *task.Manifest, p *media.Prepared, source string
 		Agent: p.Claims.Subject, TokenJTI: p.Claims.ID, Caps: p.Claims.Caps, Device: p.Action.Device,
 		Source: source, SubmittedAt: now, ExpiresAt: now.Add(q.o.Timeout), RequestHash: p.RequestHash,
 		PlanHash: p.PlanHash, ManifestHash: sha256Hex(raw),
+	}
+	if rule != nil {
+		rec.DecidingRule = rule.By
 	}
 	if p.Claims.ExpiresAt != nil {
 		rec.LeaseExpires = p.Claims.ExpiresAt.UTC()

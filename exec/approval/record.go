@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/vigil-dev/vigil/exec/task"
@@ -65,8 +66,9 @@ type Record struct {
 	DecidedAt    *time.Time `json:"decided_at,omitempty"`
 	DecidedBy    string     `json:"decided_by,omitempty"`
 	DecidedVia   string     `json:"decided_via,omitempty"` // tui | cli | ssh | queue | vigil (timeouts, recovery)
-	// DecidedKey is the SHA256 fingerprint of the SSH key a decision over
-	// SSH was made with.
+	// DecidedKey is what the decision was made with: the SHA256
+	// fingerprint of an SSH operator's key ("SHA256:…"), or for a rule's
+	// decision (decided_via "rule") the rule's content hash ("sha256:…").
 	DecidedKey  string      `json:"decided_key,omitempty"`
 	Reason      string      `json:"reason,omitempty"` // a denial's reason, masked
 	PreviewHash string      `json:"preview_hash,omitempty"`
@@ -85,8 +87,22 @@ type Record struct {
 	LogFrom *int64 `json:"log_from,omitempty"`
 	// FinishedAt is when the task reached its final state.
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// DecidingRule is set at submission when a rule decides the task
+	// ("rule:<id>"): in the moment it is pending before that decision is
+	// recorded, nobody is told it arrived (see RuleDeciding).
+	DecidingRule string `json:"deciding_rule,omitempty"`
 	// Damage says why a record could not be read (State Damaged only).
 	Damage string `json:"damage,omitempty"`
+}
+
+// Decider says who decided in a person's words: "rule kitchen-pause" for
+// a rule's decision, else DecidedBy as stored ("operator:ada"). Callers
+// show it through safetext.
+func (r Record) Decider() string {
+	if id, ok := strings.CutPrefix(r.DecidedBy, "rule:"); ok && r.DecidedVia == ViaRule {
+		return "rule " + id
+	}
+	return r.DecidedBy
 }
 
 // Deadline is the moment the task stops being approvable: the earlier of

@@ -6,6 +6,7 @@ package metrics
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +25,15 @@ const (
 	DurationSeconds = "abos_executor_duration_seconds"
 	ApprovalPending = "abos_executor_approvals_pending"
 	BuildInfo       = "vigil_build_info"
+	// DecisionsTotal counts decisions by who made them (by: DecidedByPerson
+	// or DecidedByRule) and what they were (decision: approved, denied).
+	DecisionsTotal = "vigil_decisions_total"
+)
+
+// The by label of DecisionsTotal.
+const (
+	DecidedByPerson = "person" // an operator: this account, over SSH, or a queue operator
+	DecidedByRule   = "rule"   // a [[rules]] rule at submission (actor "rule:<id>")
 )
 
 // Buckets are seed 003's duration buckets, in seconds.
@@ -49,10 +59,11 @@ type Build struct{ Version, Commit, GoVersion string }
 
 // Metrics holds the registry and follows one audit log.
 type Metrics struct {
-	reg      *prometheus.Registry
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	pending  prometheus.Gauge
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec
+	decisions *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	pending   prometheus.Gauge
 
 	mu       sync.Mutex
 	follow   *audit.Follower // the log counted; it says when the log is not the one read before
@@ -90,6 +101,9 @@ func New(b Build) *Metrics {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: RequestsTotal,
 			Help: "Total executor requests, counted once when each ends (action = capability, status = outcome)"},
 			[]string{"action", "status"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: DecisionsTotal,
+			Help: "Decisions on tasks (by = person or rule, decision = approved or denied)"},
+			[]string{"by", "decision"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: DurationSeconds,
 			Help:    "Executor request duration: from the approval to the recorded outcome of each execution",
 			Buckets: Buckets}, []string{"action"}),
@@ -100,7 +114,7 @@ func New(b Build) *Metrics {
 	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: BuildInfo, Help: "Vigil's build (always 1)",
 		ConstLabels: prometheus.Labels{"version": b.Version, "commit": b.Commit, "goversion": b.GoVersion}})
 	info.Set(1)
-	m.reg.MustRegister(m.requests, m.duration, m.pending, info,
+	m.reg.MustRegister(m.requests, m.decisions, m.duration, m.pending, info,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -183,6 +197,7 @@ func (m *Metrics) settleLocked() {
 // resetLocked forgets what was counted (the follower starts over by itself).
 func (m *Metrics) resetLocked() {
 	m.requests.Reset()
+	m.decisions.Reset()
 	m.duration.Reset()
 	m.approved = map[string]time.Time{}
 	m.waiting = map[string]*waitingRun{}
@@ -190,6 +205,13 @@ func (m *Metrics) resetLocked() {
 
 func (m *Metrics) count(e audit.Entry) {
 	action := Action(e.Capability)
+	if (e.Event == audit.EventApproved || e.Event == audit.EventDenied) && e.TaskID != "" {
+		by := DecidedByPerson
+		if strings.HasPrefix(e.Actor, "rule:") {
+			by = DecidedByRule
+		}
+		m.decisions.WithLabelValues(by, e.Event).Inc()
+	}
 	switch e.Event {
 	case audit.EventApproved:
 		if e.TaskID == "" {

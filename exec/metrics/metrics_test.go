@@ -402,3 +402,37 @@ func TestDurationsFromRecordsWhenReadable(t *testing.T) {
 		t.Fatalf("counters %v", c)
 	}
 }
+
+// Decisions are counted by who made them: a rule (actor rule:<id>) or a
+// person (any operator), approvals and denials apart.
+func TestDecisionsCountedByPersonOrRule(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	log, err := audit.Open(path, approvaltest.NewClock().Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []audit.Entry{
+		{Actor: "operator:ada", Event: audit.EventApproved, TaskID: "t1", Capability: "MEDIA_PLAY"},
+		{Actor: "rule:kitchen-pause", Event: audit.EventApproved, TaskID: "t2", Capability: "MEDIA_PAUSE"},
+		{Actor: "rule:kitchen-pause", Event: audit.EventApproved, TaskID: "t3", Capability: "MEDIA_PAUSE"},
+		{Actor: "rule:no-ads", Event: audit.EventDenied, TaskID: "t4", Capability: "MEDIA_PLAY"},
+		{Actor: "operator:bob", Event: audit.EventDenied, TaskID: "t5", Capability: "MEDIA_PLAY"},
+		{Actor: "vigil", Event: audit.EventExpired, TaskID: "t6", Capability: "MEDIA_PLAY"},
+	} {
+		if _, err := log.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := New(Build{})
+	if err := m.Follow(path); err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, serveMetrics(t, m, func() error { return nil }))
+	got := map[string]float64{}
+	for _, c := range fams[DecisionsTotal].GetMetric() {
+		got[label(c, "by")+"/"+label(c, "decision")] = c.GetCounter().GetValue()
+	}
+	equal(t, DecisionsTotal, got, map[string]float64{
+		"person/approved": 1, "rule/approved": 2, "rule/denied": 1, "person/denied": 1,
+	})
+}

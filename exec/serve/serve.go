@@ -279,6 +279,9 @@ func (s *Server) openIDs() ([]string, error) {
 // first time it is seen, expiring once within WarnBefore of its deadline
 // (folded into the arrival when it arrives that late).
 func (s *Server) announce(r approval.Record, at, now time.Time) {
+	if r.RuleDeciding(now) {
+		return // a rule is deciding it: nobody is told, unless that fails
+	}
 	id := r.TaskID
 	ev := notify.Event{TaskID: id, Agent: r.Agent, Action: r.CapabilityID, Device: r.Device, ExpiresIn: at.Sub(now)}
 	if task.ValidateTaskID(id) == nil { // the queue checked it at submission; a command line takes no chances

@@ -26,7 +26,7 @@ const burstWindow = 5 * time.Second
 
 // arrivals are the tasks in list not seen before; the first list is
 // taken as known.
-func (a *alerts) arrivals(list []approval.Record) []approval.Record {
+func (a *alerts) arrivals(list []approval.Record, now time.Time) []approval.Record {
 	var arrived []approval.Record
 	if a.known == nil {
 		a.known = map[string]bool{}
@@ -36,7 +36,9 @@ func (a *alerts) arrivals(list []approval.Record) []approval.Record {
 		return nil
 	}
 	for _, r := range list {
-		if !a.known[r.TaskID] {
+		// a task a rule is deciding is not news; if the rule's decision
+		// fails it stays, and arrives once the grace is over
+		if !a.known[r.TaskID] && !r.RuleDeciding(now) {
 			arrived = append(arrived, r)
 			a.known[r.TaskID] = true
 		}

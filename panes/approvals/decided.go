@@ -164,8 +164,8 @@ func decider(r approval.Record) string {
 		}
 		return "—"
 	}
-	s := r.DecidedBy
-	if r.DecidedVia != "" {
+	s := r.Decider()
+	if r.DecidedVia != "" && r.DecidedVia != approval.ViaRule {
 		s += " via " + r.DecidedVia
 	}
 	return s

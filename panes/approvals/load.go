@@ -336,7 +336,7 @@ func (l *loader) wait(id string) {
 // announced.
 func (p *Pane) applyList(msg listMsg) tea.Cmd {
 	p.listErr = msg.err
-	arrived := p.alerts.arrivals(msg.list)
+	arrived := p.alerts.arrivals(msg.list, p.o.Now())
 	old := p.queue.selID
 	if p.queue.setList(msg.list) {
 		p.dialogs.grace.arm(p.o.Now())

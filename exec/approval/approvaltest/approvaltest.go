@@ -54,6 +54,8 @@ type Env struct {
 	// RequireOperatorKey is [decisions] require_operator_key for queues
 	// opened after it is set.
 	RequireOperatorKey bool
+	// Rules decide tasks at submission for queues opened after it is set.
+	Rules approval.Rules
 }
 
 // Paths inside Dir.
@@ -134,7 +136,7 @@ func (e *Env) Open() *approval.Queue {
 	}
 	q, err := approval.Open(context.Background(), approval.Options{Dir: e.TasksDir(), Inbox: e.InboxDir(),
 		Executor: ex, Devices: e.Devices, Leases: leases, Results: res, Signer: signer, Audit: log,
-		Scopes: e.Scopes, Timeout: 10 * time.Minute, Now: e.Clock.Now, RequireOperatorKey: e.RequireOperatorKey})
+		Scopes: e.Scopes, Timeout: 10 * time.Minute, Now: e.Clock.Now, RequireOperatorKey: e.RequireOperatorKey, Rules: e.Rules})
 	if err != nil {
 		t.Fatal(err)
 	}
