@@ -17,7 +17,7 @@ import (
 )
 
 // withRules opens a queue over a new Env that asks these rules.
-func withRules(t *testing.T, rcs ...config.RuleConfig) (*approvaltest.Env, *Queue, *rules.Set) {
+func withRules(t testing.TB, rcs ...config.RuleConfig) (*approvaltest.Env, *Queue, *rules.Set) {
 	t.Helper()
 	e := approvaltest.New(t)
 	defs := make([]rules.Def, len(rcs))
@@ -32,7 +32,7 @@ func withRules(t *testing.T, rcs ...config.RuleConfig) (*approvaltest.Env, *Queu
 	return e, e.Open(), set
 }
 
-func submitTo(t *testing.T, q *Queue, raw []byte) Outcome {
+func submitTo(t testing.TB, q *Queue, raw []byte) Outcome {
 	t.Helper()
 	out, err := q.Submit(context.Background(), raw, "cli")
 	if err != nil {
