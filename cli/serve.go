@@ -23,7 +23,7 @@ import (
 )
 
 func newServeCmd(app *App) *cobra.Command {
-	var addr string
+	var addr, sshListen string
 	var allowRemote bool
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -31,15 +31,17 @@ func newServeCmd(app *App) *cobra.Command {
 		Long: "vigil serve keeps the approval queue moving with nobody at a screen: tasks expire at their deadline, " +
 			"an approval whose process died before running it is carried out once, manifests dropped in inbox/new " +
 			"are submitted, and [notify] command runs when a task arrives or is a minute from expiring. " +
-			"With --metrics it serves /metrics (the executor's request counts and durations) and /healthz. SIGINT or SIGTERM stops it " +
+			"With --metrics it serves /metrics (the executor's request counts and durations) and /healthz. " +
+			"With --ssh the operators listed in [[operators]] decide over SSH with their keys (docs/ssh.md). SIGINT or SIGTERM stops it " +
 			"after the execution in flight is finished and recorded (exit 0).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd.Context(), app, addr, allowRemote)
+			return runServe(cmd.Context(), app, addr, sshListen, allowRemote)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "metrics", "", "serve /metrics and /healthz on `ADDR` (host:port; a loopback host unless --allow-remote; \":9464\" means 127.0.0.1:9464)")
-	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "let --metrics listen on a non-loopback address")
+	cmd.Flags().StringVar(&sshListen, "ssh", "", "serve the operators in [[operators]] over SSH on `ADDR` (host:port; a loopback host unless --allow-remote)")
+	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "let --metrics and --ssh listen on a non-loopback address")
 	return cmd
 }
 
@@ -63,7 +65,7 @@ func metricsAddr(addr string, allowRemote bool) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-func runServe(ctx context.Context, app *App, addr string, allowRemote bool) error {
+func runServe(ctx context.Context, app *App, addr, sshListen string, allowRemote bool) error {
 	var listen string
 	if addr != "" {
 		var err error
@@ -96,6 +98,13 @@ func runServe(ctx context.Context, app *App, addr string, allowRemote bool) erro
 	s, err := serve.New(o)
 	if err != nil {
 		return Fail(ExitExecution, err)
+	}
+	if sshListen != "" {
+		stopSSH, err := startSSH(app, eng, sshListen, allowRemote)
+		if err != nil {
+			return err
+		}
+		defer stopSSH() // after Run: sessions get a moment to finish
 	}
 	health := s.Health
 	if app.Cfg.Queue.Enabled() {
