@@ -37,6 +37,7 @@ func commands(app *App) []*cobra.Command {
 		newServeCmd(app),
 		newQueueCmd(app),
 		newDoctorCmd(app),
+		newOperatorsCmd(app),
 	}
 }
 

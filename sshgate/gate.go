@@ -31,6 +31,7 @@ const (
 	DefaultFailBurst        = 10
 	DefaultFailEvery        = 30 * time.Second
 	DefaultMaxAuthTries     = 6
+	connGrace               = 30 * time.Second
 )
 
 // Options configures a Gate.
@@ -117,11 +118,14 @@ func New(o Options) (*Gate, error) {
 		// public keys only: with no password or keyboard-interactive
 		// handler the server does not offer them
 		wish.WithPublicKeyAuth(g.publicKey),
-		wish.WithIdleTimeout(o.IdleTimeout), // no traffic at all: a connection that opens no session
+		// no traffic at all: a connection that opens no session. Later than
+		// a session's own timeout, which then closes it first and says why.
+		wish.WithIdleTimeout(o.IdleTimeout+connGrace),
 		func(s *ssh.Server) error {
 			s.HandshakeTimeout = o.HandshakeTimeout
 			s.ConnCallback = g.admit
 			s.ServerConfigCallback = g.serverConfig
+			s.ConnectionFailedCallback = g.handshakeFailed
 			return nil
 		},
 		wish.WithMiddleware(g.session),
@@ -176,6 +180,21 @@ func (g *Gate) serverConfig(ssh.Context) *gossh.ServerConfig {
 			g.o.Log.Warn("ssh: sign-in failed", "remote", ip, "user", safetext.Line(c.User()), "method", safetext.Line(method), "err", safetext.Line(err.Error()))
 		},
 	}
+}
+
+// handshakeFailed counts a connection that ended before it signed in for
+// another reason than the failed attempts already counted: above all a
+// signature that does not verify (a FIDO key not touched), which ends the
+// handshake at once; also a client that left mid-way or timed out.
+func (g *Gate) handshakeFailed(c net.Conn, err error) {
+	ip := hostOf(c.RemoteAddr())
+	var counted *gossh.ServerAuthError
+	if errors.As(err, &counted) {
+		g.o.Log.Debug("ssh: connection ended before a session", "remote", ip, "err", safetext.Line(err.Error()))
+		return
+	}
+	g.fails.fail(ip)
+	g.o.Log.Warn("ssh: handshake failed", "remote", ip, "err", safetext.Line(err.Error()))
 }
 
 // publicKey takes a listed key only; the signature is checked afterwards by
