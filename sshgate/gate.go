@@ -20,6 +20,7 @@ import (
 
 	"charm.land/ssh"
 	"charm.land/wish/v2"
+	"github.com/anmitsu/go-shlex"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/vigil-dev/vigil/safetext"
@@ -226,12 +227,15 @@ func (g *Gate) session(ssh.Handler) ssh.Handler {
 		defer w.stop()
 		in := typed{Session: sess, idle: w}
 		_, _, pty := sess.Pty()
+		// the words as sess.Command() splits them (the same library), but a
+		// command that does not split cleanly is refused, not cut short
+		args, splitErr := shlex.Split(sess.RawCommand(), true)
 		s := &Session{Operator: name, Key: gossh.FingerprintSHA256(key), KeyType: key.Type(),
-			Remote: hostOf(sess.RemoteAddr()), Args: sess.Command(), PTY: pty, In: in, Out: sess, Err: sess.Stderr()}
+			Remote: hostOf(sess.RemoteAddr()), Args: args, PTY: pty, In: in, Out: sess, Err: sess.Stderr()}
 		log := g.o.Log.With("operator", name, "fingerprint", s.Key, "remote", s.Remote)
 		switch {
-		case len(s.Args) == 0 && strings.TrimSpace(sess.RawCommand()) != "":
-			fmt.Fprintln(s.Err, "vigil: the command could not be read as words (a quote left open?)")
+		case splitErr != nil:
+			fmt.Fprintf(s.Err, "vigil: the command could not be read as words: %s\n", safetext.Line(splitErr.Error()))
 			_ = sess.Exit(2)
 			return
 		case len(s.Args) == 0 && (!pty || g.o.TUI == nil):
