@@ -248,7 +248,10 @@ func (g *Gate) session(ssh.Handler) ssh.Handler {
 			defer context.AfterFunc(g.closing, cancel)()
 			code := g.screen(ctx, sess, s, in)
 			if w.fired.Load() {
-				fmt.Fprintf(s.Err, "vigil: session closed: no key pressed for %s\n", g.o.IdleTimeout)
+				// after the screen's last bytes on the same stream, so it
+				// lands on the terminal the screen gave back (stderr is
+				// another channel and could overtake them)
+				fmt.Fprintf(s.Out, "vigil: session closed: no key pressed for %s\n", g.o.IdleTimeout)
 				code = 1
 			}
 			log.Info("ssh: screen closed", "idle", w.fired.Load())

@@ -54,8 +54,12 @@ func (g *Gate) screen(ctx context.Context, sess ssh.Session, s *Session, in type
 		// of the operator's here to resume it
 		JobControl: func() bool { return false }})
 	// MakeOptions reads and writes through in: the operator's keys reset
-	// the idle timeout. The program ends with ctx (idle, connection gone).
-	p := tea.NewProgram(m, append(bubbletea.MakeOptions(in), tea.WithContext(ctx), tea.WithFPS(screenFPS))...)
+	// the idle timeout.
+	p := tea.NewProgram(m, append(bubbletea.MakeOptions(in), tea.WithFPS(screenFPS))...)
+	// the program quits with ctx (idle, shutdown, connection gone) as on q:
+	// the terminal is given back, and no error is logged for an ending
+	// that is not one
+	defer context.AfterFunc(ctx, p.Quit)()
 	// wish's middleware runs it and turns the client's window changes into
 	// resizes
 	bubbletea.MiddlewareWithProgramHandler(func(ssh.Session) *tea.Program { return p })(func(ssh.Session) {})(sess)
