@@ -35,8 +35,9 @@ type hostKeyJSON struct {
 }
 
 func newOperatorsCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "operators", Short: "Who may decide over SSH ([[operators]])", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
+	cmd := &cobra.Command{Use: "operators", Short: "Who may decide over SSH ([[operators]])",
+		Long: "The people listed in [[operators]] decide over `vigil serve --ssh` with their SSH keys " +
+			"(docs/ssh.md); `list` shows each one's keys by fingerprint."}
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
