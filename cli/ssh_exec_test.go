@@ -35,6 +35,12 @@ func TestSSHExecCommandsDecideAsTheOperator(t *testing.T) {
 	if human, _ := s.must(ada, 0, "preview", "play"); !strings.Contains(human, "preview_hash: "+hash) {
 		t.Fatalf("preview:\n%s", human)
 	}
+	// with a terminal (ssh -t host preview ID) the command runs all the same
+	c := s.cmd(ada, []string{"-tt"}, "preview", "play")
+	c.Stdin = strings.NewReader("")
+	if out, err := c.Output(); err != nil || !strings.Contains(string(out), "preview_hash: "+hash+"\r\n") {
+		t.Fatalf("ssh -tt preview: %v\n%q", err, out)
+	}
 
 	// approve binds the hash: without one it is refused, a stale one runs nothing
 	if _, errs := s.must(ada, 2, "approve", "play"); !strings.Contains(errs, "--expect-preview HASH") {

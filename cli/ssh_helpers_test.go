@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,6 +72,9 @@ type sshServe struct {
 	hostKey string // SHA256:… as serve printed it
 	known   string // the clients' known_hosts
 	stderr  *serveLogBuffer
+	// stop stops serve (as SIGTERM would) and waits for it; the test's end
+	// does it too
+	stop func()
 }
 
 var sshListening = regexp.MustCompile(`vigil serve: ssh on 127\.0\.0\.1:(\d+) \(host key (SHA256:\S+)\)`)
@@ -89,7 +93,8 @@ func (h *crashHome) serveSSH(args ...string) *sshServe {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
-	h.t.Cleanup(func() {
+	s := &sshServe{t: h.t, stderr: errb, known: filepath.Join(h.t.TempDir(), "known_hosts")}
+	s.stop = sync.OnceFunc(func() {
 		cancel()
 		select {
 		case err := <-done:
@@ -100,7 +105,7 @@ func (h *crashHome) serveSSH(args ...string) *sshServe {
 			h.t.Errorf("serve did not stop\n%s", errb.String())
 		}
 	})
-	s := &sshServe{t: h.t, stderr: errb, known: filepath.Join(h.t.TempDir(), "known_hosts")}
+	h.t.Cleanup(s.stop)
 	testwait.For(h.t, 20*time.Second, func() error {
 		select {
 		case err := <-done:

@@ -119,14 +119,19 @@ func TestSSHScreenDecidesWithTheGateRules(t *testing.T) {
 	bob.keys("v")
 	bob.waitFor("the decided list", func(s string) bool { return strings.Contains(s, "operator:ada via ssh") })
 
-	// q ends the session
+	// q ends the session; stopping serve ends the screens still open
 	ada.keys("q")
-	testwait.For(t, 10*time.Second, func() error {
-		if out, err := tm("has-session", "-t", "ada"); err == nil {
-			return fmt.Errorf("ada's session is still open: %s", out)
+	gone := func(name string) func() error {
+		return func() error {
+			if out, err := tm("has-session", "-t", name); err == nil {
+				return fmt.Errorf("%s's session is still open: %s", name, out)
+			}
+			return nil
 		}
-		return nil
-	})
+	}
+	testwait.For(t, 10*time.Second, gone("ada"))
+	s.stop()
+	testwait.For(t, 10*time.Second, gone("bob"))
 }
 
 // [ssh] idle_timeout closes a screen nobody types in, and says so; each
