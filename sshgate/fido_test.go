@@ -5,12 +5,15 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // skSigner is a FIDO security key (sk-ssh-ed25519@openssh.com) in
@@ -74,9 +77,14 @@ func TestSecurityKeySignInNeedsATouch(t *testing.T) {
 	if out, err := run(untouched); err == nil || out != "" {
 		t.Fatalf("untouched: %q %v\n%s", out, err, r.log.String())
 	}
-	if !strings.Contains(r.log.String(), "user presence") {
-		t.Fatalf("the refusal does not say why:\n%s", r.log.String())
-	}
+	// the server logs once its side of the handshake has ended, which may
+	// be after the client has given up
+	testwait.For(t, 10*time.Second, func() error {
+		if !strings.Contains(r.log.String(), "user presence") {
+			return fmt.Errorf("the refusal does not say why:\n%s", r.log.String())
+		}
+		return nil
+	})
 	out, err := run(touched)
 	if err != nil || !strings.HasPrefix(out, "ada "+gossh.FingerprintSHA256(touched.pub)) {
 		t.Fatalf("touched: %q %v", out, err)
