@@ -160,3 +160,25 @@ func TestServeSSHRefusesWithoutOperatorsOrOnARemoteAddress(t *testing.T) {
 		t.Fatalf("nonsense: exit %d %s", code, errs)
 	}
 }
+
+// On a home where decisions need an operator's key, this account's own
+// approve decides nothing, and an operator over SSH decides.
+func TestSSHDecidesWhereAnOperatorKeyIsRequired(t *testing.T) {
+	h := newCLIHome(t)
+	ada := h.addOperators("[decisions]\nrequire_operator_key = true", "ada")["ada"]
+	h.must(0, "submit", h.manifest("locked", "1h"))
+	hash := h.previewJSON("locked")["preview_hash"].(string)
+	s := h.serveSSH()
+	if _, _, code := runReal(t, h.home, "approve", "locked", "--yes", "--expect-preview", hash); code == 0 {
+		t.Fatal("a local approve decided on a home that requires an operator key")
+	}
+	if h.journal() != "" || !strings.Contains(h.must(0, "pending"), "locked") {
+		t.Fatal("the local approve ran the task")
+	}
+	if out, _ := s.must(ada, 0, "approve", "locked", "--expect-preview", hash); !strings.Contains(out, `"SUCCESS"`) {
+		t.Fatalf("approve over SSH: %s", out)
+	}
+	if e := h.decision("locked"); e.Actor != "operator:ada" || e.Details["key"] != ada.fingerprint {
+		t.Fatalf("decision: %+v", e)
+	}
+}
