@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"charm.land/ssh"
@@ -79,10 +80,14 @@ type Gate struct {
 	ops   roster
 	fails *failures
 	srv   *ssh.Server
-	// closing ends with Shutdown: the screens open close with it (a
-	// command is left to finish within Shutdown's wait)
-	closing      context.Context
-	closeScreens context.CancelFunc
+	// Shutdown closes the screens at once and gives commands until its
+	// context ends; commands counts those still running, which Shutdown
+	// waits for: a decision in flight is recorded before serve exits.
+	closing, stopping          context.Context
+	closeScreens, stopCommands context.CancelFunc
+	commands                   sync.WaitGroup
+	mu                         sync.Mutex
+	shut                       bool // Shutdown waits for commands: none starts after
 }
 
 // New checks o and builds the server; Serve starts it.
@@ -114,6 +119,7 @@ func New(o Options) (*Gate, error) {
 	}
 	g := &Gate{o: o, ops: newRoster(o.Operators), fails: newFailures(o.FailBurst, o.FailEvery, o.Now)}
 	g.closing, g.closeScreens = context.WithCancel(context.Background())
+	g.stopping, g.stopCommands = context.WithCancel(context.Background())
 	srv, err := wish.NewServer(
 		func(s *ssh.Server) error { s.AddHostKey(o.HostKey); return nil }, // before wish would make one
 		// public keys only: with no password or keyboard-interactive
@@ -146,15 +152,34 @@ func (g *Gate) Serve(ln net.Listener) error {
 	return nil
 }
 
-// Shutdown stops taking connections and waits for the sessions open to end
-// until ctx does, then closes them.
+// Shutdown stops taking connections, closes the screens and waits for the
+// commands running to end until ctx does; then it cancels those left and
+// closes every connection. It returns once no command runs: a decision in
+// flight has been recorded (as done, or failed when it was cut short).
 func (g *Gate) Shutdown(ctx context.Context) error {
 	g.closeScreens()
 	err := g.srv.Shutdown(ctx)
 	if err != nil {
+		g.stopCommands()
 		_ = g.srv.Close()
 	}
+	g.mu.Lock()
+	g.shut = true
+	g.mu.Unlock()
+	g.commands.Wait()
+	g.stopCommands()
 	return err
+}
+
+// begin counts a command starting, unless Shutdown is waiting for the last.
+func (g *Gate) begin() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shut {
+		return false
+	}
+	g.commands.Add(1)
+	return true
 }
 
 // admit refuses, before the handshake, an address that has used up its
@@ -259,6 +284,13 @@ func (g *Gate) session(ssh.Handler) ssh.Handler {
 			return
 		}
 		log.Info("ssh: command", "args", safetext.Line(strings.Join(s.Args, " ")))
+		if !g.begin() {
+			fmt.Fprintln(s.Err, "vigil: the gate is shutting down")
+			_ = sess.Exit(3)
+			return
+		}
+		defer g.commands.Done()
+		defer context.AfterFunc(g.stopping, cancel)()
 		code := g.o.Exec(ctx, s)
 		if w.fired.Load() {
 			fmt.Fprintf(s.Err, "vigil: session closed: no input for %s\n", g.o.IdleTimeout)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,4 +193,48 @@ func TestNewRefusesAGateNobodyCanUse(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "[[operators]]") {
 		t.Fatalf("no operators: %v", err)
 	}
+}
+
+// Shutdown waits for a command in flight: within its grace the command
+// finishes; past it the command's context ends and Shutdown still returns
+// only once the command has.
+func TestShutdownWaitsForTheCommandInFlight(t *testing.T) {
+	ada := newKey(t, "ada")
+	started, release := make(chan struct{}), make(chan struct{})
+	var sawCancel atomic.Bool
+	var returned atomic.Bool
+	o := Options{Operators: []Operator{{Name: "ada", Keys: []gossh.PublicKey{ada.pub}}}, IdleTimeout: time.Minute,
+		Exec: func(ctx context.Context, s *Session) int {
+			close(started)
+			select {
+			case <-release:
+			case <-ctx.Done():
+				sawCancel.Store(true)
+				time.Sleep(100 * time.Millisecond) // recording what was cut short takes a moment
+			}
+			returned.Store(true)
+			return 0
+		}}
+	hk, _, _ := HostKey(filepath.Join(t.TempDir(), "k"))
+	o.HostKey = hk
+	g, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go g.Serve(ln)
+	r := &rig{t: t, addr: ln.Addr().(*net.TCPAddr), known: filepath.Join(t.TempDir(), "kh")}
+	client := make(chan int)
+	go func() { _, _, code := r.ssh(ada.path, nil, "approve", "x"); client <- code }()
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := g.Shutdown(ctx); err == nil {
+		t.Fatal("Shutdown says every session ended in time")
+	}
+	if !sawCancel.Load() || !returned.Load() {
+		t.Fatalf("Shutdown returned with the command running (cancelled %v, returned %v)", sawCancel.Load(), returned.Load())
+	}
+	close(release)
+	<-client // ssh ends with the connection
 }
