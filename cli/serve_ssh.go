@@ -141,6 +141,12 @@ func runSSHCommand(ctx context.Context, app *App, s *sshgate.Session) int {
 	sa.Identity = &Identity{Name: s.Operator, Via: approval.ViaSSH, Key: s.Key}
 	args, err := sshArgs(&sa, s.Args)
 	if err == nil {
+		if args[0] == "approve" || args[0] == "deny" {
+			// a decision once sent is carried out and recorded even when
+			// the connection drops (a phone losing signal) or serve stops:
+			// [media] action_timeout bounds the execution
+			ctx = context.WithoutCancel(ctx)
+		}
 		root := NewRootCmd(&sa)
 		root.SetArgs(args)
 		err = root.ExecuteContext(ctx)
@@ -150,7 +156,7 @@ func runSSHCommand(ctx context.Context, app *App, s *sshgate.Session) int {
 }
 
 // sshArgs reads args with cobra's own parser, on a tree of its own, and
-// returns what to run: one of sshCommands, no global flag (the home and
+// returns what to run, the command's name first: one of sshCommands, no global flag (the home and
 // settings are the serve process's), and an approval that names the
 // preview hash it approves; that hash is the confirmation (CLI.md), so it
 // runs with --yes as on any input that is not a terminal.
