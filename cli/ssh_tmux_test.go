@@ -90,6 +90,13 @@ func TestSSHScreenDecidesWithTheGateRules(t *testing.T) {
 		!strings.Contains(bob.screen(), strings.Repeat("─", 80)) {
 		t.Fatalf("sizes:\n%s\n%s", ada.screen(), bob.screen())
 	}
+	// a window resized is redrawn at its new width
+	if out, err := tm("resize-window", "-t", "bob", "-x", "90", "-y", "24"); err != nil {
+		t.Fatalf("resize-window: %v %s", err, out)
+	}
+	bob.waitFor("the new width", func(s string) bool {
+		return strings.Contains(s, strings.Repeat("─", 90)) && !strings.Contains(s, strings.Repeat("─", 91))
+	})
 	if !strings.Contains(ada.screen(), "preview "+hash[:12]) {
 		t.Fatalf("the screen does not show the preview hash %s:\n%s", hash[:12], ada.screen())
 	}
