@@ -111,3 +111,39 @@ func hostOf(a net.Addr) string {
 	}
 	return a.String()
 }
+
+// conns counts the connections open per remote address.
+type conns struct {
+	mu    sync.Mutex
+	limit int
+	by    map[string]int
+}
+
+// take counts one more connection from ip, unless limit are open; release
+// gives it back (once, however often it is called).
+func (c *conns) take(ip string) (release func(), ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.by[ip] >= c.limit {
+		return nil, false
+	}
+	c.by[ip]++
+	return sync.OnceFunc(func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.by[ip]--; c.by[ip] <= 0 {
+			delete(c.by, ip)
+		}
+	}), true
+}
+
+// countedConn gives its place back when it closes.
+type countedConn struct {
+	net.Conn
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	c.release()
+	return c.Conn.Close()
+}

@@ -33,6 +33,7 @@ const (
 	DefaultFailBurst        = 10
 	DefaultFailEvery        = 30 * time.Second
 	DefaultMaxAuthTries     = 6
+	DefaultMaxConnsPerAddr  = 64
 	connGrace               = 30 * time.Second
 )
 
@@ -50,6 +51,8 @@ type Options struct {
 	// then one more each FailEvery; past that the address is refused.
 	FailBurst int
 	FailEvery time.Duration
+	// MaxConnsPerAddr connections may be open from one address at once.
+	MaxConnsPerAddr int
 	// Exec runs a session's command and returns its exit status. It gets
 	// the words as the client sent them, never through a shell.
 	Exec func(ctx context.Context, s *Session) int
@@ -79,6 +82,7 @@ type Gate struct {
 	o     Options
 	ops   roster
 	fails *failures
+	open  *conns
 	srv   *ssh.Server
 	// Shutdown closes the screens at once and gives commands until its
 	// context ends; commands counts those still running, which Shutdown
@@ -111,13 +115,17 @@ func New(o Options) (*Gate, error) {
 	if o.FailEvery <= 0 {
 		o.FailEvery = DefaultFailEvery
 	}
+	if o.MaxConnsPerAddr <= 0 {
+		o.MaxConnsPerAddr = DefaultMaxConnsPerAddr
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	g := &Gate{o: o, ops: newRoster(o.Operators), fails: newFailures(o.FailBurst, o.FailEvery, o.Now)}
+	g := &Gate{o: o, ops: newRoster(o.Operators), fails: newFailures(o.FailBurst, o.FailEvery, o.Now),
+		open: &conns{limit: o.MaxConnsPerAddr, by: map[string]int{}}}
 	g.closing, g.closeScreens = context.WithCancel(context.Background())
 	g.stopping, g.stopCommands = context.WithCancel(context.Background())
 	srv, err := wish.NewServer(
@@ -184,12 +192,20 @@ func (g *Gate) begin() bool {
 
 // admit refuses, before the handshake, an address that has used up its
 // failed sign-ins: it gets no byte, not even the server's version.
+// It also holds each address to MaxConnsPerAddr connections open at once,
+// so one caller cannot tie up the server with handshakes it never ends.
 func (g *Gate) admit(_ ssh.Context, c net.Conn) net.Conn {
-	if ip := hostOf(c.RemoteAddr()); g.fails.blocked(ip) {
+	ip := hostOf(c.RemoteAddr())
+	if g.fails.blocked(ip) {
 		g.o.Log.Warn("ssh: connection refused: too many failed sign-ins", "remote", ip)
 		return nil
 	}
-	return c
+	release, ok := g.open.take(ip)
+	if !ok {
+		g.o.Log.Warn("ssh: connection refused: too many connections open", "remote", ip, "limit", g.open.limit)
+		return nil
+	}
+	return &countedConn{Conn: c, release: release}
 }
 
 // serverConfig counts every failed sign-in (an unlisted key, a signature

@@ -17,6 +17,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/vigil-dev/vigil/internal/testbin"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // A listed key signs in as its operator; the command reaches Exec as the
@@ -237,4 +238,44 @@ func TestShutdownWaitsForTheCommandInFlight(t *testing.T) {
 	}
 	close(release)
 	<-client // ssh ends with the connection
+}
+
+// One address holds at most MaxConnsPerAddr connections open: the next is
+// closed before a byte, and a place freed takes a new one.
+func TestConnectionsPerAddressAreCapped(t *testing.T) {
+	ada := newKey(t, "ada")
+	r := startGate(t, Options{Operators: []Operator{{Name: "ada", Keys: []gossh.PublicKey{ada.pub}}}, MaxConnsPerAddr: 2})
+	// greeting reads what the server says first: its version line, or
+	// nothing when it closed the connection at once
+	greeting := func(c net.Conn) string {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b := make([]byte, 8)
+		n, _ := io.ReadFull(c, b)
+		return string(b[:n])
+	}
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", r.addr.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	a, b := dial(), dial()
+	if ga, gb := greeting(a), greeting(b); ga != "SSH-2.0-" || gb != "SSH-2.0-" {
+		t.Fatalf("greetings %q %q", ga, gb)
+	}
+	if g := greeting(dial()); g != "" {
+		t.Fatalf("a third connection was served: %q", g)
+	}
+	a.Close()
+	testwait.For(t, 10*time.Second, func() error {
+		if g := greeting(dial()); g != "SSH-2.0-" {
+			return fmt.Errorf("a freed place was not given: %q", g)
+		}
+		return nil
+	})
+	if !strings.Contains(r.log.String(), "too many connections open") {
+		t.Fatalf("log:\n%s", r.log.String())
+	}
 }
