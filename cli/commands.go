@@ -38,6 +38,7 @@ func commands(app *App) []*cobra.Command {
 		newQueueCmd(app),
 		newDoctorCmd(app),
 		newRulesCmd(app),
+		newOperatorsCmd(app),
 	}
 }
 

@@ -120,14 +120,6 @@ func doctorOperators(app *App) doctorCheck {
 	return c
 }
 
-// hostKeyPath is [ssh] host_key, or its default under keys/.
-func hostKeyPath(app *App) string {
-	if app.Cfg.SSH.HostKey != "" {
-		return app.Cfg.SSH.HostKey
-	}
-	return filepath.Join(app.Paths.Keys, "ssh_host_ed25519")
-}
-
 // doctorHostKey fails when the SSH gate's host key is there but does not
 // parse, needs a passphrase, or others may read it. Absent is fine: vigil
 // serve --ssh makes it on first start.

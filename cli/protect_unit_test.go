@@ -82,10 +82,7 @@ func TestUnitRunsServeAsItsOwnAccount(t *testing.T) {
 	serve := newServeCmd(NewApp())
 	for _, a := range argv[2:] {
 		if name, ok := strings.CutPrefix(a, "--"); ok && serve.Flags().Lookup(name) == nil {
-			// --ssh and --mcp come from their own branches of issue 32
-			if name != "ssh" && name != "mcp" {
-				t.Errorf("%s: ExecStart's %s is not a flag of vigil serve", unitFile, a)
-			}
+			t.Errorf("%s: ExecStart's %s is not a flag of vigil serve", unitFile, a)
 		}
 	}
 }

@@ -23,8 +23,7 @@ import (
 )
 
 func newServeCmd(app *App) *cobra.Command {
-	var addr, mcpAddr string
-	var allowRemote bool
+	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the executor until SIGINT/SIGTERM: expiry on time, pending executions, /metrics, notifications",
@@ -32,16 +31,18 @@ func newServeCmd(app *App) *cobra.Command {
 			"an approval whose process died before running it is carried out once, manifests dropped in inbox/new " +
 			"are submitted, and [notify] command runs when a task arrives or is a minute from expiring. " +
 			"With --metrics it serves /metrics (the executor's request counts and durations) and /healthz. " +
-			"With --mcp it serves agents their MCP tools as `vigil mcp --http` does, each agent known by its [[agents]] token. SIGINT or SIGTERM stops it " +
+			"With --mcp it serves agents their MCP tools as `vigil mcp --http` does, each agent known by its [[agents]] token. " +
+			"With --ssh the operators listed in [[operators]] decide over SSH with their keys (docs/ssh.md). SIGINT or SIGTERM stops it " +
 			"after the execution in flight is finished and recorded (exit 0).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd.Context(), app, addr, mcpAddr, allowRemote)
+			return runServe(cmd.Context(), app, f)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "metrics", "", "serve /metrics and /healthz on `ADDR` (host:port; a loopback host unless --allow-remote; \":9464\" means 127.0.0.1:9464)")
-	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "let --metrics and --mcp listen on a non-loopback address")
-	cmd.Flags().StringVar(&mcpAddr, "mcp", "", "serve MCP Streamable HTTP (as `vigil mcp --http`) on `ADDR` (host:port, loopback unless --allow-remote); tokens from [mcp] and [[agents]]")
+	cmd.Flags().StringVar(&f.metrics, "metrics", "", "serve /metrics and /healthz on `ADDR` (host:port; a loopback host unless --allow-remote; \":9464\" means 127.0.0.1:9464)")
+	cmd.Flags().StringVar(&f.mcp, "mcp", "", "serve MCP Streamable HTTP (as `vigil mcp --http`) on `ADDR` (host:port, loopback unless --allow-remote); tokens from [mcp] and [[agents]]")
+	cmd.Flags().StringVar(&f.ssh, "ssh", "", "serve the operators in [[operators]] over SSH on `ADDR` (host:port; a loopback host unless --allow-remote)")
+	cmd.Flags().BoolVar(&f.allowRemote, "allow-remote", false, "let --metrics, --mcp and --ssh listen on a non-loopback address")
 	return cmd
 }
 
@@ -65,18 +66,24 @@ func metricsAddr(addr string, allowRemote bool) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-func runServe(ctx context.Context, app *App, addr, mcpAddr string, allowRemote bool) error {
+// serveFlags are vigil serve's listeners: each empty when not asked for.
+type serveFlags struct {
+	metrics, mcp, ssh string
+	allowRemote       bool
+}
+
+func runServe(ctx context.Context, app *App, f serveFlags) error {
 	var listen string
-	if addr != "" {
+	if f.metrics != "" {
 		var err error
-		if listen, err = metricsAddr(addr, allowRemote); err != nil {
+		if listen, err = metricsAddr(f.metrics, f.allowRemote); err != nil {
 			return Fail(ExitBadInput, err)
 		}
 	}
 	if err := protectHome(app); err != nil {
 		return err
 	}
-	mcpEP, err := prepareServeMCP(app, mcpAddr, allowRemote)
+	mcpEP, err := prepareServeMCP(app, f.mcp, f.allowRemote)
 	if err != nil {
 		return err
 	}
@@ -97,7 +104,10 @@ func runServe(ctx context.Context, app *App, addr, mcpAddr string, allowRemote b
 	}
 	m := metrics.New(metrics.Build{Version: Version, Commit: commit(), GoVersion: runtime.Version()})
 	o := serve.Options{Queue: eng.Queue, TasksDir: filepath.Join(app.Paths.State, "tasks"), Audit: eng.Audit,
-		Metrics: m, Now: app.Now, Log: app.Log, SSHAddress: app.Cfg.SSH.Advertise} // {ssh}; --ssh's address when empty
+		Metrics: m, Now: app.Now, Log: app.Log, SSHAddress: app.Cfg.SSH.Advertise} // {ssh}
+	if o.SSHAddress == "" {
+		o.SSHAddress = f.ssh // an unspecified host (":2222") gives no {ssh}: no phone can dial it
+	}
 	if argv := app.Cfg.Notify.Command; len(argv) > 0 {
 		c := notify.Command{Argv: argv, Timeout: app.Cfg.Notify.Timeout.Duration, Log: app.Log}
 		o.Notify = func(ctx context.Context, ev notify.Event) { _ = c.Run(ctx, ev) } // logged by Run; changes nothing else
@@ -105,6 +115,13 @@ func runServe(ctx context.Context, app *App, addr, mcpAddr string, allowRemote b
 	s, err := serve.New(o)
 	if err != nil {
 		return Fail(ExitExecution, err)
+	}
+	if f.ssh != "" {
+		stopSSH, err := startSSH(app, eng, f.ssh, f.allowRemote)
+		if err != nil {
+			return err
+		}
+		defer stopSSH() // after Run: sessions get a moment to finish
 	}
 	health := s.Health
 	if app.Cfg.Queue.Enabled() {

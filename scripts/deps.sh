@@ -2,7 +2,8 @@
 # Installs what Vigil and its tests need beyond Go, through the system package
 # manager (Debian/Ubuntu apt-get): ugrep and ripgrep (search backends), mpv
 # (the real media device in tests), openssl (lease keys made outside Go), tmux
-# (a real terminal for the TUI's end-to-end tests), nats-server (Debian's 2.9, which the shared queue's tests
+# (a real terminal for the TUI's end-to-end tests), openssh-client (ssh and ssh-keygen: operators over
+# vigil serve --ssh), nats-server (Debian's 2.9, which the shared queue's tests
 # must see refused), node and npm (the official
 # MCP TypeScript SDK client in cli/mcp_ts_test.go, installed from its lockfile).
 set -euo pipefail
@@ -12,6 +13,7 @@ command -v rg >/dev/null 2>&1 || need+=(ripgrep)
 command -v mpv >/dev/null 2>&1 || need+=(mpv)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
+{ command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || need+=(openssh-client)
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || need+=(nats-server)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
