@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/config"
+	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/mcpserver"
 )
 
@@ -45,13 +47,18 @@ func newMcpCmd(app *App) *cobra.Command {
 			// acts on or a person cannot see.
 			log := slog.New(slog.NewJSONHandler(safeJSONWriter{app.Err}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			var callers *mcpserver.Callers
+			var grants *mcpserver.Grants
 			if httpAddr != "" {
-				// Refuse a bad address or a missing token before opening anything.
+				// Refuse a bad address, a missing token or grants that
+				// cannot mint before opening anything.
 				if err := checkListenAddr(httpAddr, allowRemote); err != nil {
 					return Fail(ExitBadInput, err)
 				}
 				var err error
 				if callers, err = mcpCallers(app); err != nil {
+					return Fail(ExitBadInput, err)
+				}
+				if grants, err = mcpGrants(app); err != nil {
 					return Fail(ExitBadInput, err)
 				}
 			}
@@ -61,6 +68,7 @@ func newMcpCmd(app *App) *cobra.Command {
 			}
 			defer closeDeps()
 			if httpAddr != "" {
+				deps.Grants = grants
 				return serveMCPHTTP(cmd.Context(), deps, httpAddr, callers, origins, log)
 			}
 			srv := mcpserver.New(deps)
@@ -203,6 +211,21 @@ func mcpCallers(app *App) (*mcpserver.Callers, error) {
 		tokens = append(tokens, t)
 	}
 	return mcpserver.NewCallers(tokens)
+}
+
+// mcpGrants is the lease minter of the agents' [[agents.grants]] (nil when
+// no agent has any): the issuer key keys/issuer.key.pem, which the
+// config's [[leases.keys]] must trust. Only agents' tokens reach it, so
+// only the HTTP endpoint has one.
+func mcpGrants(app *App) (*mcpserver.Grants, error) {
+	if err := app.Load(); err != nil {
+		return nil, err
+	}
+	g, err := mcpserver.LoadGrants(app.Cfg, filepath.Join(app.Paths.Keys, lease.IssuerKeyFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", app.Paths.Config, err)
+	}
+	return g, nil
 }
 
 // agentTokenText reads an [[agents]] token as written: token_file's first
