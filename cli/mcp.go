@@ -35,7 +35,8 @@ func newMcpCmd(app *App) *cobra.Command {
 		Long: "Speaks MCP on stdin/stdout (newline-delimited JSON-RPC) until stdin closes, or with --http\n" +
 			"serves Streamable HTTP at ADDR (loopback unless --allow-remote). Every HTTP request must carry\n" +
 			"Authorization: Bearer <token> (at least 16 characters): an [[agents]] token, and the call acts\n" +
-			"as that agent (a lease naming another agent is INVALID_LEASE), or the shared token from\n" +
+			"as that agent (a lease naming another agent is INVALID_LEASE; a media call without a lease gets\n" +
+			"one minted when its [[agents.grants]] cover it, else INVALID_LEASE), or the shared token from\n" +
 			"VIGIL_MCP_TOKEN or [mcp] token_file. A request must name the listening address in Host, and one from a web\n" +
 			"page (an Origin header) is refused with 403 unless --allow-origin names that origin.\n" +
 			"Logs go to stderr as JSON lines; queries appear there cut to their first 50 characters.",
