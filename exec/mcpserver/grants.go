@@ -203,7 +203,7 @@ func (s *server) grantLease(req *mcp.CallToolRequest, a *taskArgs, capID string)
 		return refuse(te)
 	}
 	ag, _ := s.d.Grants.agent(agentName)
-	ag.Name = agentName
+	ag.Name = agentName // an agent the grants do not list has none
 	i, what := grantFor(ag, act)
 	if i < 0 {
 		return refuse(task.Errorf(task.InvalidLease, "lease: none given, and %s; "+

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,6 +124,15 @@ func TestGrantMintsTheLease(t *testing.T) {
 		t.Fatalf("a repeat's lease entered the task's trail: %v", again)
 	}
 
+	// an empty or null lease is no lease
+	for _, empty := range []any{"", nil} {
+		res, sc = callTool(t, alpha, "media_stop", map[string]any{"task_id": "stop-" + fmt.Sprint(empty != nil), "target_device": "living-room",
+			"lease": empty, "wait_seconds": 0})
+		if res.IsError || sc["state"] != "pending" {
+			t.Fatalf("lease %q: %s", empty, text(res))
+		}
+	}
+
 	// play from a granted host, through a glob
 	res, sc = callTool(t, alpha, "media_play", map[string]any{"task_id": "play-1", "target_device": "living-room",
 		"media_uri": "https://a.cdn.example/song.mp3", "wait_seconds": 0})
@@ -195,6 +205,10 @@ func TestGrantRefusesWhatIsNotGranted(t *testing.T) {
 			"from host evilcdn.example"},
 		{"unicode host named in punycode", alpha, "media_play", map[string]any{"target_device": "living-room", "media_uri": "https://bücher.example/a.mp3"},
 			"from host xn--bcher-kva.example"},
+		{"userinfo naming a granted host", alpha, "media_play", map[string]any{"target_device": "living-room", "media_uri": "https://media.example.com@ads.example/a.mp3"},
+			"from host ads.example"},
+		{"granted host as a subdomain of another", alpha, "media_play", map[string]any{"target_device": "living-room", "media_uri": "https://media.example.com.ads.example/a.mp3"},
+			"from host media.example.com.ads.example"},
 		{"local file", alpha, "media_play", map[string]any{"target_device": "living-room", "media_uri": "/music/a.mp3"},
 			"from a media_uri without a host"},
 		{"no grants", beta, "media_pause", map[string]any{"target_device": "kitchen"},
