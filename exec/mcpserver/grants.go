@@ -173,79 +173,93 @@ func noLease(raw json.RawMessage) bool {
 	return len(raw) == 0 || json.Unmarshal(raw, &s) == nil && (s == nil || *s == "")
 }
 
+// Minted is a lease minted under a grant, and what it was minted for.
+type Minted struct {
+	Token  string
+	Claims *lease.Claims
+	// Grant is the index of the agent's grant that covered the action.
+	Grant  int
+	Action media.Action
+}
+
+// Mint decides whether the agent's grants cover the task and, when they
+// do, signs its lease: sub agent:<name>, the task_id, the one capability
+// and device, lease_ttl from now. A refusal is a *task.Error: the inputs'
+// own error (the request is read before a grant is looked for), or
+// INVALID_LEASE naming what no grant covers; err is a failure to sign.
+// It knows nothing of MCP, so any surface that knows the agent (a shared
+// queue's executor) can mint the same way.
+func (g *Grants) Mint(agent, taskID, capID string, inputs json.RawMessage, now func() time.Time) (*Minted, *task.Error, error) {
+	act, err := media.ParseInputs(capID, inputs, g.Devices)
+	if err != nil {
+		var te *task.Error
+		if !errors.As(err, &te) {
+			te = task.Errorf(task.ExecutionFailed, "%v", err)
+		}
+		return nil, te, nil
+	}
+	a, _ := g.agent(agent)
+	a.Name = agent // an agent the grants do not list has none
+	i, what := grantFor(a, act)
+	if i < 0 {
+		return nil, task.Errorf(task.InvalidLease, "lease: none given, and %s; "+
+			"send a lease, or ask the person for an [[agents.grants]] entry", what), nil
+	}
+	tok, err := lease.Issue(g.Key, lease.IssueOptions{Issuer: g.Issuer, Audience: g.Audience, KID: g.KID,
+		Subject: AgentSubject(agent), TaskID: taskID, Caps: []string{act.Capability}, Devices: []string{act.Device},
+		TTL: a.EffectiveLeaseTTL(), Now: now, Rand: g.Rand})
+	if err != nil {
+		return nil, nil, err
+	}
+	var c lease.Claims
+	if _, _, err := jwt.NewParser().ParseUnverified(tok, &c); err != nil {
+		return nil, nil, err
+	}
+	return &Minted{Token: tok, Claims: &c, Grant: i, Action: act}, nil, nil
+}
+
 // grantLease mints the lease of a media call made with an agent's token
 // and none of its own, when a grant covers it (a is given the lease), or
 // refuses the call (the answer is returned, audited, nothing submitted).
 // Any other call is left as it is (nil). A task_id the queue would refuse
 // is left to it: its refusal names the task_id.
 func (s *server) grantLease(req *mcp.CallToolRequest, a *taskArgs, capID string) *mcp.CallToolResult {
-	agentName := CallerAgent(req)
-	if agentName == "" || s.d.Grants == nil || !noLease(a.lease) {
+	agent := CallerAgent(req)
+	if agent == "" || s.d.Grants == nil || !noLease(a.lease) {
 		return nil
 	}
 	var id string
 	if json.Unmarshal(a.taskID, &id) != nil || task.ValidateTaskID(id) != nil {
 		return nil
 	}
-	refuse := func(te *task.Error) *mcp.CallToolResult {
-		if err := s.recordRefusal(req, id, capID, agentName, te); err != nil {
+	in, _ := json.Marshal(a.inputs)
+	m, te, err := s.d.Grants.Mint(agent, id, capID, in, s.d.Now)
+	switch {
+	case err != nil:
+		return toolError("ExecutionFailed", "lease: minting under a grant failed, nothing was submitted: "+err.Error())
+	case te != nil:
+		if err := s.recordRefusal(req, id, capID, agent, te); err != nil {
 			return toolError("ExecutionFailed", err.Error())
 		}
 		return outcomeResult(approval.Outcome{TaskID: id, State: "rejected", Error: te})
 	}
-	in, _ := json.Marshal(a.inputs)
-	act, err := media.ParseInputs(capID, in, s.d.Grants.Devices)
-	if err != nil {
-		var te *task.Error
-		if !errors.As(err, &te) {
-			te = task.Errorf(task.ExecutionFailed, "%v", err)
-		}
-		return refuse(te)
-	}
-	ag, _ := s.d.Grants.agent(agentName)
-	ag.Name = agentName // an agent the grants do not list has none
-	i, what := grantFor(ag, act)
-	if i < 0 {
-		return refuse(task.Errorf(task.InvalidLease, "lease: none given, and %s; "+
-			"send a lease, or ask the person for an [[agents.grants]] entry", what))
-	}
-	tok, claims, err := s.mint(ag, id, act)
-	if err != nil {
-		return toolError("ExecutionFailed", "lease: minting under a grant failed, nothing was submitted: "+err.Error())
-	}
-	if err := s.auditIssued(req, ag.Name, i, act, claims); err != nil {
+	if err := s.auditIssued(req, agent, m); err != nil {
 		return toolError("ExecutionFailed", "lease: the minted lease could not be audited, nothing was submitted: "+err.Error())
 	}
-	a.lease, _ = json.Marshal(tok)
+	a.lease, _ = json.Marshal(m.Token)
 	return nil
-}
-
-// mint signs the lease for exactly this task: sub agent:<name>, task_id,
-// the one capability and device, lease_ttl.
-func (s *server) mint(a config.AgentConfig, id string, act media.Action) (string, *lease.Claims, error) {
-	g := s.d.Grants
-	tok, err := lease.Issue(g.Key, lease.IssueOptions{Issuer: g.Issuer, Audience: g.Audience, KID: g.KID,
-		Subject: AgentSubject(a.Name), TaskID: id, Caps: []string{act.Capability}, Devices: []string{act.Device},
-		TTL: a.EffectiveLeaseTTL(), Now: s.d.Now, Rand: g.Rand})
-	if err != nil {
-		return "", nil, err
-	}
-	var c lease.Claims
-	if _, _, err := jwt.NewParser().ParseUnverified(tok, &c); err != nil {
-		return "", nil, err
-	}
-	return tok, &c, nil
 }
 
 // auditIssued records the minted lease before the task is submitted, so
 // the trail reads lease_issued then submitted. A task_id that already
 // names a task (a repeated call) stays out of that task's trail, as
 // refusals do: the task keeps the lease it was submitted with.
-func (s *server) auditIssued(req *mcp.CallToolRequest, agent string, grant int, act media.Action, c *lease.Claims) error {
+func (s *server) auditIssued(req *mcp.CallToolRequest, agent string, m *Minted) error {
 	if s.d.Audit == nil {
 		return nil
 	}
-	details := map[string]any{"agent": agent, "device": act.Device, "grant": grant, "jti": c.ID,
+	act, c := m.Action, m.Claims
+	details := map[string]any{"agent": agent, "device": act.Device, "grant": m.Grant, "jti": c.ID,
 		"exp": c.ExpiresAt.UTC().Format(time.RFC3339), "source": source(req)}
 	if act.Capability == media.CapPlay {
 		host, forms := rules.HostOf(act.MediaURI)

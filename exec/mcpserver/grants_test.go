@@ -17,7 +17,6 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/approval/approvaltest"
 	"github.com/vigil-dev/vigil/exec/lease"
-	"github.com/vigil-dev/vigil/exec/media"
 	"github.com/vigil-dev/vigil/exec/task"
 )
 
@@ -162,10 +161,6 @@ func storedManifest(t *testing.T, f *fixture, id string) *task.Manifest {
 func decodeSegment(s string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(s) }
 func encodeSegment(b []byte) string          { return base64.RawURLEncoding.EncodeToString(b) }
 
-func mediaAction(capID, device string) media.Action {
-	return media.Action{Capability: capID, Device: device}
-}
-
 // leaseClaims reads a token's claims (the test trusts its own queue).
 func leaseClaims(tok string) (*lease.Claims, error) {
 	var c lease.Claims
@@ -294,11 +289,11 @@ func TestMintedLeaseVerifiesAsAnExternalOne(t *testing.T) {
 		t.Fatalf("grants: %+v %v", g, err)
 	}
 	clock := approvaltest.NewClock()
-	s := &server{d: Deps{Grants: g, Now: clock.Now}}
-	tok, claims, err := s.mint(alphaGrants[0], "t-1", mediaAction("MEDIA_PAUSE", "kitchen"))
-	if err != nil {
-		t.Fatal(err)
+	m, te, err := g.Mint("alpha", "t-1", "MEDIA_PAUSE", json.RawMessage(`{"target_device":"kitchen"}`), clock.Now)
+	if err != nil || te != nil {
+		t.Fatal(err, te)
 	}
+	tok, claims := m.Token, m.Claims
 	v, err := lease.FromConfig(cfg.Leases, clock.Now)
 	if err != nil {
 		t.Fatal(err)
