@@ -334,3 +334,23 @@ func TestLeaseTTLBoundMatchesIssue(t *testing.T) {
 		t.Fatalf("config.MaxLeaseTTL %s, lease.MaxIssueTTL %s", config.MaxLeaseTTL, lease.MaxIssueTTL)
 	}
 }
+
+// BenchmarkGrantMint: the grant check and one Ed25519-signed lease, the
+// work a granted call adds before the queue's own.
+func BenchmarkGrantMint(b *testing.B) {
+	dir := b.TempDir()
+	if _, _, err := lease.InitKeys(dir, nil, false); err != nil {
+		b.Fatal(err)
+	}
+	key, _, err := lease.LoadPrivateKey(filepath.Join(dir, lease.IssuerKeyFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := &Grants{Agents: alphaGrants, Devices: []string{"living-room", "kitchen"}, Key: key, KID: lease.LocalIssuerKID}
+	in := json.RawMessage(`{"target_device":"living-room","media_uri":"https://a.cdn.example/song.mp3"}`)
+	for b.Loop() {
+		if _, te, err := g.Mint("alpha", "t-1", "MEDIA_PLAY", in, time.Now); err != nil || te != nil {
+			b.Fatal(err, te)
+		}
+	}
+}
