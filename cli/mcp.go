@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/config"
+	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/mcpserver"
 )
 
@@ -33,7 +35,8 @@ func newMcpCmd(app *App) *cobra.Command {
 		Long: "Speaks MCP on stdin/stdout (newline-delimited JSON-RPC) until stdin closes, or with --http\n" +
 			"serves Streamable HTTP at ADDR (loopback unless --allow-remote). Every HTTP request must carry\n" +
 			"Authorization: Bearer <token> (at least 16 characters): an [[agents]] token, and the call acts\n" +
-			"as that agent (a lease naming another agent is INVALID_LEASE), or the shared token from\n" +
+			"as that agent (a lease naming another agent is INVALID_LEASE; a media call without a lease gets\n" +
+			"one minted when its [[agents.grants]] cover it, else INVALID_LEASE), or the shared token from\n" +
 			"VIGIL_MCP_TOKEN or [mcp] token_file. A request must name the listening address in Host, and one from a web\n" +
 			"page (an Origin header) is refused with 403 unless --allow-origin names that origin.\n" +
 			"Logs go to stderr as JSON lines; queries appear there cut to their first 50 characters.",
@@ -45,13 +48,18 @@ func newMcpCmd(app *App) *cobra.Command {
 			// acts on or a person cannot see.
 			log := slog.New(slog.NewJSONHandler(safeJSONWriter{app.Err}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			var callers *mcpserver.Callers
+			var grants *mcpserver.Grants
 			if httpAddr != "" {
-				// Refuse a bad address or a missing token before opening anything.
+				// Refuse a bad address, a missing token or grants that
+				// cannot mint before opening anything.
 				if err := checkListenAddr(httpAddr, allowRemote); err != nil {
 					return Fail(ExitBadInput, err)
 				}
 				var err error
 				if callers, err = mcpCallers(app); err != nil {
+					return Fail(ExitBadInput, err)
+				}
+				if grants, err = mcpGrants(app); err != nil {
 					return Fail(ExitBadInput, err)
 				}
 			}
@@ -61,6 +69,7 @@ func newMcpCmd(app *App) *cobra.Command {
 			}
 			defer closeDeps()
 			if httpAddr != "" {
+				deps.Grants = grants
 				return serveMCPHTTP(cmd.Context(), deps, httpAddr, callers, origins, log)
 			}
 			srv := mcpserver.New(deps)
@@ -203,6 +212,21 @@ func mcpCallers(app *App) (*mcpserver.Callers, error) {
 		tokens = append(tokens, t)
 	}
 	return mcpserver.NewCallers(tokens)
+}
+
+// mcpGrants is the lease minter of the agents' [[agents.grants]] (nil when
+// no agent has any): the issuer key keys/issuer.key.pem, which the
+// config's [[leases.keys]] must trust. Only agents' tokens reach it, so
+// only the HTTP endpoint has one.
+func mcpGrants(app *App) (*mcpserver.Grants, error) {
+	if err := app.Load(); err != nil {
+		return nil, err
+	}
+	g, err := mcpserver.LoadGrants(app.Cfg, filepath.Join(app.Paths.Keys, lease.IssuerKeyFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", app.Paths.Config, err)
+	}
+	return g, nil
 }
 
 // agentTokenText reads an [[agents]] token as written: token_file's first

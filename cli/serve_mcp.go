@@ -16,13 +16,15 @@ type serveMCP struct {
 	app     *App
 	addr    string
 	callers *mcpserver.Callers
+	grants  *mcpserver.Grants
 	ep      *mcpHTTP
 	closeFn func()
 	closed  sync.Once
 }
 
-// prepareServeMCP checks --mcp and reads the tokens before serve opens
-// anything: a bad address, a missing, short or shared token refuses the
+// prepareServeMCP checks --mcp, reads the tokens and loads the grants'
+// issuer key before serve opens anything: a bad address, a missing, short
+// or shared token, or grants whose leases would not verify refuse the
 // start (exit 2). Nil when --mcp is not given.
 func prepareServeMCP(app *App, addr string, allowRemote bool) (*serveMCP, error) {
 	if addr == "" {
@@ -35,7 +37,11 @@ func prepareServeMCP(app *App, addr string, allowRemote bool) (*serveMCP, error)
 	if err != nil {
 		return nil, Fail(ExitBadInput, fmt.Errorf("--mcp: %w", err))
 	}
-	return &serveMCP{app: app, addr: addr, callers: callers}, nil
+	grants, err := mcpGrants(app)
+	if err != nil {
+		return nil, Fail(ExitBadInput, fmt.Errorf("--mcp: %w", err))
+	}
+	return &serveMCP{app: app, addr: addr, callers: callers, grants: grants}, nil
 }
 
 // start serves the tools on the engine serve opened (App.Engine is one per
@@ -49,6 +55,7 @@ func (s *serveMCP) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	d.Grants = s.grants
 	ep, err := startMCPHTTP(d, s.addr, s.callers, nil, log)
 	if err != nil {
 		closeDeps()

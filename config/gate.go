@@ -68,6 +68,11 @@ type AgentConfig struct {
 	// an environment variable holding it instead. One of them is required.
 	TokenFile string `toml:"token_file,omitempty" json:"token_file,omitempty"`
 	TokenEnv  string `toml:"token_env,omitempty" json:"token_env,omitempty"`
+	// LeaseTTL is how long a lease Vigil mints for this agent lasts
+	// (DefaultLeaseTTL when 0, at most MaxLeaseTTL); Grants say what it
+	// may be minted for (config/grants.go).
+	LeaseTTL Duration      `toml:"lease_ttl" json:"lease_ttl"`
+	Grants   []GrantConfig `toml:"grants,omitempty" json:"grants,omitempty"`
 }
 
 // MinAgentTokenBytes is the shortest agent token taken at start.
@@ -148,8 +153,9 @@ func ParseOperatorKey(line string) (ssh.PublicKey, error) {
 	return nil, fmt.Errorf("must be one of %s, got %s", strings.Join(OperatorKeyTypes, ", "), pk.Type())
 }
 
-// validateAgents checks [[agents]]: unique names, one token source each.
-func validateAgents(agents []AgentConfig) error {
+// validateAgents checks [[agents]]: unique names, one token source each,
+// and grants that name configured devices.
+func validateAgents(agents []AgentConfig, devices []DeviceConfig) error {
 	names := map[string]bool{}
 	for i, a := range agents {
 		key := fmt.Sprintf("agents[%d]", i)
@@ -162,6 +168,9 @@ func validateAgents(agents []AgentConfig) error {
 			return &Error{Key: key + ".token_file", Rule: "exactly one of token_file and token_env is required"}
 		}
 		names[a.Name] = true
+		if err := validateGrants(key, a, devices); err != nil {
+			return err
+		}
 	}
 	return nil
 }

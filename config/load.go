@@ -174,7 +174,7 @@ func (c *Config) Validate() error {
 	if err := validateOperators(c.Operators); err != nil {
 		return err
 	}
-	if err := validateAgents(c.Agents); err != nil {
+	if err := validateAgents(c.Agents, c.Devices); err != nil {
 		return err
 	}
 	if err := c.SSH.validate(); err != nil {

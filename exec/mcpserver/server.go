@@ -38,6 +38,9 @@ type Deps struct {
 	// Tasks is where the task tools submit and wait: the shared queue's
 	// agent side when [queue] url is set; nil means Queue.
 	Tasks approval.Submitter
+	// Grants mints leases for agents' calls their [[agents.grants]]
+	// cover (grants.go); nil mints none.
+	Grants *Grants
 	// Audit records memory writes; nil skips them (tests only).
 	Audit *audit.Log
 	Now   func() time.Time

@@ -188,11 +188,11 @@ func outcomeResult(out approval.Outcome) *mcp.CallToolResult {
 
 func mediaSchema(capID string) json.RawMessage {
 	props := `"task_id": {"type": "string", "minLength": 1, "maxLength": 128, "description": "idempotency key; the lease's task_id"},
-    "lease": {"type": "string", "description": "the lease JWT"},
+    "lease": {"type": "string", "description": "the lease JWT; leave it out when this agent's token has a grant covering the call: Vigil mints the lease"},
     "target_device": {"type": "string", "description": "an allowlisted device id"},
     "wait_seconds": {"type": "number", "minimum": 0, "maximum": 600, "default": 30,
       "description": "how long to wait for the person's decision (never past the task's deadline)"}`
-	required := `"task_id", "lease", "target_device"`
+	required := `"task_id", "target_device"`
 	switch capID {
 	case "MEDIA_PLAY":
 		props += `,
@@ -240,6 +240,9 @@ func (s *server) media(capID string) mcp.ToolHandler {
 			return toolError("BadArgs", err.Error()), nil
 		}
 		if refused := s.checkSubject(req, a, capID); refused != nil {
+			return refused, nil
+		}
+		if refused := s.grantLease(req, &a, capID); refused != nil {
 			return refused, nil
 		}
 		out, err := q.Submit(ctx, a.manifest(capID), source(req))

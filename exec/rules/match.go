@@ -172,3 +172,14 @@ func (idx index) candidates(f *Facts, fn func(*Rule)) {
 		}
 	}
 }
+
+// HostMatches says whether one of globs matches a media host as a rule's
+// media_hosts do: the host's lookup form or any other spelling of it
+// (HostOf's host and forms). A URI without a host ("") matches none.
+// Grants (exec/mcpserver) match their media_hosts with it.
+func HostMatches(globs []string, host string, forms []string) bool {
+	if len(globs) == 0 {
+		return false
+	}
+	return newField(globs).matchesHost(&Facts{MediaHost: host, MediaHostForms: forms})
+}

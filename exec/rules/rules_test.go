@@ -523,3 +523,25 @@ func TestDecideConcurrently(t *testing.T) {
 		t.Fatalf("allow %d deny %d", allow, deny)
 	}
 }
+
+func TestHostMatchesEverySpelling(t *testing.T) {
+	for _, c := range []struct {
+		globs []string
+		uri   string
+		want  bool
+	}{
+		{[]string{"media.example.com"}, "https://media.example.com/a.mp3", true},
+		{[]string{"media.example.com"}, "https://MEDIA.Example.com./a.mp3", true},
+		{[]string{"media.example.com"}, "https://ｍｅｄｉａ.example.com/a.mp3", true},
+		{[]string{"*.example.com"}, "https://cdn.example.com/a.mp3", true},
+		{[]string{"*.example.com"}, "https://example.com/a.mp3", false},
+		{[]string{"media.example.com"}, "https://ads.example/a.mp3", false},
+		{[]string{"*"}, "/home/ada/a.mp3", false},
+		{nil, "https://media.example.com/a.mp3", false},
+	} {
+		host, forms := HostOf(c.uri)
+		if got := HostMatches(c.globs, host, forms); got != c.want {
+			t.Errorf("HostMatches(%v, %q) = %v, want %v", c.globs, c.uri, got, c.want)
+		}
+	}
+}
