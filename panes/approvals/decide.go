@@ -32,14 +32,16 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return cmd
 	}
-	confirming := p.dialogs.confirm != nil
+	confirming, summing := p.dialogs.confirm != nil, p.dialogs.summary != nil
 	switch in := p.dialogs.answer(msg, p.o.Now()).(type) {
 	case Approve:
 		return p.approve(in.TaskID, in.PreviewHash)
 	case Deny:
 		return p.denyTask(in.TaskID, in.Reason)
+	case ApproveMarked:
+		return p.approveMarked(in)
 	case Close:
-		if confirming {
+		if confirming || summing {
 			p.notice = "not approved"
 		}
 	}
