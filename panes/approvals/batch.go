@@ -243,7 +243,8 @@ func (p *Pane) batchOutcome(m outcomeMsg) batchLine {
 	return batchLine{text: p.describeOutcome(m), ok: ok}
 }
 
-// finishBatch shows a batch's report and drops the marks of what it decided.
+// finishBatch shows a batch's report and ends the marking: the excluded
+// tasks are approved alone, after reading their previews.
 func (p *Pane) finishBatch(m batchDoneMsg) tea.Cmd {
 	p.busy, p.deciding = false, ""
 	p.batch.report = nil
@@ -259,12 +260,12 @@ func (p *Pane) finishBatch(m batchDoneMsg) tea.Cmd {
 		}
 		p.batch.report = append(p.batch.report, l)
 		ids = append(ids, o.id)
-		delete(p.batch.marked, o.id)
 		if errors.Is(o.err, approval.ErrOperatorKeyRequired) && p.refused == "" {
 			p.refused = safetext.Line(o.err.Error())
 		}
 	}
 	p.notice = fmt.Sprintf("approved %d of %d marked tasks", approved, len(m.outcomes)+len(m.excluded))
+	p.batch.marked = nil
 	if len(ids) > 0 {
 		p.lastDecided = ids[len(ids)-1]
 	}

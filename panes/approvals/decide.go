@@ -26,7 +26,7 @@ type outcomeMsg struct {
 func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if !p.dialogs.open() {
 		cmd, ok := p.keymap().Dispatch(msg)
-		if !ok && p.refused != "" && (msg.String() == "a" || msg.String() == "d") {
+		if !ok && p.refused != "" && (msg.String() == "a" || msg.String() == "d" || msg.String() == "A") {
 			// the rows are not offered here: the key says how decisions are made instead
 			p.notice = p.refused
 		}

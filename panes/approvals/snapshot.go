@@ -20,6 +20,8 @@ type Snapshot struct {
 	Marked  int
 	Summary bool
 	Report  []string
+	// Previewed is the pending task whose preview is on screen.
+	Previewed string
 }
 
 // state is what the pane last published, and who waits for the next.
@@ -41,6 +43,9 @@ func (p *Pane) publish() {
 	s := Snapshot{Pending: len(p.queue.list), Decided: len(p.decided.list), Selected: p.queue.selID,
 		Loading: p.load.loading, Busy: p.busy, Notice: p.notice, Ticks: p.state.ticks,
 		Marked: len(p.batch.marked), Summary: p.dialogs.summary != nil}
+	if v := p.queue.view; v != nil {
+		s.Previewed = v.Record.TaskID
+	}
 	for _, l := range p.batch.report {
 		s.Report = append(s.Report, l.text)
 	}
