@@ -337,3 +337,31 @@ func TestBatchWarnings(t *testing.T) {
 		}
 	}
 }
+
+// No blind approval: a summary that does not fit whole is not opened (the
+// pane says so), and one a resize hides takes no y.
+func TestBatchSummaryOnlyWhereItFits(t *testing.T) {
+	env := batchEnv(t)
+	p, m, clk := summaryPane(t, env)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 14})
+	if m.Legible() {
+		t.Fatalf("a summary of 4 tasks fits in 100×14:\n%s", ansi.Strip(m.Render()))
+	}
+	clk.Advance(GraceMax)
+	press(m, "y")
+	if p.busy {
+		t.Fatal("y approved a summary the screen did not show")
+	}
+	p.dialogs.close()
+	clk.Advance(GraceMax)
+	p.Update(p.Update(keyMsg("A"))())
+	if p.dialogs.summary != nil || !strings.Contains(p.notice, "too small to show the summary of 4 tasks") {
+		t.Fatalf("summary %v, notice %q", p.dialogs.summary != nil, p.notice)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	for id := range p.batch.marked {
+		if r, _ := env.Queue.Get(id); r.State != approval.Pending {
+			t.Fatalf("%s: %s", id, r.State)
+		}
+	}
+}
