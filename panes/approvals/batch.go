@@ -127,9 +127,15 @@ func (p *Pane) toggleMark() {
 	p.notice = ""
 }
 
-// markOff says why space does nothing now, or "".
+// markOff says why space does nothing now, or "": marks are not changed
+// under a batch being read or carried out.
 func (p *Pane) markOff() string {
-	if p.queue.selID == "" {
+	switch {
+	case p.busy:
+		return "an action is running (" + safetext.Line(p.deciding) + ")"
+	case p.batch.reading:
+		return "reading the marked tasks' previews"
+	case p.queue.selID == "":
 		return "nothing is pending"
 	}
 	return ""
