@@ -3,6 +3,7 @@ package approvalspane
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -363,5 +364,20 @@ func TestBatchSummaryOnlyWhereItFits(t *testing.T) {
 		if r, _ := env.Queue.Get(id); r.State != approval.Pending {
 			t.Fatalf("%s: %s", id, r.State)
 		}
+	}
+}
+
+// The report puts what was not approved first and counts what it cannot show.
+func TestBatchReportLines(t *testing.T) {
+	env := approvaltest.New(t)
+	p := loadedPane(t, env)
+	for i := range 12 {
+		p.batch.report = append(p.batch.report, batchLine{text: fmt.Sprintf("task-%02d", i), ok: i != 10})
+	}
+	got := ansi.Strip(strings.Join(p.reportLines(100), "\n"))
+	lines := strings.Split(got, "\n")
+	if len(lines) != maxReport+1 || !strings.Contains(lines[0], "task-10") || !strings.Contains(lines[1], "task-00") ||
+		!strings.Contains(lines[maxReport], "… and 4 more (4 approved and executed") {
+		t.Fatalf("report:\n%s", got)
 	}
 }

@@ -142,18 +142,33 @@ func (p *Pane) summaryRowLines(r summaryRow, c summaryCols, iw int) []string {
 	return append(out, panes.Wrap(s.Err.Render("    excluded: "+why), iw)...)
 }
 
-// maxReport is how many of the last batch's lines the pane shows; the
-// rest are counted (the tasks left the queue; the decided list has them).
+// maxReport is how many of the last batch's lines the pane shows (the
+// list and the preview keep their room); the rest are counted.
 const maxReport = 8
 
-// reportLines are the last batch's lines, one per task: approved ones in
-// the success style, the others as warnings.
+// reportLines are the last batch's lines, one per task, those not approved
+// first (they are what needs the person): approved ones in the success
+// style, the others as warnings.
 func (p *Pane) reportLines(w int) []string {
 	s := p.styles
+	lines := make([]batchLine, 0, len(p.batch.report))
+	for _, ok := range []bool{false, true} {
+		for _, l := range p.batch.report {
+			if l.ok == ok {
+				lines = append(lines, l)
+			}
+		}
+	}
 	var out []string
-	for i, l := range p.batch.report {
+	for i, l := range lines {
 		if i == maxReport {
-			out = append(out, s.Muted.Render(fmt.Sprintf("… and %d more: press v for the decided tasks", len(p.batch.report)-maxReport)))
+			rest, ok := lines[i:], 0
+			for _, r := range rest {
+				if r.ok {
+					ok++
+				}
+			}
+			out = append(out, s.Muted.Render(fmt.Sprintf("  … and %d more (%d approved and executed: press v for the decided tasks)", len(rest), ok)))
 			break
 		}
 		st := s.Warning
