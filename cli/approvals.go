@@ -391,13 +391,20 @@ func newApproveCmd(app *App) *cobra.Command {
 	var yes bool
 	var expect string
 	cmd := &cobra.Command{
-		Use:   "approve TASK_ID [--yes] [--expect-preview HASH]",
-		Short: "Approve a pending task (asks y/N on a terminal unless --yes) and run it once",
+		Use:   "approve TASK_ID [TASK_ID…] [--yes] [--expect-preview HASH]",
+		Short: "Approve pending tasks (asks y/N on a terminal unless --yes) and run each once",
 		Long: "Approves what the person saw: --expect-preview HASH (the preview_hash `vigil preview` prints) refuses " +
 			"the approval, exit 1, when the stored request no longer previews to HASH. Without it, the y/N prompt " +
-			"approves the preview it showed, and --yes the stored request.",
-		Args: cobra.ExactArgs(1),
+			"approves the preview it showed, and --yes the stored request.\n\n" +
+			"With several task ids: a summary table of all of them, then one y/N; each is bound to the preview hash " +
+			"read for it before the prompt, a task whose preview has any warning is left out (approve it alone), " +
+			"and a task that changed or was decided meanwhile is reported while the others proceed. stdout is a JSON " +
+			"array with one outcome per task; exit 1 names each task not approved. --expect-preview is refused (exit 2).",
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return approveMany(cmd, app, args, yes, expect) // several at once (cli/approvals_batch.go)
+			}
 			if app.Cfg.Queue.Enabled() {
 				return remoteApprove(cmd, app, args) // [queue] url: the shared queue (cli/queue_remote.go)
 			}

@@ -93,6 +93,7 @@ type Pane struct {
 	dialogs dialogs     // the approve and deny prompts, and the grace period
 	load    loader      // what to reload, and whether a reload is in flight
 	alerts  alerts      // the arrivals and near deadlines already announced
+	batch   batch       // the marked tasks and the last batch's report (batch.go)
 
 	listErr error
 	notice  string // already safe to show: a decision's outcome, or why a key did nothing
@@ -199,9 +200,13 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 	case resultMsg:
 		p.decided.takeResult(msg)
+	case summaryMsg:
+		p.openSummary(msg)
+	case batchDoneMsg:
+		return p.finishBatch(msg)
 	case outcomeMsg:
 		p.busy, p.deciding, p.lastDecided = false, "", msg.id
-		p.notice = p.describeOutcome(msg)
+		p.notice, p.batch.report = p.describeOutcome(msg), nil
 		if errors.Is(msg.err, approval.ErrOperatorKeyRequired) && p.refused == "" {
 			// the engine says this pane cannot decide: stop offering keys that would fail
 			p.refused = safetext.Line(msg.err.Error())

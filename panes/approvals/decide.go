@@ -26,20 +26,22 @@ type outcomeMsg struct {
 func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if !p.dialogs.open() {
 		cmd, ok := p.keymap().Dispatch(msg)
-		if !ok && p.refused != "" && (msg.String() == "a" || msg.String() == "d") {
+		if !ok && p.refused != "" && (msg.String() == "a" || msg.String() == "d" || msg.String() == "A") {
 			// the rows are not offered here: the key says how decisions are made instead
 			p.notice = p.refused
 		}
 		return cmd
 	}
-	confirming := p.dialogs.confirm != nil
+	confirming, summing := p.dialogs.confirm != nil, p.dialogs.summary != nil
 	switch in := p.dialogs.answer(msg, p.o.Now()).(type) {
 	case Approve:
 		return p.approve(in.TaskID, in.PreviewHash)
 	case Deny:
 		return p.denyTask(in.TaskID, in.Reason)
+	case ApproveMarked:
+		return p.approveMarked(in)
 	case Close:
-		if confirming {
+		if confirming || summing {
 			p.notice = "not approved"
 		}
 	}

@@ -27,11 +27,12 @@ type (
 type dialogs struct {
 	confirm *confirmDialog
 	deny    *denyDialog
+	summary *summaryDialog // the marked tasks' summary (batch.go)
 	grace   grace
 }
 
 // open reports whether a prompt has the keyboard.
-func (d *dialogs) open() bool { return d.confirm != nil || d.deny != nil }
+func (d *dialogs) open() bool { return d.confirm != nil || d.deny != nil || d.summary != nil }
 
 // task is the task the open prompt names, or "".
 func (d *dialogs) task() string {
@@ -47,7 +48,7 @@ func (d *dialogs) task() string {
 // confirmsTask reports whether the approve prompt is open on task id.
 func (d *dialogs) confirmsTask(id string) bool { return d.confirm != nil && d.confirm.taskID == id }
 
-func (d *dialogs) close() { d.confirm, d.deny = nil, nil }
+func (d *dialogs) close() { d.confirm, d.deny, d.summary = nil, nil, nil }
 
 // openConfirm opens the approve prompt on a task and the preview hash
 // shown, or the deny dialog; either restarts the grace at now.
@@ -77,6 +78,8 @@ func (d *dialogs) answer(msg tea.KeyPressMsg, now time.Time) any {
 		in = d.confirm.Update(msg)
 	case d.deny != nil:
 		in = d.deny.Update(msg)
+	case d.summary != nil:
+		in = d.summary.Update(msg)
 	}
 	if in != nil {
 		d.close()

@@ -23,6 +23,8 @@ type keymaps struct {
 	// overlay; the dialogs themselves read the keys (confirm: any key but
 	// y cancels; deny: every other key is typing), behind the grace period.
 	confirm, deny panes.Keymap
+	// summary documents the marked tasks' summary's keys (batch.go).
+	summary panes.Keymap
 }
 
 func (p *Pane) buildKeymaps() keymaps {
@@ -49,6 +51,11 @@ func (p *Pane) buildKeymaps() keymaps {
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, true); return nil }},
 			{Binding: b("d", "deny…", "d"), Footer: true, Everyday: true, Disabled: p.decisionOff, When: p.mayDecide,
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, false); return nil }},
+			// before the preview's scroll row, which also takes space: where
+			// this pane may not decide, space scrolls as it always did
+			{Binding: b("space", "mark/unmark for approval", "space"), Disabled: p.markOff, When: p.mayDecide, Do: do(p.toggleMark)},
+			{Binding: b("A", "approve marked…", "A"), Footer: true, Disabled: p.batchOff, When: p.mayDecide,
+				Do: func(tea.KeyPressMsg) tea.Cmd { return p.readSummary() }},
 			q.Up, q.Down, q.First, q.Last, q.PageUp, q.PageDown,
 			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Group: panes.GroupNav, Do: do(func() { p.queue.preview.Scroll(-previewStep) })},
 			{Binding: b("pgdn/J", "scroll preview down", "pgdown", "J", "space"), Group: panes.GroupNav, Do: do(func() { p.queue.preview.Scroll(previewStep) })},
@@ -67,6 +74,10 @@ func (p *Pane) buildKeymaps() keymaps {
 		},
 		confirm: panes.Keymap{
 			{Binding: b("y", "approve", "y", "Y"), Footer: true, Everyday: true},
+			{Binding: b("any other key", "cancel", "n", "esc"), Footer: true},
+		},
+		summary: panes.Keymap{
+			{Binding: b("y", "approve the marked tasks shown", "y", "Y"), Footer: true},
 			{Binding: b("any other key", "cancel", "n", "esc"), Footer: true},
 		},
 		deny: panes.Keymap{
@@ -131,6 +142,8 @@ func (p *Pane) keymap() panes.Keymap {
 		return p.km.confirm
 	case p.dialogs.deny != nil:
 		return p.km.deny
+	case p.dialogs.summary != nil:
+		return p.km.summary
 	case p.decided.shown:
 		return p.km.decided
 	}
@@ -144,6 +157,7 @@ func (p *Pane) KeySections() []panes.KeySection {
 		{Title: "Approvals", Rows: p.km.pending},
 		{Title: "Approvals decided", Rows: p.km.decided},
 		{Title: "Approve prompt", Rows: p.km.confirm},
+		{Title: "Approve marked", Rows: p.km.summary},
 		{Title: "Deny reason", Rows: p.km.deny},
 	}
 }

@@ -341,8 +341,9 @@ func (p *Pane) applyList(msg listMsg) tea.Cmd {
 	if p.queue.setList(msg.list) {
 		p.dialogs.grace.arm(p.o.Now())
 	}
+	p.batch.keep(msg.list) // a task that left the queue is no longer marked
 	for _, r := range msg.gone {
-		if r.TaskID != p.lastDecided && r.TaskID != p.deciding {
+		if r.TaskID != p.lastDecided && r.TaskID != p.deciding && !p.batch.mine[r.TaskID] {
 			p.notice = goneNotice(r)
 		}
 	}

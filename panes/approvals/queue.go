@@ -154,6 +154,12 @@ func (p *Pane) renderQueue(lines []string, w, h int) ([]string, bool) {
 	legible := selEnd > 0 && selEnd <= h
 	detailH := max(h-len(lines), 0)
 	var detail []string
+	if p.dialogs.summary != nil {
+		// the summary takes the preview's place, whole: nothing it would
+		// approve is off screen
+		sum := p.summaryLines(w)
+		return append(lines, sum...), legible && len(sum) <= detailH
+	}
 	pvTop := 0
 	switch {
 	case q.viewErr != nil:

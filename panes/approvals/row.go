@@ -210,6 +210,13 @@ func (p *Pane) queueRow(c rowCells, l rowLayout, selected bool, w int) []string 
 	if selected {
 		cursor = s.Cursor.Render("▸ ")
 	}
+	if p.batch.isMarked(c.raw.TaskID) {
+		// the cursor's second cell: the mark costs no column
+		cursor = s.Success.Render("✓ ")
+		if selected {
+			cursor = s.Cursor.Render("▸") + s.Success.Render("✓")
+		}
+	}
 	line := cursor + strings.Join(parts, " ") + " " + dl
 	if !selected {
 		return []string{panes.Fit(line, w)}
@@ -221,7 +228,11 @@ func (p *Pane) queueRow(c rowCells, l rowLayout, selected bool, w int) []string 
 	// never cut the row being decided on: its whole text, wrapped (escapes
 	// kept whole)
 	dlText := c.deadline
-	lines, _ := p.field(w, "", s.Text, ours("▸ "), theirs(c.raw.TaskID), ours(" "), theirs(c.raw.CapabilityID), ours(" "),
+	lead := "▸ "
+	if p.batch.isMarked(c.raw.TaskID) {
+		lead = "▸✓"
+	}
+	lines, _ := p.field(w, "", s.Text, ours(lead), theirs(c.raw.TaskID), ours(" "), theirs(c.raw.CapabilityID), ours(" "),
 		theirs(c.raw.Device), ours(" "), theirs(c.raw.Agent), ours(" "), ours(dlText))
 	var out []string
 	for _, l := range lines {

@@ -15,6 +15,13 @@ type Snapshot struct {
 	// (when the decided list is).
 	Result string
 	Ticks  int // ticks handled: one more is a repaint with the clock as it is now
+	// Marked is how many pending tasks are marked; Summary is whether the
+	// marked tasks' summary is open; Report is the last batch's lines.
+	Marked  int
+	Summary bool
+	Report  []string
+	// Previewed is the pending task whose preview is on screen.
+	Previewed string
 }
 
 // state is what the pane last published, and who waits for the next.
@@ -34,7 +41,14 @@ func (p *Pane) Changed() <-chan struct{} { return p.state.pub.Changed() }
 // publish stores the state for Snapshot and wakes those waiting.
 func (p *Pane) publish() {
 	s := Snapshot{Pending: len(p.queue.list), Decided: len(p.decided.list), Selected: p.queue.selID,
-		Loading: p.load.loading, Busy: p.busy, Notice: p.notice, Ticks: p.state.ticks}
+		Loading: p.load.loading, Busy: p.busy, Notice: p.notice, Ticks: p.state.ticks,
+		Marked: len(p.batch.marked), Summary: p.dialogs.summary != nil}
+	if v := p.queue.view; v != nil {
+		s.Previewed = v.Record.TaskID
+	}
+	for _, l := range p.batch.report {
+		s.Report = append(s.Report, l.text)
+	}
 	if d := &p.decided; d.result != nil && d.resultID == d.selID {
 		s.Result = d.resultID
 	}

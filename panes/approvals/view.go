@@ -110,12 +110,16 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 		// who the audit trail will name, on the operator's own screen
 		head += s.Muted.Render("  · deciding as " + safetext.Line(p.o.Operator) + " over SSH")
 	}
+	if n := len(p.batch.marked); n > 0 && p.refused == "" {
+		head += s.Warning.Render(fmt.Sprintf("  · %d marked", n)) + s.Muted.Render(" (A: approve them)")
+	}
 	lines := []string{head}
 	if p.refused != "" && p.notice != p.refused {
 		// how decisions are made here, whole: it replaces the keys not offered
 		lines = append(lines, panes.Wrap(s.Muted.Render(p.refused), w)...)
 	}
 	lines = append(lines, p.noticeLines(w)...)
+	lines = append(lines, p.reportLines(w)...)
 	if p.listErr != nil {
 		lines = append(lines, panes.Wrap(s.Err.Render("queue error: ")+p.safe(p.listErr.Error()), w)...)
 	}
@@ -199,6 +203,20 @@ func (p *Pane) previewLines(v approval.View, w int) (lines []string, top int) {
 	}
 	add(fmt.Sprintf("preview %s · submitted %s via ", short(v.BindingHash), r.SubmittedAt.UTC().Format(time.RFC3339)), s.Muted, theirs(r.Source))
 
+	warn := viewWarnings(v, hidden)
+	var out []string
+	for _, wmsg := range warn {
+		out = append(out, panes.Wrap(s.Warning.Render("⚠ "+wmsg), w)...)
+	}
+	return append(out, body...), len(out) + reqLines
+}
+
+// viewWarnings are the warnings the preview shows at its top: the count of
+// hidden characters in its untrusted fields, the engine's about the media
+// URI, and those about every URI the request or its effect quotes (hosts
+// that are numeric, look-alike or not ASCII). Already safe to show.
+func viewWarnings(v approval.View, hidden int) []string {
+	pv := v.Preview
 	var warn []string
 	if n := hidden; n > 0 {
 		warn = append(warn, safetext.HiddenNote(n))
@@ -224,11 +242,7 @@ func (p *Pane) previewLines(v approval.View, w int) (lines []string, top int) {
 			}
 		}
 	}
-	var out []string
-	for _, wmsg := range warn {
-		out = append(out, panes.Wrap(s.Warning.Render("⚠ "+wmsg), w)...)
-	}
-	return append(out, body...), len(out) + reqLines
+	return warn
 }
 
 func short(h string) string {
