@@ -200,7 +200,7 @@ func newMemorySearchCmd(app *App) *cobra.Command {
 			flagForm := cmd.Flags().Changed("query")
 			for _, f := range []string{"limit", "tag", "source", "from", "to"} {
 				if cmd.Flags().Changed(f) && !flagForm {
-					return Failf(ExitBadInput, "--%s needs -q/--query", f)
+					return Failf(ExitBadInput, "--%s needs -q/--query (filters alone: vigil memory list --%s …)", f, f)
 				}
 			}
 			var raw []byte

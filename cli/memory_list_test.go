@@ -181,6 +181,10 @@ func TestMemorySearchExitCodes(t *testing.T) {
 	if code != ExitBadInput || !strings.HasPrefix(out, "Error: Invalid input - limit") {
 		t.Fatalf("refused (--text): exit %d %q", code, out)
 	}
+	// filters without a query: refused by the tool's command, which says where to go
+	if _, errs, code := run(t, home, "memory", "search", "--tag", "work"); code != ExitBadInput || !strings.Contains(errs, "vigil memory list --tag") {
+		t.Fatalf("filters alone: exit %d %q", code, errs)
+	}
 	damaged := t.TempDir()
 	if err := os.WriteFile(filepath.Join(damaged, "memory.db"), []byte(strings.Repeat("not a database ", 512)), 0o600); err != nil {
 		t.Fatal(err)
@@ -238,5 +242,32 @@ func TestMemoryTableJoinsLines(t *testing.T) {
 	row := strings.Split(b.String(), "\n")[1]
 	if !strings.HasPrefix(row, "7   2025-05-01 08:30  -") || !strings.HasSuffix(row, "first line second third\\rfourth") {
 		t.Fatalf("row %q", row)
+	}
+}
+
+// With [memory.embedder] a listing's query is the hybrid search: each item
+// says how it was found; without a query the embedder is not asked.
+func TestMemoryListHybridMatch(t *testing.T) {
+	home, es, _ := memoryEmbedHome(t, "model-a", true)
+	for _, text := range []string{"The car is booked for Friday", "Water the tomatoes"} {
+		if _, e, code := runMemoryEmbed(t, home, true, "memory", "add", "--text", text); code != 0 {
+			t.Fatalf("add: %d %s", code, e)
+		}
+	}
+	out, errs, code := runMemoryEmbed(t, home, true, "memory", "list", "-q", "vehicle reservation")
+	var items []map[string]any
+	if err := json.Unmarshal([]byte(out), &items); err != nil || code != 0 || len(items) != 1 ||
+		items[0]["match"] != "meaning" || items[0]["text"] != "The car is booked for Friday" || items[0]["score"] != 0.5 {
+		t.Fatalf("exit %d %v %s %s", code, err, out, errs)
+	}
+	es.mu.Lock()
+	es.down = true
+	es.mu.Unlock()
+	if out, errs, code := runMemoryEmbed(t, home, true, "memory", "list", "--limit", "1"); code != 0 || !strings.Contains(out, "Water the tomatoes") {
+		t.Fatalf("a listing without a query asked the failing embedder: exit %d %s %s", code, out, errs)
+	}
+	// required = true and the embedder down: the search failed, exit 3
+	if _, errs, code := runMemoryEmbed(t, home, true, "memory", "list", "-q", "car"); code != ExitExecution || !strings.Contains(errs, "Embedding generation failed") {
+		t.Fatalf("exit %d %s", code, errs)
 	}
 }
