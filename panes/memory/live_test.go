@@ -254,3 +254,16 @@ func TestLimitAloneListsTheNewest(t *testing.T) {
 		t.Fatalf("listed %q:\n%s", got, view)
 	}
 }
+
+// Without a store (it could not open) a listing by filters says why, as
+// browsing does, instead of hanging on "searching…".
+func TestFilterOnlyWithoutStoreSaysWhy(t *testing.T) {
+	openErr := &memory.CoreError{Msg: "Memory database is damaged"}
+	p := typing(New(Options{Tool: memory.NewTool(memory.Unavailable(openErr), nil), OpenErr: openErr, Now: clock}, styles()))
+	p.inputs[fTags].SetValue("garden")
+	drain(p, p.Update(tea.KeyPressMsg{Code: tea.KeyEnter}))
+	view := ansi.Strip(p.View(120, 30))
+	if p.running || !strings.Contains(view, "cannot list memories: Memory database is damaged") {
+		t.Fatalf("running %v:\n%s", p.running, view)
+	}
+}

@@ -379,6 +379,7 @@ func (p *Pane) search(req memory.Request, refresh bool) tea.Cmd {
 	if p.o.Tool == nil {
 		p.gen++
 		p.cancelWork()
+		p.running, p.live.refreshing = false, false
 		return nil
 	}
 	ctx := p.startWork(refresh)
