@@ -19,14 +19,15 @@ import (
 	"github.com/vigil-dev/vigil/safetext"
 )
 
-// newMemoryCmd is `vigil memory add|import|search` of CLI.md.
+// newMemoryCmd is `vigil memory add|import|search|list|reindex` of CLI.md.
 func newMemoryCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "memory",
 		Short: "Store memories and search them (the search_memory tool)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newMemoryAddCmd(app), newMemoryImportCmd(app), newMemorySearchCmd(app), newMemoryReindexCmd(app))
+	cmd.AddCommand(newMemoryAddCmd(app), newMemoryImportCmd(app), newMemorySearchCmd(app), newMemoryListCmd(app),
+		newMemoryReindexCmd(app))
 	return cmd
 }
 
@@ -190,14 +191,16 @@ func newMemorySearchCmd(app *App) *cobra.Command {
 		Short: "Run the search_memory tool and print its MCP response object",
 		Long: "ARGS_JSON is the arguments object exactly as an MCP client sends it, e.g.\n" +
 			"  vigil memory search '{\"query\":\"python\",\"limit\":5,\"filters\":{\"tags\":[\"tutorial\"]}}'\n" +
-			"The flag form builds the same object. The response is printed as JSON and the exit\n" +
-			"code is 0 even when isError is true: the error is part of the response.",
+			"The flag form builds the same object. The response is printed as JSON, the same whatever\n" +
+			"the exit code: 0 when the tool answered (hits or none), 2 when it refused the arguments,\n" +
+			"3 when the search failed (isError is true for both). For filters without a query, and\n" +
+			"fields for scripts, see `vigil memory list`.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			flagForm := cmd.Flags().Changed("query")
 			for _, f := range []string{"limit", "tag", "source", "from", "to"} {
 				if cmd.Flags().Changed(f) && !flagForm {
-					return Failf(ExitBadInput, "--%s needs -q/--query", f)
+					return Failf(ExitBadInput, "--%s needs -q/--query (filters alone: vigil memory list --%s …)", f, f)
 				}
 			}
 			var raw []byte
@@ -226,9 +229,14 @@ func newMemorySearchCmd(app *App) *cobra.Command {
 			}
 			out := memory.NewTool(core, app.Log).Run(cmd.Context(), raw)
 			if textOnly {
-				return writeMemoryText(app.Out, out)
+				err = writeMemoryText(app.Out, out)
+			} else {
+				err = app.PrintJSON(out.Result)
 			}
-			return app.PrintJSON(out.Result)
+			if err != nil {
+				return err
+			}
+			return memorySearchExit(out)
 		},
 	}
 	f := cmd.Flags()
@@ -240,6 +248,18 @@ func newMemorySearchCmd(app *App) *cobra.Command {
 	f.StringVar(&to, "to", "", "only memories created on or before YYYY-MM-DD")
 	f.BoolVar(&textOnly, "text", false, "print the response text for a person instead of the JSON object")
 	return cmd
+}
+
+// memorySearchExit is the exit code of a search whose response is printed:
+// the response already says why, so nothing more goes to stderr.
+func memorySearchExit(out memory.Outcome) error {
+	switch {
+	case len(out.Invalid) > 0:
+		return Quiet(ExitBadInput)
+	case out.Err != nil || out.Result.IsError:
+		return Quiet(ExitExecution)
+	}
+	return nil
 }
 
 // flagArgs builds the arguments object from the flag form; unset flags are

@@ -178,7 +178,7 @@ func TestMemoryCLIEmbedderFailures(t *testing.T) {
 	if code != ExitBadInput || !strings.Contains(errOut, "api_key_env: the environment variable VIGIL_TEST_EMBED_KEY is not set") {
 		t.Fatalf("%d %q", code, errOut)
 	}
-	// A failing embedder with required = true: the seed's error, key masked.
+	// A failing embedder with required = true: the seed's error, key masked, exit 3.
 	es.mu.Lock()
 	es.down = true
 	es.mu.Unlock()
@@ -187,7 +187,7 @@ func TestMemoryCLIEmbedderFailures(t *testing.T) {
 		Content []struct{ Text string } `json:"content"`
 		IsError bool                    `json:"isError"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || !r.IsError ||
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != ExitExecution || !r.IsError ||
 		r.Content[0].Text != "Error: Search failed: Embedding generation failed: openai embedder: HTTP 503: model not loaded, key ****" {
 		t.Fatalf("%d %s", code, out)
 	}

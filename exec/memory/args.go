@@ -24,7 +24,15 @@ var dateRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 // ParseArguments validates a search_memory arguments object exactly as an MCP
 // client sends it. On failure it returns every broken rule in field order
 // (query, limit, filters), with the seed's field paths and wording.
-func ParseArguments(raw []byte) (Request, []FieldError) {
+func ParseArguments(raw []byte) (Request, []FieldError) { return parseArguments(raw, false) }
+
+// ParseListArguments is ParseArguments for a listing (the Memory pane, `vigil
+// memory list`), where the query is optional: without one the filters alone
+// choose the memories, which Find lists newest first. A query that is given
+// follows the tool's rules (an empty or blank one is refused).
+func ParseListArguments(raw []byte) (Request, []FieldError) { return parseArguments(raw, true) }
+
+func parseArguments(raw []byte, optionalQuery bool) (Request, []FieldError) {
 	var errs []FieldError
 	bad := func(f, msg string) { errs = append(errs, FieldError{f, msg}) }
 	req := Request{Limit: DefaultLimit}
@@ -42,7 +50,9 @@ func ParseArguments(raw []byte) (Request, []FieldError) {
 
 	// query
 	if v, ok := top.get("query"); !ok || isNull(v) {
-		bad("query", "field required")
+		if !optionalQuery {
+			bad("query", "field required")
+		}
 	} else if s, ok := jsonString(v); !ok {
 		bad("query", "str type expected")
 	} else if !validText(v) {

@@ -73,34 +73,16 @@ func (s *Store) List(ctx context.Context, f Filters, limit int, after *Cursor) (
 		return nil, nil, err
 	}
 	defer done()
-	var where []string
-	var args []any
-	for _, t := range f.Tags {
-		where = append(where, `EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_id = m.id AND t.tag = ?)`)
-		args = append(args, t)
-	}
-	if f.Source != "" {
-		where = append(where, `m.source = ?`)
-		args = append(args, f.Source)
-	}
-	if !f.DateFrom.IsZero() {
-		where = append(where, `m.created_at >= ?`)
-		args = append(args, f.DateFrom.UTC().UnixMilli())
-	}
-	if !f.DateTo.IsZero() {
-		where = append(where, `m.created_at < ?`)
-		args = append(args, f.DateTo.UTC().AddDate(0, 0, 1).UnixMilli())
-	}
+	var b strings.Builder
+	b.WriteString(`SELECT m.id, m.text, m.tags, m.source, m.created_at FROM memories m WHERE 1`)
+	args := filterSQL(&b, nil, f)
 	if after != nil {
-		where = append(where, `(m.created_at < ? OR (m.created_at = ? AND m.id < ?))`)
+		b.WriteString(` AND (m.created_at < ? OR (m.created_at = ? AND m.id < ?))`)
 		args = append(args, after.CreatedAt, after.CreatedAt, after.ID)
 	}
-	q := `SELECT m.id, m.text, m.tags, m.source, m.created_at FROM memories m`
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, ` AND `)
-	}
-	q += ` ORDER BY m.created_at DESC, m.id DESC LIMIT ?`
+	b.WriteString(` ORDER BY m.created_at DESC, m.id DESC LIMIT ?`)
 	args = append(args, limit+1)
+	q := b.String()
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, nil, classify(err)

@@ -27,13 +27,34 @@ type Request struct {
 type Filters struct {
 	Tags     []string  `json:"tags,omitempty"`     // memories carrying all of them
 	Source   string    `json:"source,omitempty"`   // exact, case-sensitive
-	DateFrom time.Time `json:"date_from,omitzero"` // UTC midnight of the first day, inclusive
+	DateFrom time.Time `json:"date_from,omitzero"` // the first instant, inclusive (a day's UTC midnight)
 	DateTo   time.Time `json:"date_to,omitzero"`   // UTC midnight of the last day, inclusive
+	// Until is an exact last instant, inclusive, for a caller that was given
+	// a time rather than a day (`vigil memory list --to` with RFC 3339).
+	// With DateTo as well, the earlier bound holds.
+	Until time.Time `json:"until,omitzero"`
 }
 
 // Empty reports whether no filter is set.
 func (f Filters) Empty() bool {
-	return len(f.Tags) == 0 && f.Source == "" && f.DateFrom.IsZero() && f.DateTo.IsZero()
+	return len(f.Tags) == 0 && f.Source == "" && f.DateFrom.IsZero() && f.DateTo.IsZero() && f.Until.IsZero()
+}
+
+// end is the exclusive upper bound of the filters' dates in Unix
+// milliseconds (created_at's unit); ok is false when there is none.
+func (f Filters) end() (ms int64, ok bool) {
+	if !f.DateTo.IsZero() {
+		// Inclusive day: everything before the next day's midnight.
+		ms, ok = f.DateTo.UTC().AddDate(0, 0, 1).UnixMilli(), true
+	}
+	if !f.Until.IsZero() {
+		// Inclusive instant: created_at is whole milliseconds, so the
+		// instant's millisecond is the last one that passes.
+		if u := f.Until.UnixMilli() + 1; !ok || u < ms {
+			ms, ok = u, true
+		}
+	}
+	return ms, ok
 }
 
 // Hit is one search result: the memory and its relevance score in [0, 1].
@@ -262,7 +283,8 @@ func postFilteredRanked(ctx context.Context, tx *sql.Tx, p plan, req Request) (c
 // then pass, and postFiltered beats joining every match. Only the strategy
 // depends on this estimate, never the result.
 func broadDates(ctx context.Context, tx *sql.Tx, f Filters) (bool, error) {
-	if len(f.Tags) > 0 || f.Source != "" || (f.DateFrom.IsZero() && f.DateTo.IsZero()) {
+	end, hasEnd := f.end()
+	if len(f.Tags) > 0 || f.Source != "" || (f.DateFrom.IsZero() && !hasEnd) {
 		return false, nil
 	}
 	// Two scalar subqueries: each min() or max() alone is one index probe.
@@ -278,8 +300,8 @@ func broadDates(ctx context.Context, tx *sql.Tx, f Filters) (bool, error) {
 	if !f.DateFrom.IsZero() {
 		from = max(from, f.DateFrom.UTC().UnixMilli())
 	}
-	if !f.DateTo.IsZero() {
-		to = min(to, f.DateTo.UTC().AddDate(0, 0, 1).UnixMilli())
+	if hasEnd {
+		to = min(to, end)
 	}
 	return 2*(to-from) >= hi.Int64+1-lo.Int64, nil
 }
@@ -510,10 +532,9 @@ func filterSQL(b *strings.Builder, args []any, f Filters) []any {
 		b.WriteString(` AND m.created_at >= ?`)
 		args = append(args, f.DateFrom.UTC().UnixMilli())
 	}
-	if !f.DateTo.IsZero() {
-		// Inclusive day: everything before the next day's midnight.
+	if end, ok := f.end(); ok {
 		b.WriteString(` AND m.created_at < ?`)
-		args = append(args, f.DateTo.UTC().AddDate(0, 0, 1).UnixMilli())
+		args = append(args, end)
 	}
 	return args
 }

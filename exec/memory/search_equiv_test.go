@@ -148,6 +148,9 @@ func TestSearchFastPathsMatchOneStatementOnGeneratedCorpus(t *testing.T) {
 			Request{Query: q, Limit: limit, Filters: Filters{DateFrom: base.AddDate(0, 0, 2)}},
 			Request{Query: q, Limit: limit, Filters: Filters{DateFrom: from, DateTo: from.AddDate(0, 0, 3)}},
 			Request{Query: q, Limit: limit, Filters: Filters{Tags: []string{vocab[rng.IntN(4)]}, Source: "s1"}},
+			// an exact last instant (memory list --to with a time), alone and with a day
+			Request{Query: q, Limit: limit, Filters: Filters{Until: from.Add(36 * time.Hour)}},
+			Request{Query: q, Limit: limit, Filters: Filters{DateFrom: base.AddDate(0, 0, 1), DateTo: from, Until: from.Add(-time.Millisecond)}},
 		)
 	}
 	top, post, fb := compareSearches(t, s, reqs)

@@ -67,6 +67,7 @@ type Options struct {
 // Store is the memory database. It is safe for concurrent use.
 type Store struct {
 	db    *sql.DB
+	path  string // the database file, whose folder Changes watches
 	now   func() time.Time
 	tiers tierLimits // thresholds of the ranking tiers (tiers.go)
 
@@ -114,7 +115,7 @@ func Open(path string, opt Options) (*Store, error) {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{db: db, now: opt.Now, tiers: defaultLimits, emb: opt.Embedder, required: opt.EmbedRequired,
+	s := &Store{db: db, path: path, now: opt.Now, tiers: defaultLimits, emb: opt.Embedder, required: opt.EmbedRequired,
 		wantDims: opt.EmbedDimensions, log: opt.Log}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()

@@ -17,7 +17,12 @@ import (
 func TestBrowsesNewestWithoutAQuery(t *testing.T) {
 	st := demoStore(t)
 	p := New(Options{Tool: nil, Store: st, Now: clock}, styles())
-	drain(p, p.Init(context.Background()))
+	// the program already ended: the change feed ends at once, so drain
+	// runs Init's commands to the end
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	drain(p, p.Init(ctx))
+	t.Cleanup(p.Close)
 	if !p.browsing || len(p.out.Hits) != browseLimit || !p.more {
 		t.Fatalf("browsing %v, %d listed, more %v", p.browsing, len(p.out.Hits), p.more)
 	}

@@ -89,6 +89,12 @@ func press(t *testing.T, p *Pane, script string) {
 func drain(p *Pane, cmd tea.Cmd) {
 	for cmd != nil {
 		msg := cmd()
+		if batch, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range batch {
+				drain(p, c)
+			}
+			return
+		}
 		if msg == nil {
 			return
 		}

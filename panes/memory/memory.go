@@ -61,8 +61,9 @@ type (
 	// resultMsg carries a search's outcome back with the generation of the
 	// request that produced it, so a slow old search cannot overwrite a newer one.
 	resultMsg struct {
-		gen int
-		out memory.Outcome
+		gen     int
+		out     memory.Outcome
+		refresh bool // asked again after a change on disk: keep the filter and selection
 	}
 	detailMsg struct {
 		gen int
@@ -91,11 +92,14 @@ type Pane struct {
 	cancel   context.CancelFunc
 	running  bool
 	searched bool
-	// browsing: the list holds the newest memories, not a search's hits
+	// browsing: the list holds a listing newest first (the newest memories,
+	// or those the filters chose without a query), not a search's hits
 	browsing  bool
+	filtered  bool  // browsing: the form's filters chose the memories
 	more      bool  // browsing: older memories exist beyond the list
-	browseErr error // the newest memories could not be listed
+	browseErr error // the memories could not be listed
 	out       memory.Outcome
+	live      live // following the store's changes (live.go)
 
 	texts    []safetext.Text // seed previews of out.Hits made safe to show
 	previews []string        // their shown text, the fuzzy haystack
@@ -145,63 +149,26 @@ func (p *Pane) SetStyles(s *themes.Styles) { p.styles = s }
 func (p *Pane) Badge() string              { return "" }
 
 // Init lists the newest memories, so the pane shows something to browse
-// before any query.
-func (p *Pane) Init(context.Context) tea.Cmd {
-	cmd := p.browse()
+// before any query, and follows the store's changes under ctx, so what
+// another process adds shows without a key.
+func (p *Pane) Init(ctx context.Context) tea.Cmd {
+	cmd := tea.Batch(p.browse(), p.follow(ctx))
 	p.publish()
 	return cmd
-}
-
-// browseLimit is how many of the newest memories the pane lists unasked.
-const browseLimit = 50
-
-// recentMsg carries the newest memories for browsing.
-type recentMsg struct {
-	gen  int
-	mems []memory.Memory
-	more bool
-	err  error
-}
-
-// browse lists the newest memories off the UI goroutine.
-func (p *Pane) browse() tea.Cmd {
-	if p.o.Store == nil {
-		return nil
-	}
-	p.gen++
-	p.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel, p.running = cancel, true
-	gen, store := p.gen, p.o.Store
-	return func() tea.Msg {
-		mems, next, err := store.List(ctx, memory.Filters{}, browseLimit, nil)
-		return recentMsg{gen: gen, mems: mems, more: next != nil, err: err}
-	}
-}
-
-// applyRecent shows the newest memories as the list (no scores: nothing
-// was asked).
-func (p *Pane) applyRecent(msg recentMsg) {
-	p.Close()
-	p.running = false
-	if msg.err != nil {
-		p.clearHits()
-		p.browseErr = msg.err
-		return
-	}
-	hits := make([]memory.Hit, len(msg.mems))
-	for i, m := range msg.mems {
-		hits[i] = memory.Hit{Memory: m}
-	}
-	p.setHits(memory.Outcome{Hits: hits})
-	p.searched, p.browsing, p.more = false, true, msg.more
 }
 
 // Capturing is true while the form or the filter has the keyboard.
 func (p *Pane) Capturing() bool { return p.mode == modeFields || p.mode == modeFilter }
 
-// Close cancels a search in flight.
+// Close ends the pane's background work: a search or listing in flight,
+// and the store's change feed, which it waits for.
 func (p *Pane) Close() {
+	p.cancelWork()
+	p.live.close()
+}
+
+// cancelWork cancels the search or listing in flight.
+func (p *Pane) cancelWork() {
 	if p.cancel != nil {
 		p.cancel()
 		p.cancel = nil
@@ -221,12 +188,14 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		if msg.gen != p.gen {
 			return nil // superseded by a newer search
 		}
-		p.applyResult(msg.out)
+		return p.applyResult(msg)
 	case recentMsg:
 		if msg.gen != p.gen {
 			return nil // a search replaced the browse
 		}
-		p.applyRecent(msg)
+		return p.applyRecent(msg)
+	case changedMsg:
+		return p.changed(msg)
 	case detailMsg:
 		if p.detail == nil || msg.gen != p.detailGen {
 			return nil // closed or replaced before it loaded
@@ -293,8 +262,13 @@ func dropRange(errs []memory.FieldError) []memory.FieldError {
 // arguments builds the search_memory arguments object from the form, so the
 // engine validates exactly what an MCP client would send. A limit that is not
 // a JSON number goes as a string, for the engine to reject in its own words.
+// An untouched query is left out: the filters alone then choose (a query
+// typed blank is sent, for the engine to refuse).
 func (p *Pane) arguments() []byte {
-	args := map[string]any{"query": p.inputs[fQuery].Value()}
+	args := map[string]any{}
+	if q := p.inputs[fQuery].Value(); q != "" {
+		args["query"] = q
+	}
 	if l := strings.TrimSpace(p.inputs[fLimit].Value()); l != "" {
 		if _, err := strconv.ParseFloat(l, 64); err == nil && json.Valid([]byte(l)) {
 			args["limit"] = json.RawMessage(l)
@@ -362,7 +336,13 @@ func (p *Pane) run() tea.Cmd {
 	if p.formEmpty() {
 		return p.browse() // nothing asked: the newest memories
 	}
-	req, invalid := memory.ParseArguments(p.arguments())
+	// no query: the filters alone choose, newest first
+	filterOnly := p.inputs[fQuery].Value() == ""
+	parse := memory.ParseArguments
+	if filterOnly {
+		parse = memory.ParseListArguments
+	}
+	req, invalid := parse(p.arguments())
 	p.invalid = [nFields][]memory.FieldError{}
 	p.general = nil
 	if len(invalid) > 0 {
@@ -383,22 +363,48 @@ func (p *Pane) run() tea.Cmd {
 		}
 		// the old hits answer another form: they go, and a search still
 		// in flight is dropped when it lands
-		p.gen++
-		p.Close()
-		p.running = false
-		p.clearHits()
+		p.dropList()
 		return nil
 	}
-	p.gen++
-	p.Close()
 	p.mode = modeList
+	if filterOnly {
+		return p.listing(req, false) // at most the form's limit, as a search
+	}
+	return p.search(req, false)
+}
+
+// search runs req through the tool off the UI goroutine; a refresh is
+// quiet (no "searching…") and keeps the filter and the selection.
+func (p *Pane) search(req memory.Request, refresh bool) tea.Cmd {
 	if p.o.Tool == nil {
+		p.gen++
+		p.cancelWork()
+		p.running, p.live.refreshing = false, false
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel, p.running = cancel, true
+	ctx := p.startWork(refresh)
 	gen, tool := p.gen, p.o.Tool
-	return func() tea.Msg { return resultMsg{gen: gen, out: tool.Search(ctx, req)} }
+	return func() tea.Msg { return resultMsg{gen: gen, out: tool.Search(ctx, req), refresh: refresh} }
+}
+
+// startWork begins a read whose answer replaces the list, dropping the one
+// in flight.
+func (p *Pane) startWork(refresh bool) context.Context {
+	p.gen++
+	p.cancelWork()
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel, p.running, p.live.refreshing = cancel, !refresh, refresh
+	return ctx
+}
+
+// dropList empties the list and drops what is in flight: nothing shown
+// answers the form, and nothing is asked again after a change.
+func (p *Pane) dropList() {
+	p.gen++
+	p.cancelWork()
+	p.running, p.live.refreshing = false, false
+	p.live.shown = shownNone
+	p.clearHits()
 }
 
 // formEmpty reports a form with no query and no filter.
@@ -418,14 +424,21 @@ func (p *Pane) clearHits() {
 	p.out, p.texts, p.previews = memory.Outcome{}, nil, nil
 	p.shown, p.marks = nil, nil
 	p.list.Reset()
-	p.searched, p.browsing = false, false
+	p.searched, p.browsing, p.filtered = false, false, false
 	p.filter.SetValue("")
 }
 
-func (p *Pane) applyResult(out memory.Outcome) {
-	p.Close()
-	p.running, p.searched, p.browsing = false, true, false
-	p.setHits(out)
+func (p *Pane) applyResult(msg resultMsg) tea.Cmd {
+	p.cancelWork()
+	p.running, p.live.refreshing = false, false
+	p.searched, p.browsing, p.filtered, p.browseErr = true, false, false, nil
+	if msg.refresh {
+		p.replaceHits(msg.out)
+	} else {
+		p.setHits(msg.out)
+	}
+	p.live.shown, p.live.req = shownSearch, msg.out.Request
+	return p.afterWork()
 }
 
 // setHits makes out's hits the list: their previews made safe once, the

@@ -5,7 +5,8 @@ package memorypane
 type Snapshot struct {
 	Busy     bool // a search, the browse or an opened memory is loading
 	Searched bool // the list holds a search's answer
-	Browsing bool // the list holds the newest memories
+	Browsing bool // the list holds a listing newest first (no scores)
+	Filtered bool // that listing was chosen by the form's filters, without a query
 	Hits     int  // hits in the list, before the filter
 	Invalid  int  // validation failures shown in the form
 	Detail   bool // a memory is open (read from the store unless Busy)
@@ -23,7 +24,7 @@ func (p *Pane) Changed() <-chan struct{} { return p.state.Changed() }
 // publish stores the state for Snapshot and wakes those waiting.
 func (p *Pane) publish() {
 	s := Snapshot{Busy: p.running || (p.detail != nil && p.detail.loading), Searched: p.searched,
-		Browsing: p.browsing, Hits: len(p.out.Hits), Invalid: len(p.general), Detail: p.mode == modeDetail && p.detail != nil,
+		Browsing: p.browsing, Filtered: p.filtered, Hits: len(p.out.Hits), Invalid: len(p.general), Detail: p.mode == modeDetail && p.detail != nil,
 		Keys: p.keys}
 	for _, errs := range p.invalid {
 		s.Invalid += len(errs)

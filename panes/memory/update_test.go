@@ -64,7 +64,9 @@ func TestInlineValidation(t *testing.T) {
 		{"valid plain", "python", "", "", "", "", "", -1, ""},
 		{"valid all filters", "python", "python, programming", "notes", "2024-01-01", "2025-06-01", "5", -1, ""},
 		{"valid same day", "python", "", "", "2025-05-11", "2025-05-11", "100", -1, ""},
-		{"empty query", "", "", "", "", "", "5", fQuery, "query: ensure this value has at least 1 character"},
+		{"no query, a limit: the newest", "", "", "", "", "", "5", -1, ""},
+		{"no query, filters", "", "python", "notes", "2024-01-01", "2025-06-01", "", -1, ""},
+		{"no query, a bad date", "", "", "", "2025-02-30", "", "", fFrom, "filters.date_from: invalid date format, expected YYYY-MM-DD"},
 		{"blank query", "   ", "", "", "", "", "", fQuery, "query: cannot be whitespace-only"},
 		{"long query", strings.Repeat("a", 1001), "", "", "", "", "", fQuery, "query: ensure this value has at most 1000 characters"},
 		{"limit letters", "python", "", "", "", "", "abc", fLimit, "limit: value is not a valid integer"},
@@ -128,9 +130,10 @@ func TestArgumentsObject(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
-	// an empty form sends only the query, so the engine's defaults apply
+	// an empty form sends nothing, so the engine's defaults apply; without
+	// a query the filters alone choose
 	q := newPane(nil)
-	if got := string(q.arguments()); got != `{"query":""}` {
+	if got := string(q.arguments()); got != `{}` {
 		t.Fatalf("empty form: %s", got)
 	}
 }

@@ -151,10 +151,16 @@ func (p *Pane) statusLines(w int) []string {
 		out = append(out, s.Muted.Render("searching…"))
 	case p.browseErr != nil:
 		out = append(out, panes.Wrap(p.safe("cannot list memories: "+p.browseErr.Error(), s.Err), w)...)
+	case p.browsing && p.filtered:
+		out = append(out, p.filteredLine())
 	case p.browsing && len(p.out.Hits) == 0:
 		out = append(out, s.Muted.Render("no memories yet · e to search"))
 	case p.browsing:
-		line := s.Heading.Render(fmt.Sprintf("%d newest memories", len(p.out.Hits))) + s.Muted.Render(" · e to search")
+		what := fmt.Sprintf("%d newest memories", len(p.out.Hits))
+		if len(p.out.Hits) == 1 {
+			what = "the newest memory"
+		}
+		line := s.Heading.Render(what) + s.Muted.Render(" · e to search")
 		if p.more {
 			line += s.Warning.Render(" · older ones exist: search or filter by date to reach them")
 		}
@@ -190,6 +196,25 @@ func (p *Pane) statusLines(w int) []string {
 		out = append(out, s.Cursor.Render("/ ")+val+count)
 	}
 	return out
+}
+
+// filteredLine says what a listing by filters holds: how many, newest
+// first, and whether older ones passing the filters were left out.
+func (p *Pane) filteredLine() string {
+	s := p.styles
+	n := len(p.out.Hits)
+	if n == 0 {
+		return s.Muted.Render("no memories match the filters · e to change them")
+	}
+	what := fmt.Sprintf("%d memories match the filters", n)
+	if n == 1 {
+		what = "1 memory matches the filters"
+	}
+	line := s.Heading.Render(what) + s.Muted.Render(", newest first")
+	if p.more {
+		line += s.Warning.Render(fmt.Sprintf(" · older ones exist: raise limit (%d) or narrow the dates", p.out.Request.Limit))
+	}
+	return line
 }
 
 // itemLines is one hit: a header (rank, score bar and value, date, source,
@@ -360,8 +385,10 @@ func (p *Pane) detailLines(w, h int) []string {
 	s, d := p.styles, p.detail
 	m := d.mem
 	head := []string{s.Heading.Render(fmt.Sprintf("Memory #%d", m.ID)) + s.Muted.Render(fmt.Sprintf("  · hit %d of %d", d.rank, len(p.out.Hits)))}
-	meta := fmt.Sprintf("score %s %s · source %s · created %s", p.bar(d.hit.Score),
-		strconv.FormatFloat(d.hit.Score, 'f', 2, 64), p.safe(m.Source, s.Text), m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+	meta := fmt.Sprintf("source %s · created %s", p.safe(m.Source, s.Text), m.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+	if !p.browsing { // a listing ranked nothing: no score to show
+		meta = fmt.Sprintf("score %s %s · ", p.bar(d.hit.Score), strconv.FormatFloat(d.hit.Score, 'f', 2, 64)) + meta
+	}
 	if ago := age(p.o.Now().Sub(m.CreatedAt)); ago != "" {
 		meta += " (" + ago + ")"
 	}
