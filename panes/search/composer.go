@@ -227,16 +227,16 @@ func (c *composer) remember(q string) {
 }
 
 // edit gives a key to the focused text field; it reports whether the text
-// changed. An edit of the pattern leaves the history walk.
-func (c *composer) edit(msg tea.KeyPressMsg) bool {
+// changed and whether the field had a use for the key. An edit of the pattern leaves the history walk.
+func (c *composer) edit(msg tea.KeyPressMsg) (changed, used bool) {
 	if !isTextField(c.field) {
-		return false
+		return false, false
 	}
-	changed, _ := c.inputs[c.field].Handle(msg)
+	changed, used = c.inputs[c.field].Handle(msg)
 	if changed && c.field == fPattern {
 		c.histIdx = len(c.history)
 	}
-	return changed
+	return changed, used
 }
 
 // setError shows an engine error beside the field it is about, read from

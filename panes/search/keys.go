@@ -167,7 +167,7 @@ func (p *Pane) toggleKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // edit gives a key to the focused text field.
 func (p *Pane) edit(msg tea.KeyPressMsg) tea.Cmd {
-	if !p.composer.edit(msg) {
+	if changed, _ := p.composer.edit(msg); !changed {
 		return nil
 	}
 	return p.changed()

@@ -333,11 +333,70 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 
 func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	p.notice = ""
+	if p.typesAhead(msg) {
+		return p.startTyping(msg)
+	}
 	if cmd, ok := p.keymap().Dispatch(msg); ok {
 		return cmd
 	}
-	if p.focus == focusComposer && !p.viewing() {
-		return p.edit(msg) // typing
+	switch {
+	case p.focus == focusComposer && !p.viewing():
+		return p.typeKey(msg)
+	case printable(msg) && p.onList():
+		return p.startTyping(msg)
 	}
-	return nil
+	return unclaimed(msg, "")
+}
+
+// printable is a key that types text: no ctrl or alt, and text to insert.
+func printable(msg tea.KeyPressMsg) bool {
+	return msg.Text != "" && msg.Mod&(tea.ModCtrl|tea.ModAlt) == 0
+}
+
+// onList reports whether the results list (not the file errors or a
+// document) has the keyboard.
+func (p *Pane) onList() bool {
+	return p.focus == focusResults && !p.viewing() && !p.results.showErrs
+}
+
+// typesAhead reports whether a key pressed on an empty results list is the
+// first letter of a pattern: with nothing listed, the list's letters (j, e,
+// y, p…) would move, copy or open nothing, so every printable key but /
+// types. The root's own keys (1–4, tab, ?, q) never reach the pane here.
+func (p *Pane) typesAhead(msg tea.KeyPressMsg) bool {
+	return p.onList() && p.results.rowCount() == 0 && printable(msg) && msg.Text != "/"
+}
+
+// startTyping puts the keyboard in the pattern field, at its end, and types
+// msg there: a printable key no row claims is the pattern's next letter,
+// never dropped (issue: "1" then "NewVerifier" used to keep only "fier").
+func (p *Pane) startTyping(msg tea.KeyPressMsg) tea.Cmd {
+	p.focus, p.composer.field = focusComposer, fPattern
+	p.composer.inputs[fPattern].Handle(tea.KeyPressMsg{Code: tea.KeyEnd})
+	return p.typeKey(msg)
+}
+
+// typeKey gives a key to the focused field; a key the field has no use for
+// (a letter on an option, ctrl+g in the pattern) says so in the footer.
+func (p *Pane) typeKey(msg tea.KeyPressMsg) tea.Cmd {
+	changed, used := p.composer.edit(msg)
+	switch {
+	case changed:
+		return p.changed()
+	case used:
+		return nil
+	case !isTextField(p.composer.field) && printable(msg):
+		return unclaimed(msg, "this field is an option: space or ← changes it, tab moves on")
+	}
+	return unclaimed(msg, "")
+}
+
+// unclaimed reports a key nothing here acts on, so no key is swallowed
+// without a word (the root shows the reason in the footer).
+func unclaimed(msg tea.KeyPressMsg, why string) tea.Cmd {
+	if why == "" {
+		why = "no key here (? lists them)"
+	}
+	k := msg.String()
+	return func() tea.Msg { return panes.KeyDisabledMsg{Key: k, Reason: why} }
 }
