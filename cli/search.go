@@ -165,6 +165,9 @@ func runSearch(parent context.Context, app *App, req search.Request, sf *searchF
 	var buf []byte
 	if sf.stream {
 		emit = func(b search.Batch) {
+			if len(b.Events) == 0 {
+				return // progress only (files scanned): no event line
+			}
 			buf = buf[:0]
 			for i := range b.Events {
 				buf = b.Events[i].AppendJSON(buf)

@@ -40,6 +40,7 @@ const (
 // composer is the fields on screen (composer.go turns them into a request).
 type composer struct {
 	scopes   []config.ScopeConfig // Options.Scopes, offered next to content search
+	root     string               // the sandbox root, named beside a path the engine refused
 	field    int
 	inputs   [nFields]panes.TextField // text fields: pattern, path, include, exclude, numbers
 	scopeIdx int                      // 0 = content, i = Scopes[i-1]
@@ -253,6 +254,10 @@ func (c *composer) setError(err error) {
 	}
 	if f, ok := composerField[fe.Field]; ok {
 		c.errField = f
+	}
+	if fe.Field == search.FieldPath && c.root != "" {
+		// "escapes the sandbox root" says little without the root
+		c.errText += " (sandbox root " + c.root + ")"
 	}
 }
 

@@ -112,6 +112,8 @@ type Pane struct {
 	gen     uint64 // generation of the newest search
 	cur     *stream
 	running bool
+	// scanning is the files the running search has scanned so far
+	scanning int64
 	// recordGen is the search whose pattern joins the history once it
 	// answers without an engine error (the person ran it with enter)
 	recordGen uint64
@@ -163,6 +165,7 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if c, err := filepath.EvalSymlinks(p.root); err == nil {
 		p.root = c
 	}
+	p.composer.root = p.root
 	p.composer.history, p.composer.histErr = LoadHistory(o.HistoryPath)
 	p.composer.histIdx = len(p.composer.history)
 	p.composer.applyInitial(o)
