@@ -228,6 +228,13 @@ func (p *Pane) Init(ctx context.Context) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
+// Leave clears the status line's notice (a copy, an editor's failure): it
+// spoke of a view the screen no longer shows.
+func (p *Pane) Leave() {
+	p.notice = ""
+	p.publish()
+}
+
 // Close stops any running search.
 func (p *Pane) Close() {
 	p.cur.stop()
