@@ -235,7 +235,8 @@ func (p *Pane) open() tea.Cmd {
 		p.notice = err.Error()
 		return nil
 	}
-	return tea.ExecProcess(cmd, func(err error) tea.Msg { return editorMsg{err: err} })
+	line := strings.Join(cmd.Args, " ")
+	return tea.ExecProcess(cmd, func(err error) tea.Msg { return editorMsg{cmd: line, err: err} })
 }
 
 // editorCommand builds `$VISUAL +N file` (or $EDITOR, or vi). The variable

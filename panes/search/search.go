@@ -34,7 +34,7 @@ type Options struct {
 	Debounce time.Duration
 	// Now is the clock for elapsed times; nil means time.Now.
 	Now func() time.Time
-	// Getenv looks up VISUAL and EDITOR; nil means os.Getenv.
+	// Getenv looks up VISUAL, EDITOR and NO_COLOR; nil means os.Getenv.
 	Getenv func(string) string
 	// Initial pre-fills the composer; a non-empty pattern runs at Init.
 	Initial search.Request
@@ -80,7 +80,10 @@ type (
 		doc scope.Document
 		err error
 	}
-	editorMsg  struct{ err error }
+	editorMsg  struct {
+		cmd string // the command line that ran, for its failure
+		err error
+	}
 	historyMsg struct{ err error }
 )
 
@@ -135,6 +138,7 @@ type Snapshot struct {
 	Backend  string // "name version" once detected
 	Err      string // the inline validation message, if any
 	Keys     int    // key presses handled so far
+	Notice   string // the status line's notice, if any
 }
 
 // New builds the pane. History is read now (a small file) so the first
@@ -158,6 +162,7 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if p.debounce <= 0 {
 		p.debounce = DefaultDebounce
 	}
+	p.styles = p.marked(styles)
 	p.root = o.Search.Root
 	if p.root == "" {
 		p.root, _ = os.Getwd()
@@ -175,7 +180,19 @@ func New(o Options, styles *themes.Styles) *Pane {
 
 func (p *Pane) ID() string                 { return "search" }
 func (p *Pane) Title() string              { return "Search" }
-func (p *Pane) SetStyles(s *themes.Styles) { p.styles = s }
+func (p *Pane) SetStyles(s *themes.Styles) { p.styles = p.marked(s) }
+
+// marked is s with matches underlined under NO_COLOR: without colour the
+// theme's highlight is bold at most, which many terminals draw like any
+// other text, and a match must still be told from its line.
+func (p *Pane) marked(s *themes.Styles) *themes.Styles {
+	if s == nil || p.getenv("NO_COLOR") == "" {
+		return s
+	}
+	c := *s
+	c.Match = c.Match.Underline(true)
+	return &c
+}
 func (p *Pane) Badge() string              { return "" }
 
 // Capturing is true while the composer has the keyboard or a document is
@@ -194,7 +211,7 @@ func (p *Pane) Changed() <-chan struct{} { return p.state.Changed() }
 func (p *Pane) publish() {
 	s := Snapshot{Busy: p.running || p.seq != 0 || p.preview.loading || p.viewer.loading || !p.backendKnown,
 		Gen: p.gen, Shown: p.results.gen, Finished: !p.running, Pattern: p.results.lastReq.Pattern,
-		Err: p.composer.errText, Keys: p.keysSeen}
+		Err: p.composer.errText, Keys: p.keysSeen, Notice: p.notice}
 	if p.composer.isScoped() {
 		s.Pattern = p.results.scopedText
 	}
@@ -301,7 +318,10 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 	case editorMsg:
 		p.preview.reread() // the editor may have changed the file
 		if msg.err != nil {
-			p.notice = "editor: " + msg.err.Error()
+			// which command failed matters as much as how: $VISUAL or
+			// $EDITOR may not be what the person thinks (statusLine makes
+			// both safe)
+			p.notice = "editor failed: " + msg.cmd + ": " + msg.err.Error()
 		}
 	case historyMsg:
 		p.composer.histErr = msg.err
