@@ -80,7 +80,7 @@ type (
 		doc scope.Document
 		err error
 	}
-	editorMsg  struct {
+	editorMsg struct {
 		cmd string // the command line that ran, for its failure
 		err error
 	}
@@ -193,7 +193,7 @@ func (p *Pane) marked(s *themes.Styles) *themes.Styles {
 	c.Match = c.Match.Underline(true)
 	return &c
 }
-func (p *Pane) Badge() string              { return "" }
+func (p *Pane) Badge() string { return "" }
 
 // Capturing is true while the composer has the keyboard or a document is
 // open, so typed letters never trigger global shortcuts.
