@@ -389,12 +389,14 @@ func (p *Pane) onList() bool {
 	return p.focus == focusResults && !p.viewing() && !p.results.showErrs
 }
 
-// typesAhead reports whether a key pressed on an empty results list is the
-// first letter of a pattern: with nothing listed, the list's letters (j, e,
-// y, p…) would move, copy or open nothing, so every printable key but /
-// types. The root's own keys (1–4, tab, ?, q) never reach the pane here.
+// typesAhead reports whether a key is the first letter of a pattern: with
+// no pattern yet ("results appear here as you type") the list's letters (j,
+// e, y, p…) would move, copy or open nothing, so every printable key but /
+// types. Once a pattern ran, the list's keys act even while its results
+// are still on their way (enter, esc, p opens the preview). The root's own
+// keys (1–4, tab, ?, q) never reach the pane here.
 func (p *Pane) typesAhead(msg tea.KeyPressMsg) bool {
-	return p.onList() && p.results.rowCount() == 0 && printable(msg) && msg.Text != "/"
+	return p.onList() && p.results.rowCount() == 0 && p.composer.pattern() == "" && printable(msg) && msg.Text != "/"
 }
 
 // startTyping puts the keyboard in the pattern field, at its end, and types
