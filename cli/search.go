@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-dev/vigil/exec/search"
+	"github.com/vigil-dev/vigil/safetext"
 )
 
 // searchFlags holds the search command's flags: the request fields, or
@@ -21,6 +23,7 @@ type searchFlags struct {
 	reqFile                                  string
 	backend                                  string
 	stream                                   bool
+	json                                     bool
 	caseMode                                 string
 	fixed, word, recursive, hidden, follow   bool
 	noIgnore                                 bool
@@ -35,15 +38,19 @@ func newSearchCmd(app *App) *cobra.Command {
 	sf := &searchFlags{}
 	cmd := &cobra.Command{
 		Use:   "search [flags] PATTERN [PATH]",
-		Short: "Search files with ugrep or ripgrep; prints the response object (matches, counts, truncation) as JSON",
-		Args:  cobra.MaximumNArgs(2),
+		Short: "Search files with ugrep or ripgrep: grep-like lines on a terminal, the response object as JSON otherwise",
+		Long: "Search files with ugrep or ripgrep inside the sandbox root.\n\n" +
+			"On a terminal it prints grep-like lines (path:line:text, context as path-line-text) and a\n" +
+			"summary. Piped, redirected or with --json it prints the Search tool's response object (matches,\n" +
+			"counts, truncation) as JSON, the same bytes agents and scripts have always read.",
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := app.Load(); err != nil {
 				return err
 			}
 			req, err := sf.request(app, cmd, args)
 			if err != nil {
-				return printToolError(app, err)
+				return sf.toolError(app, err)
 			}
 			return runSearch(cmd.Context(), app, req, sf)
 		},
@@ -57,6 +64,7 @@ func (sf *searchFlags) bind(cmd *cobra.Command) {
 	f.StringVar(&sf.reqFile, "request", "", "read the request JSON (the Search tool's arguments) from FILE, or - for stdin")
 	f.StringVar(&sf.backend, "backend", "auto", "search backend: auto, ugrep or rg")
 	f.BoolVar(&sf.stream, "stream", false, "print each event as a JSON line as soon as it is final, then the response")
+	f.BoolVar(&sf.json, "json", false, "print the response object as JSON (the default when stdout is not a terminal)")
 	f.StringVar(&sf.caseMode, "case", "smart", "case: smart, sensitive or insensitive (ASCII folding)")
 	f.BoolVarP(&sf.fixed, "fixed-strings", "F", false, "treat the pattern as a literal string")
 	f.BoolVarP(&sf.word, "word-regexp", "w", false, "match whole words only")
@@ -161,10 +169,16 @@ func runSearch(parent context.Context, app *App, req search.Request, sf *searchF
 	opts.Backend = sf.backend
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt)
 	defer stop()
+	if searchForPerson(app, sf) {
+		return runSearchForPerson(ctx, app, req, opts, sf)
+	}
 	var emit func(search.Batch)
 	var buf []byte
 	if sf.stream {
 		emit = func(b search.Batch) {
+			if len(b.Events) == 0 {
+				return // progress only (files scanned): no event line
+			}
 			buf = buf[:0]
 			for i := range b.Events {
 				buf = b.Events[i].AppendJSON(buf)
@@ -175,7 +189,7 @@ func runSearch(parent context.Context, app *App, req search.Request, sf *searchF
 	}
 	resp, err := search.Run(ctx, req, opts, emit)
 	if err != nil && !errors.Is(err, context.Canceled) {
-		return printToolError(app, err)
+		return sf.toolError(app, err)
 	}
 	// streamed: a million-match response is never held twice
 	growPipe(app.Out)
@@ -191,13 +205,32 @@ func runSearch(parent context.Context, app *App, req search.Request, sf *searchF
 	return nil
 }
 
-// printToolError prints {"error":{"kind","message"}} and exits 2 (BadArgs)
-// or 3 (ExecutionFailed).
-func printToolError(app *App, err error) error {
+// toolError reports a tool error: as a sentence on stderr for a person at
+// a terminal, as printToolError's JSON otherwise; the exit code is the same.
+func (sf *searchFlags) toolError(app *App, err error) error {
+	if !searchForPerson(app, sf) {
+		return printToolError(app, err)
+	}
+	te := asToolError(err)
+	fmt.Fprintln(app.Err, "vigil search: "+safetext.Line(te.Message))
+	if te.Kind == search.BadArgs {
+		return Quiet(ExitBadInput)
+	}
+	return Quiet(ExitExecution)
+}
+
+func asToolError(err error) *search.ToolError {
 	var te *search.ToolError
 	if !errors.As(err, &te) {
 		te = &search.ToolError{Kind: search.ExecutionFailed, Message: err.Error()}
 	}
+	return te
+}
+
+// printToolError prints {"error":{"kind","message"}} and exits 2 (BadArgs)
+// or 3 (ExecutionFailed).
+func printToolError(app *App, err error) error {
+	te := asToolError(err)
 	enc := json.NewEncoder(app.Out)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(struct {

@@ -42,6 +42,13 @@ type Pane interface {
 	Close()
 }
 
+// Leaver is a pane told when the screen stops showing it (another pane or
+// the help overlay takes its place): its status line speaks of the last key
+// in a view that is gone, so it clears it.
+type Leaver interface {
+	Leave()
+}
+
 // Legibler is a pane whose keys act on what it shows. The root asks before
 // every key, and on every resize, whether an area of width×height (the
 // pane's, 0×0 when the terminal is below the minimum) shows everything a key

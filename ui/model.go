@@ -333,6 +333,10 @@ func (m *Model) hide() {
 	if lg, ok := m.Active().(panes.Legibler); ok {
 		lg.Legible(0, 0)
 	}
+	if l, ok := m.Active().(panes.Leaver); ok {
+		l.Leave()
+	}
+	m.notice = "" // it spoke of the view being left
 }
 
 // View draws the screen; below the minimum size, a one-line notice.

@@ -58,6 +58,8 @@ func writeLog(t *testing.T) string {
 func newModel(t *testing.T, path string) (*ui.Model, *auditpane.Pane) {
 	p, _ := themes.Palettes("dark")
 	ap := auditpane.New(path, themes.New(p))
+	// "today" is the log's day: its rows show the time alone
+	ap.SetClock(func() time.Time { return time.Date(2026, 11, 22, 18, 0, 0, 0, time.UTC) })
 	t.Cleanup(ap.Close)
 	return ui.New(ui.Options{Panes: []panes.Pane{ap}, Theme: "dark", JobControl: func() bool { return true }}), ap
 }

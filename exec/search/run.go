@@ -185,6 +185,8 @@ type collector struct {
 	anyMatch   bool
 	stopped    bool // truncated: the results were not read to the end
 	lastPos    int64
+	shownPos   int64     // FilesScanned of the last batch emitted
+	shownAt    time.Time // when it was emitted
 	canceledBy error
 	parts      [][]Event // per-file event lists, joined once at the end
 	count      int
@@ -268,11 +270,22 @@ func (col *collector) take(fr fileResult) bool {
 
 // flush emits the batch gathered so far, if any, and starts the next.
 func (col *collector) flush() {
-	if col.emit != nil && (len(col.batch.Events) > 0 || len(col.batch.Errors) > 0) {
+	if col.emit != nil && (len(col.batch.Events) > 0 || len(col.batch.Errors) > 0 || col.progressDue()) {
 		col.batch.FilesScanned = col.lastPos
 		col.emit(col.batch)
+		col.shownPos, col.shownAt = col.lastPos, time.Now()
 	}
 	col.batch = Batch{Offset: col.count}
+}
+
+// progressEvery is how often a search that finds nothing still emits a
+// batch (files scanned only): a screen shows it moving, not stuck.
+const progressEvery = 100 * time.Millisecond
+
+// progressDue reports files scanned since the last batch, which was
+// emitted at least progressEvery ago.
+func (col *collector) progressDue() bool {
+	return col.lastPos > col.shownPos && time.Since(col.shownAt) >= progressEvery
 }
 
 func (col *collector) joinMatches() {

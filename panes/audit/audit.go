@@ -15,6 +15,7 @@ package auditpane
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -41,6 +42,10 @@ var smallLog int64 = 4 << 20
 // (A variable: tests take the large logs' path with small ones.)
 var inMemoryLog int64 = 2 << 20
 
+// defaultClock is a new pane's clock (SetClock changes it): a variable so
+// the package's tests fix "today" for every pane they make.
+var defaultClock = time.Now
+
 // Pane is the Audit screen.
 type Pane struct {
 	path   string
@@ -59,11 +64,12 @@ type Pane struct {
 	inMemory   int64            // inMemoryLog when the pane was made
 	life       life
 	state      panes.Published[Snapshot]
+	now        func() time.Time // the clock the TIME column is read against (today's rows show the time alone)
 }
 
 // New builds the pane over the log at path. It reads nothing: Init starts the reads.
 func New(path string, styles *themes.Styles) *Pane {
-	p := &Pane{path: path, styles: styles, smallLog: smallLog, inMemory: inMemoryLog}
+	p := &Pane{path: path, styles: styles, smallLog: smallLog, inMemory: inMemoryLog, now: defaultClock}
 	p.table = newTable()
 	p.ver.good = &atomic.Int64{}
 	p.detail.want = -1
@@ -72,6 +78,14 @@ func New(path string, styles *themes.Styles) *Pane {
 	p.table.list = panes.List{Len: p.viewLen}
 	p.publish()
 	return p
+}
+
+// SetClock sets the clock the TIME column is read against (tests fix it;
+// the default is time.Now).
+func (p *Pane) SetClock(now func() time.Time) {
+	if now != nil {
+		p.now = now
+	}
 }
 
 func (p *Pane) ID() string                 { return "audit" }

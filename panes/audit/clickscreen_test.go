@@ -37,11 +37,12 @@ func TestClickSelectsTheEntryUnderThePointer(t *testing.T) {
 					}
 					continue
 				}
-				if !strings.HasPrefix(strings.TrimSpace(before[y]), "2026-") {
+				if !strings.HasPrefix(strings.TrimSpace(before[y]), "01-01 ") {
 					continue
 				}
 				m.Update(panetest.Click(3, y))
-				if got, want := timeOf(p.table.list.Cursor()), strings.Fields(before[y])[0]; got != want {
+				f := strings.Fields(before[y])
+				if got, want := timeOf(p.table.list.Cursor()), f[0]+" "+f[1]; got != want {
 					t.Fatalf("%d×%d: a click on line %d (%s) selected the entry of %s", w, h, y, want, got)
 				}
 				clicked++

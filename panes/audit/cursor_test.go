@@ -11,9 +11,16 @@ import (
 	"github.com/vigil-dev/vigil/audit"
 )
 
-// timeOf is the TIME cell of line i of liveLog's log (one second apart).
+// testToday is "now" for every pane the tests make: the TIME column reads
+// the same whatever the machine's clock.
+var testToday = time.Date(2026, 11, 28, 14, 0, 0, 0, time.UTC)
+
+func init() { defaultClock = func() time.Time { return testToday } }
+
+// timeOf is the TIME cell of line i of liveLog's log (one second apart), as
+// the table shows it (shortTime: this year, not today).
 func timeOf(i int) string {
-	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i+1) * time.Second).Format("2006-01-02T15:04:05Z")
+	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i+1) * time.Second).Format("01-02 15:04:05")
 }
 
 // onScreen reports whether the table shows line i's row.

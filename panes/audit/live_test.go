@@ -262,7 +262,7 @@ func TestLiveBadgeTurnsGreenAfterSeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.waitScreen(t, "green again", func(s string) bool {
-		return strings.Contains(s, "✓ chain verified · 8 entries · 1 sealed gap(s)")
+		return strings.Contains(s, "✓ chain verified · 8 entries · 1 sealed gap")
 	})
 }
 

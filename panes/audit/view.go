@@ -3,6 +3,7 @@ package auditpane
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -41,13 +42,25 @@ func (p *Pane) Report() string {
 		b := p.ver.broken()
 		return fmt.Sprintf("BROKEN at #%d: %s", b.Index, b.Detail)
 	default:
-		s := fmt.Sprintf("chain verified · %d entries", p.ver.chain.Len())
+		s := fmt.Sprintf("chain verified · %s", count(p.ver.chain.Len(), "entry", "entries"))
 		if n := len(p.ver.chain.Sealed()); n > 0 {
-			s += fmt.Sprintf(" · %d sealed gap(s)", n)
+			s += " · " + count(n, "sealed gap", "sealed gaps")
 		}
 		return s
 	}
 }
+
+// count is "1 entry", "2 entries".
+func count[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// brokenHint is the line under a broken chain's badge: what to run, since
+// the badge alone leaves a first-day reader with no way on.
+const brokenHint = "`vigil audit verify` says what broke; `vigil audit seal --reason R` records the break so the chain goes on"
 
 func percent(done, total int64) int64 {
 	if total <= 0 {
@@ -93,6 +106,9 @@ func (p *Pane) View(w, h int) string {
 		head += "  " + s.Err.Render("filter: "+safetext.Line(p.filter.err.Error()))
 	}
 	lines := []string{head}
+	if p.ver.broken() != nil && p.detail.entry == nil && p.detail.err == nil {
+		lines = append(lines, s.Muted.Render(panes.Fit(brokenHint, w)))
+	}
 	if p.filter.typing || p.filter.field.Value() != "" {
 		lines = append(lines, p.filterLine(w))
 	}
@@ -122,8 +138,9 @@ func (p *Pane) View(w, h int) string {
 		badLine = b.Index
 	}
 	query := p.filter.field.Value()
+	now := p.now()
 	rows := p.table.list.Render(tableH, func(i int, selected bool) []string {
-		line := p.tableRow(p.lineAt(i), badLine, query, cols)
+		line := p.tableRow(p.lineAt(i), badLine, query, cols, now)
 		if selected {
 			line = panes.SelectRow(line, w, s.Selected)
 		}
@@ -134,12 +151,14 @@ func (p *Pane) View(w, h int) string {
 
 // tableRow is line li of the log as a table row: read (or being read),
 // marked where the chain breaks, the filter's matches highlighted.
-func (p *Pane) tableRow(li int, badLine int64, query string, cols cols) string {
+func (p *Pane) tableRow(li int, badLine int64, query string, cols cols, now time.Time) string {
 	s := p.styles
 	r, ok := p.table.rows.get(p.table.offs[li])
 	if !ok {
 		r = index.Row{Time: "…"} // being read
 	}
+	hay := r.Time // the filter matched the time as logged
+	r.Time = shortTime(r.Time, now)
 	switch {
 	case int64(li) == badLine:
 		// the entry where the chain breaks: marked, whatever the filter
@@ -148,8 +167,10 @@ func (p *Pane) tableRow(li int, badLine int64, query string, cols cols) string {
 		return s.Muted.Render(cols.format(r.Time, "", "", "", "", ""))
 	case query != "":
 		line := cols.format(r.Time, r.Actor, r.Event, r.Task, r.Target, r.Outcome)
-		if m := fuzzy.Find(query, []string{r.Hay()}); len(m) == 1 {
-			line = highlight(r, cols, m[0].MatchedIndexes, s)
+		logged := r
+		logged.Time = hay
+		if m := fuzzy.Find(query, []string{logged.Hay()}); len(m) == 1 {
+			line = highlight(r, len(hay), cols, m[0].MatchedIndexes, s)
 		}
 		return line
 	}
@@ -176,17 +197,43 @@ func (p *Pane) filterLine(w int) string {
 
 type cols struct{ widths [6]int }
 
+// timeWidth is the TIME column: "11-28 14:03:22" (shortTime).
+const timeWidth = 14
+
 func columns(w int) cols {
-	// time 20, event 10, outcome 16 (approval_timeout); the rest shares what is left
-	c := cols{widths: [6]int{20, 0, 10, 0, 0, 16}}
-	rest := w - 20 - 10 - 16 - 5
+	// time 14, event 10, outcome 16 (approval_timeout); the rest shares
+	// what is left, the actor first: at 80 columns "operator:ada" and
+	// "agent:planner" stay whole
+	c := cols{widths: [6]int{timeWidth, 0, 10, 0, 0, 16}}
+	rest := w - timeWidth - 10 - 16 - 5
 	if rest < 12 {
 		rest = 12
 	}
-	c.widths[1] = rest * 30 / 100
-	c.widths[3] = rest * 35 / 100
+	c.widths[1] = rest * 40 / 100
+	c.widths[3] = rest * 30 / 100
 	c.widths[4] = rest - c.widths[1] - c.widths[3]
 	return c
+}
+
+// shortTime is a logged time as the TIME column shows it, in now's zone:
+// the time alone for today, "01-02 15:04:05" this year, the date alone
+// before. The detail view (enter) shows the time as logged. A time that
+// does not parse is shown as it is.
+func shortTime(logged string, now time.Time) string {
+	t, err := time.Parse(time.RFC3339Nano, logged)
+	if err != nil {
+		return logged
+	}
+	t = t.In(now.Location())
+	ty, tm, td := t.Date()
+	ny, nm, nd := now.Date()
+	switch {
+	case ty == ny && tm == nm && td == nd:
+		return t.Format("15:04:05")
+	case ty == ny:
+		return t.Format("01-02 15:04:05")
+	}
+	return t.Format("2006-01-02")
 }
 
 func (c cols) format(v ...string) string {
@@ -197,16 +244,21 @@ func (c cols) format(v ...string) string {
 	return strings.Join(parts, " ")
 }
 
-// highlight renders a row with the fuzzy filter's matched characters styled.
-func highlight(r index.Row, c cols, hits []int, s *themes.Styles) string {
+// highlight renders a row with the fuzzy filter's matched characters
+// styled. The haystack held the time as logged (loggedLen bytes), the row
+// shows it shortened: the time column is drawn unmarked.
+func highlight(r index.Row, loggedLen int, c cols, hits []int, s *themes.Styles) string {
 	set := map[int]bool{}
 	for _, h := range hits {
 		set[h] = true
 	}
 	fields := []string{r.Time, r.Actor, r.Event, r.Task, r.Target, r.Outcome}
-	var parts []string
-	base := 0 // byte offset of the field in the haystack (fuzzy reports byte offsets)
+	parts := []string{panes.Fit(r.Time, c.widths[0])}
+	base := loggedLen + 1 // byte offset of the field in the haystack (fuzzy reports byte offsets)
 	for i, f := range fields {
+		if i == 0 {
+			continue
+		}
 		var b strings.Builder
 		for j, ch := range panes.Fit(f, c.widths[i]) {
 			// the haystack joins fields with single spaces; the fitted text

@@ -40,6 +40,7 @@ const (
 // composer is the fields on screen (composer.go turns them into a request).
 type composer struct {
 	scopes   []config.ScopeConfig // Options.Scopes, offered next to content search
+	root     string               // the sandbox root, named beside a path the engine refused
 	field    int
 	inputs   [nFields]panes.TextField // text fields: pattern, path, include, exclude, numbers
 	scopeIdx int                      // 0 = content, i = Scopes[i-1]
@@ -227,16 +228,16 @@ func (c *composer) remember(q string) {
 }
 
 // edit gives a key to the focused text field; it reports whether the text
-// changed. An edit of the pattern leaves the history walk.
-func (c *composer) edit(msg tea.KeyPressMsg) bool {
+// changed and whether the field had a use for the key. An edit of the pattern leaves the history walk.
+func (c *composer) edit(msg tea.KeyPressMsg) (changed, used bool) {
 	if !isTextField(c.field) {
-		return false
+		return false, false
 	}
-	changed, _ := c.inputs[c.field].Handle(msg)
+	changed, used = c.inputs[c.field].Handle(msg)
 	if changed && c.field == fPattern {
 		c.histIdx = len(c.history)
 	}
-	return changed
+	return changed, used
 }
 
 // setError shows an engine error beside the field it is about, read from
@@ -253,6 +254,10 @@ func (c *composer) setError(err error) {
 	}
 	if f, ok := composerField[fe.Field]; ok {
 		c.errField = f
+	}
+	if fe.Field == search.FieldPath && c.root != "" {
+		// "escapes the sandbox root" says little without the root
+		c.errText += " (sandbox root " + c.root + ")"
 	}
 }
 

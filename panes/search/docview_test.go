@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-dev/vigil/config"
 	"github.com/vigil-dev/vigil/exec/scope"
+	"github.com/vigil-dev/vigil/panes"
 	"github.com/vigil-dev/vigil/panes/panetest"
 )
 
@@ -82,7 +83,10 @@ func TestOpeningDocumentHidesTheList(t *testing.T) {
 	}
 	for _, msg := range []tea.Msg{panetest.WheelDown(5, 5), panetest.Click(5, second), panetest.Key("j"), panetest.Key("enter")} {
 		if cmd := p.Update(msg); cmd != nil {
-			t.Fatalf("%T while opening returned a command (a second open?)", msg)
+			// a key nothing acts on says so; anything else is a second open
+			if _, ok := cmd().(panes.KeyDisabledMsg); !ok {
+				t.Fatalf("%T while opening returned a command (a second open?)", msg)
+			}
 		}
 		if c := p.results.list.Cursor(); c != 0 {
 			t.Fatalf("%T moved the hidden list's cursor to %d", msg, c)

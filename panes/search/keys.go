@@ -54,7 +54,12 @@ func (p *Pane) buildKeymaps() keymaps {
 	km := keymaps{}
 	km.anywhere = panes.Keymap{
 		{Binding: b("ctrl+r", "re-run", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.runAndRecord() }},
-		{Binding: b("ctrl+x", "stop search", "ctrl+x"), Do: do(p.stopSearch)},
+		{Binding: b("ctrl+x", "stop search", "ctrl+x"), Footer: true, Do: do(p.stopByKey), Disabled: func() string {
+			if !p.running && p.seq == 0 {
+				return "no search running"
+			}
+			return ""
+		}},
 		{Binding: b("alt+c", "case", "alt+c"), Do: toggle(fCase), Disabled: contentOnly},
 		{Binding: b("alt+f", "regex/fixed", "alt+f"), Do: toggle(fMode), Disabled: contentOnly},
 		{Binding: b("alt+w", "word", "alt+w"), Do: toggle(fWord), Disabled: contentOnly},
@@ -167,7 +172,7 @@ func (p *Pane) toggleKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // edit gives a key to the focused text field.
 func (p *Pane) edit(msg tea.KeyPressMsg) tea.Cmd {
-	if !p.composer.edit(msg) {
+	if changed, _ := p.composer.edit(msg); !changed {
 		return nil
 	}
 	return p.changed()

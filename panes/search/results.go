@@ -26,6 +26,7 @@ type resultList struct {
 	fileErrs []search.FileError
 	final    *search.Response
 	runErr   string
+	stopped  bool // ctrl+x stopped the search before it finished
 	elapsed  time.Duration
 	lastReq  search.Request
 
@@ -146,6 +147,7 @@ func (r *resultList) clear(gen uint64) {
 	r.fileErrs = nil
 	r.scanned = 0
 	r.runErr = ""
+	r.stopped = false
 	r.showErrs = false
 	r.list.Reset()
 	r.gen = gen
@@ -158,6 +160,8 @@ func (r *resultList) clear(gen uint64) {
 func (r *resultList) begin(gen uint64) {
 	r.res = results{}
 	r.fileErrs, r.final, r.runErr = nil, nil, ""
+	r.stopped = false
+	r.scanned = 0
 	r.showErrs = false
 	r.errView.Top()
 	r.list.Reset()
@@ -231,7 +235,8 @@ func (p *Pane) open() tea.Cmd {
 		p.notice = err.Error()
 		return nil
 	}
-	return tea.ExecProcess(cmd, func(err error) tea.Msg { return editorMsg{err: err} })
+	line := strings.Join(cmd.Args, " ")
+	return tea.ExecProcess(cmd, func(err error) tea.Msg { return editorMsg{cmd: line, err: err} })
 }
 
 // editorCommand builds `$VISUAL +N file` (or $EDITOR, or vi). The variable

@@ -20,8 +20,12 @@ func (p *Pane) listBlock(w, h int) string {
 	if n == 0 {
 		var msg string
 		switch {
+		case p.running && p.scanning > 0:
+			msg = fmt.Sprintf("searching… %d %s scanned so far", p.scanning, plural(int(p.scanning), "file", "files"))
 		case p.running:
 			msg = "searching…"
+		case p.results.stopped:
+			msg = fmt.Sprintf("stopped · %d %s scanned (ctrl+r runs it again)", p.results.scanned, plural(int(p.results.scanned), "file", "files"))
 		case strings.TrimSpace(p.composer.pattern()) == "":
 			msg = "results appear here as you type"
 		case p.composer.errText != "":

@@ -107,6 +107,7 @@ func (p *Pane) runNow() tea.Cmd {
 	p.gen++
 	gen := p.gen
 	p.running = true
+	p.scanning = 0
 	p.started = p.now()
 	if p.composer.isScoped() {
 		sc := p.composer.scope()
@@ -136,6 +137,21 @@ func derefOr(v *int64, d int64) int64 {
 	return *v
 }
 
+// stopByKey is ctrl+x: the running search (or the one waiting for its
+// debounce) stops, and the pane says so with the files it had scanned
+// rather than going blank. Results of an older pattern are not left to
+// read as this one's.
+func (p *Pane) stopByKey() {
+	scanned := p.scanning
+	if p.results.gen != p.gen || !p.running {
+		p.clearResults()
+	}
+	p.seq = 0
+	p.stopSearch()
+	p.results.stopped = true
+	p.results.scanned = max(p.results.scanned, scanned)
+}
+
 func (p *Pane) stopSearch() {
 	if p.cur != nil {
 		p.cur.stop()
@@ -154,6 +170,11 @@ func (p *Pane) clearResults() {
 func (p *Pane) onBatch(m batchMsg) tea.Cmd {
 	if m.gen != p.gen || p.cur == nil || p.cur.gen != m.gen {
 		return nil
+	}
+	p.scanning = max(p.scanning, m.scanned)
+	if p.results.gen != m.gen && !m.finished && len(m.events) == 0 && len(m.errs) == 0 {
+		// progress only: the previous results stay until there is news
+		return p.cur.pump()
 	}
 	if p.results.gen != m.gen {
 		p.results.begin(m.gen)

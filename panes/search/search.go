@@ -34,7 +34,7 @@ type Options struct {
 	Debounce time.Duration
 	// Now is the clock for elapsed times; nil means time.Now.
 	Now func() time.Time
-	// Getenv looks up VISUAL and EDITOR; nil means os.Getenv.
+	// Getenv looks up VISUAL, EDITOR and NO_COLOR; nil means os.Getenv.
 	Getenv func(string) string
 	// Initial pre-fills the composer; a non-empty pattern runs at Init.
 	Initial search.Request
@@ -80,7 +80,10 @@ type (
 		doc scope.Document
 		err error
 	}
-	editorMsg  struct{ err error }
+	editorMsg struct {
+		cmd string // the command line that ran, for its failure
+		err error
+	}
 	historyMsg struct{ err error }
 )
 
@@ -112,6 +115,8 @@ type Pane struct {
 	gen     uint64 // generation of the newest search
 	cur     *stream
 	running bool
+	// scanning is the files the running search has scanned so far
+	scanning int64
 	// recordGen is the search whose pattern joins the history once it
 	// answers without an engine error (the person ran it with enter)
 	recordGen uint64
@@ -133,6 +138,7 @@ type Snapshot struct {
 	Backend  string // "name version" once detected
 	Err      string // the inline validation message, if any
 	Keys     int    // key presses handled so far
+	Notice   string // the status line's notice, if any
 }
 
 // New builds the pane. History is read now (a small file) so the first
@@ -156,6 +162,7 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if p.debounce <= 0 {
 		p.debounce = DefaultDebounce
 	}
+	p.styles = p.marked(styles)
 	p.root = o.Search.Root
 	if p.root == "" {
 		p.root, _ = os.Getwd()
@@ -163,6 +170,7 @@ func New(o Options, styles *themes.Styles) *Pane {
 	if c, err := filepath.EvalSymlinks(p.root); err == nil {
 		p.root = c
 	}
+	p.composer.root = p.root
 	p.composer.history, p.composer.histErr = LoadHistory(o.HistoryPath)
 	p.composer.histIdx = len(p.composer.history)
 	p.composer.applyInitial(o)
@@ -172,8 +180,20 @@ func New(o Options, styles *themes.Styles) *Pane {
 
 func (p *Pane) ID() string                 { return "search" }
 func (p *Pane) Title() string              { return "Search" }
-func (p *Pane) SetStyles(s *themes.Styles) { p.styles = s }
-func (p *Pane) Badge() string              { return "" }
+func (p *Pane) SetStyles(s *themes.Styles) { p.styles = p.marked(s) }
+
+// marked is s with matches underlined under NO_COLOR: without colour the
+// theme's highlight is bold at most, which many terminals draw like any
+// other text, and a match must still be told from its line.
+func (p *Pane) marked(s *themes.Styles) *themes.Styles {
+	if s == nil || p.getenv("NO_COLOR") == "" {
+		return s
+	}
+	c := *s
+	c.Match = c.Match.Underline(true)
+	return &c
+}
+func (p *Pane) Badge() string { return "" }
 
 // Capturing is true while the composer has the keyboard or a document is
 // open, so typed letters never trigger global shortcuts.
@@ -191,7 +211,7 @@ func (p *Pane) Changed() <-chan struct{} { return p.state.Changed() }
 func (p *Pane) publish() {
 	s := Snapshot{Busy: p.running || p.seq != 0 || p.preview.loading || p.viewer.loading || !p.backendKnown,
 		Gen: p.gen, Shown: p.results.gen, Finished: !p.running, Pattern: p.results.lastReq.Pattern,
-		Err: p.composer.errText, Keys: p.keysSeen}
+		Err: p.composer.errText, Keys: p.keysSeen, Notice: p.notice}
 	if p.composer.isScoped() {
 		s.Pattern = p.results.scopedText
 	}
@@ -223,6 +243,13 @@ func (p *Pane) Init(ctx context.Context) tea.Cmd {
 		cmds = append(cmds, p.runNow())
 	}
 	return tea.Batch(cmds...)
+}
+
+// Leave clears the status line's notice (a copy, an editor's failure): it
+// spoke of a view the screen no longer shows.
+func (p *Pane) Leave() {
+	p.notice = ""
+	p.publish()
 }
 
 // Close stops any running search.
@@ -291,7 +318,10 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 	case editorMsg:
 		p.preview.reread() // the editor may have changed the file
 		if msg.err != nil {
-			p.notice = "editor: " + msg.err.Error()
+			// which command failed matters as much as how: $VISUAL or
+			// $EDITOR may not be what the person thinks (statusLine makes
+			// both safe)
+			p.notice = "editor failed: " + msg.cmd + ": " + msg.err.Error()
 		}
 	case historyMsg:
 		p.composer.histErr = msg.err
@@ -333,11 +363,72 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 
 func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	p.notice = ""
+	if p.typesAhead(msg) {
+		return p.startTyping(msg)
+	}
 	if cmd, ok := p.keymap().Dispatch(msg); ok {
 		return cmd
 	}
-	if p.focus == focusComposer && !p.viewing() {
-		return p.edit(msg) // typing
+	switch {
+	case p.focus == focusComposer && !p.viewing():
+		return p.typeKey(msg)
+	case printable(msg) && p.onList():
+		return p.startTyping(msg)
 	}
-	return nil
+	return unclaimed(msg, "")
+}
+
+// printable is a key that types text: no ctrl or alt, and text to insert.
+func printable(msg tea.KeyPressMsg) bool {
+	return msg.Text != "" && msg.Mod&(tea.ModCtrl|tea.ModAlt) == 0
+}
+
+// onList reports whether the results list (not the file errors or a
+// document) has the keyboard.
+func (p *Pane) onList() bool {
+	return p.focus == focusResults && !p.viewing() && !p.results.showErrs
+}
+
+// typesAhead reports whether a key is the first letter of a pattern: with
+// no pattern yet ("results appear here as you type") the list's letters (j,
+// e, y, p…) would move, copy or open nothing, so every printable key but /
+// types. Once a pattern ran, the list's keys act even while its results
+// are still on their way (enter, esc, p opens the preview). The root's own
+// keys (1–4, tab, ?, q) never reach the pane here.
+func (p *Pane) typesAhead(msg tea.KeyPressMsg) bool {
+	return p.onList() && p.results.rowCount() == 0 && p.composer.pattern() == "" && printable(msg) && msg.Text != "/"
+}
+
+// startTyping puts the keyboard in the pattern field, at its end, and types
+// msg there: a printable key no row claims is the pattern's next letter,
+// never dropped (issue: "1" then "NewVerifier" used to keep only "fier").
+func (p *Pane) startTyping(msg tea.KeyPressMsg) tea.Cmd {
+	p.focus, p.composer.field = focusComposer, fPattern
+	p.composer.inputs[fPattern].Handle(tea.KeyPressMsg{Code: tea.KeyEnd})
+	return p.typeKey(msg)
+}
+
+// typeKey gives a key to the focused field; a key the field has no use for
+// (a letter on an option, ctrl+g in the pattern) says so in the footer.
+func (p *Pane) typeKey(msg tea.KeyPressMsg) tea.Cmd {
+	changed, used := p.composer.edit(msg)
+	switch {
+	case changed:
+		return p.changed()
+	case used:
+		return nil
+	case !isTextField(p.composer.field) && printable(msg):
+		return unclaimed(msg, "this field is an option: space or ← changes it, tab moves on")
+	}
+	return unclaimed(msg, "")
+}
+
+// unclaimed reports a key nothing here acts on, so no key is swallowed
+// without a word (the root shows the reason in the footer).
+func unclaimed(msg tea.KeyPressMsg, why string) tea.Cmd {
+	if why == "" {
+		why = "no key here (? lists them)"
+	}
+	k := msg.String()
+	return func() tea.Msg { return panes.KeyDisabledMsg{Key: k, Reason: why} }
 }

@@ -108,8 +108,11 @@ func (p *Pane) statusLine(w int) string {
 	stale := p.seq != 0 || (p.running && p.results.gen != p.gen)
 	if stale {
 		parts = append(parts, s.Warning.Render("searching…"))
+		if p.scanning > 0 {
+			parts = append(parts, s.Muted.Render(fmt.Sprintf("%d %s scanned", p.scanning, plural(int(p.scanning), "file", "files"))))
+		}
 	}
-	if p.results.gen != 0 && (p.results.final != nil || len(p.results.res.rows) > 0 || p.running) {
+	if p.results.gen != 0 && (p.results.final != nil || len(p.results.res.rows) > 0 || p.running || p.results.stopped) {
 		counts := fmt.Sprintf("%d %s in %d %s", p.results.res.matches, plural(p.results.res.matches, "match", "matches"),
 			len(p.results.res.groups), plural(len(p.results.res.groups), "file", "files"))
 		if stale {
@@ -123,6 +126,8 @@ func (p *Pane) statusLine(w int) string {
 	case stale: // the old elapsed time would read as the new search's
 	case p.running:
 		parts = append(parts, s.Muted.Render("searching…"))
+	case p.results.stopped:
+		parts = append(parts, s.Warning.Render("stopped"))
 	case p.results.final != nil:
 		parts = append(parts, s.Muted.Render(fmtElapsed(p.results.elapsed)))
 	}
@@ -159,8 +164,18 @@ func fmtElapsed(d time.Duration) string {
 	return fmt.Sprintf("%.2fs", d.Seconds())
 }
 
-// ShortHelp is the status bar's keys for the current mode, from its rows.
-func (p *Pane) ShortHelp() []key.Binding { return p.keymap().Footer() }
+// ShortHelp is the status bar's keys for the current mode, from its rows;
+// while a search runs, ctrl+x (stop) comes first, so a narrow footer
+// keeps it.
+func (p *Pane) ShortHelp() []key.Binding {
+	f := p.keymap().Footer()
+	for i, b := range f {
+		if i > 0 && b.Help().Key == "ctrl+x" {
+			return append(append([]key.Binding{b}, f[:i]...), f[i+1:]...)
+		}
+	}
+	return f
+}
 
 // FullHelp is the ? overlay's keys for the current mode, from its rows.
 func (p *Pane) FullHelp() [][]key.Binding {
