@@ -13,7 +13,7 @@ import (
 // built from the config and a checked task id, not from what an agent
 // wrote, but it is a command line: it belongs in a message, never in code a
 // shell parses, like every other placeholder.
-var NotifyPlaceholders = []string{"agent", "action", "device", "task_id", "expires_in", "event", "ssh"}
+var NotifyPlaceholders = []string{"agent", "action", "device", "task_id", "expires_in", "event", "ssh", "count", "message"}
 
 // codeFlags are, for each program that runs code given as an argument,
 // the options whose value is that code (shell scripts, one-liners). A

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -24,6 +25,9 @@ import (
 const (
 	Arrived  = "arrived"  // a task is waiting for a decision
 	Expiring = "expiring" // a task's deadline is near (ExpiringBefore)
+	// Several is a burst told once (Burst.Event): Count tasks, Summary
+	// says how many arrived and expire; the other fields are the first's.
+	Several = "several"
 )
 
 // ExpiringBefore is how long before its deadline a task is announced as expiring.
@@ -51,6 +55,12 @@ type Event struct {
 	// no gate address is known. The serve loop builds it from the config
 	// and the task's checked id, never from what an agent wrote.
 	SSH string
+	// Count is how many tasks the event tells of: 1 for one task (0 is
+	// read as 1), more for a burst (Kind Several).
+	Count int
+	// Summary is a burst's counts ("5 new tasks; 2 expire within a
+	// minute"); empty for one task.
+	Summary string
 }
 
 // Fields are the placeholders' values: masked (preview.MaskString) and
@@ -69,7 +79,9 @@ func (e Event) Fields() map[string]string {
 		"event":      clean(e.Kind),
 		// not masked: it is config and a checked id, and a masked command
 		// would not run; made display-safe all the same
-		"ssh": safetext.Line(e.SSH),
+		"ssh":     safetext.Line(e.SSH),
+		"count":   fmt.Sprint(max(e.Count, 1)),
+		"message": Message(e),
 	}
 }
 
@@ -86,7 +98,7 @@ func clean(s string) string {
 }
 
 // Placeholders are the names Expand fills, each written {name}.
-var Placeholders = []string{"agent", "action", "device", "task_id", "expires_in", "event", "ssh"}
+var Placeholders = []string{"agent", "action", "device", "task_id", "expires_in", "event", "ssh", "count", "message"}
 
 // Expand fills the placeholders in each argument. Values are substituted
 // once (a value holding "{agent}" stays as it is) and never split or
@@ -121,11 +133,15 @@ func Env(e Event) []string {
 // Message is the one-line text of a notification, for the terminal's OSC 9
 // and for logs: display-safe.
 func Message(e Event) string {
-	f := e.Fields()
-	if e.Kind == Expiring {
-		return fmt.Sprintf("%s asks to %s on %s — expires in %s", f["agent"], f["action"], f["device"], f["expires_in"])
+	if e.Kind == Several {
+		return safetext.Line(e.Summary)
 	}
-	return fmt.Sprintf("%s asks to %s on %s", f["agent"], f["action"], f["device"])
+	agent, action, device := clean(e.Agent), clean(e.Action), clean(e.Device)
+	if e.Kind == Expiring {
+		in := max(e.ExpiresIn.Round(time.Second), 0)
+		return fmt.Sprintf("%s asks to %s on %s — expires in %s", agent, action, device, in)
+	}
+	return fmt.Sprintf("%s asks to %s on %s", agent, action, device)
 }
 
 // Bell is the terminal bell.
@@ -169,13 +185,20 @@ func Terminal(e Event) string { return Bell + OSC9(Message(e)) }
 // "30 new tasks", not one each. The zero Burst is empty.
 type Burst struct {
 	arrived, expiring int
-	first             Event // the first event added, told as itself when it is the only one
+	first             Event    // the first event added, told as itself when it is the only one
+	ids               []string // the tasks' ids, the first maxBurstIDs of them
 }
+
+// maxBurstIDs bounds the task ids a burst's event names.
+const maxBurstIDs = 20
 
 // Add counts e in the burst.
 func (b *Burst) Add(e Event) {
 	if b.Len() == 0 {
 		b.first = e
+	}
+	if len(b.ids) < maxBurstIDs && !slices.Contains(b.ids, e.TaskID) {
+		b.ids = append(b.ids, e.TaskID)
 	}
 	if e.Kind == Expiring {
 		b.expiring++
@@ -209,6 +232,24 @@ func (b Burst) Message() string {
 		parts = append(parts, fmt.Sprintf("%d expire within a minute", b.expiring))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Event is the burst as one event for the notify command: the event
+// itself when it is the only one, else Kind Several with the count, the
+// summary and TaskID the tasks' ids separated by spaces (the first
+// maxBurstIDs, then "…"); agent, action and device are the first event's,
+// and SSH is left for the caller (no one task to open).
+func (b Burst) Event() Event {
+	if b.Len() <= 1 {
+		return b.first
+	}
+	e := b.first
+	e.Kind, e.Count, e.Summary, e.SSH = Several, b.Len(), b.Message(), ""
+	e.TaskID = strings.Join(b.ids, " ")
+	if b.Len() > len(b.ids) {
+		e.TaskID += " …"
+	}
+	return e
 }
 
 // Terminal is what the TUI writes for the burst: one bell, then one OSC 9;

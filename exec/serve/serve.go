@@ -32,9 +32,12 @@ type Options struct {
 	Audit    *audit.Log      // followed for the metrics, checked for /healthz
 	Metrics  *metrics.Metrics
 	// Notify is called for each event, one at a time, off the loop; a slow
-	// or failing notifier delays only later notifications.
-	Notify     func(context.Context, notify.Event)
-	WarnBefore time.Duration // an Expiring event this long before a deadline (notify.ExpiringBefore when 0)
+	// or failing notifier delays only later notifications. Events that
+	// come within NotifyWindow of a notification are told together after
+	// it, once (notify.Burst: "29 new tasks"), not one run each.
+	Notify       func(context.Context, notify.Event)
+	NotifyWindow time.Duration // DefaultNotifyWindow when 0
+	WarnBefore   time.Duration // an Expiring event this long before a deadline (notify.ExpiringBefore when 0)
 	// SSHAddress is where people reach the SSH gate, "host:port" or
 	// "user@host:port": [ssh] advertise, else the address `vigil serve
 	// --ssh` listens on. Each event's SSH is the command that opens its
@@ -107,7 +110,8 @@ func (s *Server) Run(ctx context.Context) error {
 	}()
 	defer func() {
 		close(s.events)
-		// a notification under way gets its timeout; none is started anew
+		// a notification under way is cancelled; only the last window's burst
+		// is still told (flushTimeout)
 		stopNotify()
 		nwg.Wait()
 	}()
@@ -309,11 +313,66 @@ func (s *Server) announce(r approval.Record, at, now time.Time) {
 	}
 }
 
+// flushTimeout bounds the one notification serve still gives when it
+// stops: the burst gathered in the last window.
+const flushTimeout = 2 * time.Second
+
+// DefaultNotifyWindow is the least time between two runs of the notify
+// command: 30 tasks submitted at once are two notifications, the first
+// and "29 new tasks", not thirty pushes to a phone.
+const DefaultNotifyWindow = 5 * time.Second
+
+// notifier tells each event that comes after a quiet window at once, and
+// folds the events of the window after it into one.
 func (s *Server) notifier(ctx context.Context) {
+	window := s.o.NotifyWindow
+	if window <= 0 {
+		window = DefaultNotifyWindow
+	}
 	for ev := range s.events {
-		if ctx.Err() == nil && s.o.Notify != nil {
-			s.o.Notify(ctx, ev)
+		s.tell(ctx, ev)
+		b, open := s.gather(window)
+		if b.Len() > 0 {
+			ev := b.Event()
+			if ev.Kind == notify.Several {
+				ev.SSH = config.SSHCommand(s.o.SSHAddress) // the Approvals pane, with all of them
+			}
+			if !open {
+				// serve is stopping: what was gathered is still told, not
+				// lost with the window, for at most flushTimeout
+				fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+				defer cancel()
+				ctx = fctx
+			}
+			s.tell(ctx, ev)
 		}
+		if !open {
+			return
+		}
+	}
+}
+
+// gather collects the events of one window; open is false when the
+// events channel closed meanwhile (serve is stopping).
+func (s *Server) gather(window time.Duration) (b notify.Burst, open bool) {
+	t := time.NewTimer(window)
+	defer t.Stop()
+	for {
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				return b, false
+			}
+			b.Add(ev)
+		case <-t.C:
+			return b, true
+		}
+	}
+}
+
+func (s *Server) tell(ctx context.Context, ev notify.Event) {
+	if ctx.Err() == nil && s.o.Notify != nil {
+		s.o.Notify(ctx, ev)
 	}
 }
 

@@ -165,7 +165,7 @@ func TestServeExpiresOnTime(t *testing.T) {
 	var ev events
 	m := metrics.New(metrics.Build{})
 	_, stop := start(t, Options{Queue: q, TasksDir: e.TasksDir(), Audit: e.Audit, Metrics: m, Notify: ev.add,
-		WarnBefore: time.Second, MaxTick: 30 * time.Second})
+		WarnBefore: time.Second, MaxTick: 30 * time.Second, NotifyWindow: 10 * time.Millisecond})
 	defer stop()
 	submitted := time.Now()
 	e.submit("expire-me")
@@ -287,7 +287,7 @@ func TestServeTakesInTheInboxAtOnce(t *testing.T) {
 	e := newRealEnv(t, time.Minute)
 	var ev events
 	_, stop := start(t, Options{Queue: e.open(time.Minute), TasksDir: e.TasksDir(), Audit: e.Audit, Notify: ev.add,
-		MaxTick: time.Hour})
+		MaxTick: time.Hour, NotifyWindow: 10 * time.Millisecond})
 	defer stop()
 	if err := os.MkdirAll(e.q.InboxNew(), 0o700); err != nil {
 		t.Fatal(err)
