@@ -276,7 +276,7 @@ func (e *Executor) submit(ctx context.Context, m jetstream.Msg) {
 	}
 	v := Verdict{TaskID: out.TaskID, State: out.State, Error: out.Error, Result: out.Result}
 	if out.TaskID != "" && out.State != "rejected" && out.Result == nil {
-		if tv, ok := e.publishView(ctx, out.TaskID, nil); ok {
+		if tv, ok := e.publishView(ctx, out.TaskID, nil, queuedAt(m)); ok {
 			at, kind := tv.Record.Deadline()
 			v.PreviewHash, v.ExpiresAt, v.DeadlineKind = tv.PreviewHash, &at, kind
 		}
@@ -349,7 +349,7 @@ func (e *Executor) sync(ctx context.Context) {
 		if r.State == approval.Damaged || e.published[r.TaskID] == recordHash(r) {
 			continue
 		}
-		if _, ok := e.publishView(ctx, r.TaskID, nil); !ok {
+		if _, ok := e.publishView(ctx, r.TaskID, nil, nil); !ok {
 			complete = false // tried again next pass
 		}
 	}
@@ -411,7 +411,7 @@ func (e *Executor) apply(ctx context.Context, id string, d Decision) {
 		}
 		crashpoint.Hit("queue.decided")
 	}
-	e.publishView(ctx, id, &applied{id: d.ID, refusal: ref})
+	e.publishView(ctx, id, &applied{id: d.ID, refusal: ref}, nil)
 }
 
 type applied struct {
@@ -419,10 +419,22 @@ type applied struct {
 	refusal *Refusal
 }
 
+// queuedAt is when the server stored the submission m (nil if its
+// metadata says nothing).
+func queuedAt(m jetstream.Msg) *time.Time {
+	md, err := m.Metadata()
+	if err != nil || md.Timestamp.IsZero() {
+		return nil
+	}
+	t := md.Timestamp.UTC()
+	return &t
+}
+
 // publishView writes the task's current view to the bucket with a
 // compare-and-set, keeping an operator's decision that is not yet applied
-// (done is the one just applied: it is cleared). It reports the view.
-func (e *Executor) publishView(ctx context.Context, id string, done *applied) (TaskView, bool) {
+// (done is the one just applied: it is cleared) and the time the task was
+// first queued (queued, when the view has none yet). It reports the view.
+func (e *Executor) publishView(ctx context.Context, id string, done *applied, queued *time.Time) (TaskView, bool) {
 	av, err := e.o.Queue.Preview(ctx, id)
 	if err != nil && !errors.Is(err, approval.ErrDamaged) {
 		e.o.Log.Warn("queue: view", "task_id", id, "err", err)
@@ -430,7 +442,7 @@ func (e *Executor) publishView(ctx context.Context, id string, done *applied) (T
 	}
 	v := TaskView{Record: av.Record, Preview: av.Preview, PreviewHash: av.BindingHash, LeaseValid: av.LeaseValid,
 		LeaseError: av.LeaseError, Warnings: av.Warnings, Problem: av.Problem, Executor: e.o.Host,
-		ExecutorID: e.id, RecordHash: recordHash(av.Record)}
+		ExecutorID: e.id, RecordHash: recordHash(av.Record), QueuedAt: queued}
 	if v.Record.State.Final() {
 		v.Result, _ = e.o.Queue.Result(id)
 	}
@@ -450,6 +462,9 @@ func (e *Executor) publishView(ctx context.Context, id string, done *applied) (T
 			}
 			if json.Unmarshal(ent.Value(), &old) == nil {
 				v.Decision, v.Refused = old.Decision, old.Refused
+				if old.QueuedAt != nil {
+					v.QueuedAt = old.QueuedAt // the first submission's, not a resend's
+				}
 				if done != nil && old.Decision != nil && old.Decision.ID == done.id {
 					v.Decision = nil
 					if done.refusal != nil {

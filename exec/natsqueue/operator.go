@@ -151,7 +151,7 @@ func (o *OperatorTasks) take(ent jetstream.KeyValueEntry) string {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.recs[v.Record.TaskID] = v.Record
+	o.recs[v.Record.TaskID] = v.ShownRecord()
 	if len(o.recs) > maxFinishedKept*2 {
 		o.pruneLocked()
 	}
@@ -284,7 +284,7 @@ func (o *OperatorTasks) Refresh(ctx context.Context) error {
 			return err
 		}
 		if v.Record.TaskID == id && task.ValidateTaskID(id) == nil {
-			o.keep(v.Record)
+			o.keep(v.ShownRecord())
 		}
 	}
 	return nil
@@ -450,8 +450,8 @@ func (o *OperatorTasks) Decide(ctx context.Context, id string, d approval.Decisi
 	if v.Record.DecidedBy != nd.By || (v.Record.State == approval.Denied) == nd.Approve {
 		return v.Record, v.Result, &LostError{TaskID: id, State: v.Record.State, By: v.Winner()}
 	}
-	o.keep(v.Record)
-	return v.Record, v.Result, nil
+	o.keep(v.ShownRecord())
+	return v.ShownRecord(), v.Result, nil
 }
 
 // keep records what the decision's outcome says (the watch brings the
