@@ -325,9 +325,9 @@ func remoteDecide(ctx context.Context, app *App, r *remote, id string, d natsque
 	}
 	if v.Refused != nil && v.Refused.DecisionID == d.ID && v.Record.State == approval.Pending {
 		if v.Refused.Code == "preview_changed" {
-			return app.printPreviewChanged(id, v.Record.State, v.Refused.Message)
+			return app.printPreviewChanged(id, v.Record.State, v.Refused.Shown())
 		}
-		fmt.Fprintln(app.Err, "vigil: the executor refused the decision: "+safetext.Line(v.Refused.Message))
+		fmt.Fprintln(app.Err, "vigil: the executor refused the decision: "+v.Refused.Shown())
 		return Quiet(ExitCheck)
 	}
 	if v.Record.DecidedBy != d.By || (v.Record.State == approval.Denied) == d.Approve {

@@ -17,7 +17,6 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/internal/crashpoint"
-	"github.com/vigil-dev/vigil/preview"
 )
 
 // SubmitSource is the Source of a task that came over the shared queue.
@@ -197,12 +196,12 @@ func (e *Executor) follow(ctx context.Context, first bool, logChanged <-chan str
 		}
 	})
 	if err != nil {
-		return false, fmt.Errorf("nats consume: %w", err)
+		return false, fmt.Errorf("nats consume: %w", shown(err))
 	}
 	defer cc.Stop()
 	w, err := e.kv.Watch(ctx, "task.>")
 	if err != nil {
-		return false, fmt.Errorf("nats watch: %w", err)
+		return false, fmt.Errorf("nats watch: %w", shown(err))
 	}
 	defer w.Stop()
 	if first {
@@ -405,9 +404,9 @@ func (e *Executor) apply(ctx context.Context, id string, d Decision) {
 		case err == nil, errors.As(err, &de), errors.Is(err, approval.ErrTampered):
 			// the record says what happened; the view carries it
 		case errors.Is(err, approval.ErrPreviewChanged):
-			ref = &Refusal{DecisionID: d.ID, By: d.By, Code: "preview_changed", Message: err.Error()}
+			ref = &Refusal{DecisionID: d.ID, By: d.By, Code: "preview_changed", Message: shownText(err.Error())}
 		default:
-			ref = &Refusal{DecisionID: d.ID, By: d.By, Code: "refused", Message: preview.MaskString(err.Error())}
+			ref = &Refusal{DecisionID: d.ID, By: d.By, Code: "refused", Message: shownText(err.Error())}
 		}
 		crashpoint.Hit("queue.decided")
 	}

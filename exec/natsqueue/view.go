@@ -61,6 +61,11 @@ type Refusal struct {
 	Message    string `json:"message"`
 }
 
+// Shown is the refusal's message as a person may see it: masked and
+// display-safe (the bucket holds it, and anyone who may write the bucket
+// could have put it there).
+func (r Refusal) Shown() string { return shownText(r.Message) }
+
 // Verdict is the executor's answer to one submitted manifest — the same
 // outcome a local `vigil submit` prints.
 type Verdict struct {
