@@ -21,16 +21,9 @@ for i in $(seq "$RUNS"); do
   "$tmp/natsqueue.test" -test.run XXX -test.bench BenchmarkQueueThroughput -test.benchtime "${ROUNDS}x" |
     grep '^BenchmarkQueueThroughput' | tee -a "$tmp/runs"
 done
-# each line: name N value unit value unit ...
-awk '{ for (i = 3; i < NF; i += 2) v[$(i+1)] = v[$(i+1)] " " $i }
-END {
-  printf "\nmedians over %d runs (uptime: load average at the end below)\n", NR
-  n = 0
-  for (u in v) names[++n] = u
-  asort(names)
-  for (k = 1; k <= n; k++) {
-    u = names[k]; c = split(substr(v[u], 2), xs, " "); asort(xs)
-    if (u != "ns/op") printf "  %-22s %10.3f\n", u, xs[int((c + 1) / 2)]
-  }
-}' "$tmp/runs"
+# each line: name N value unit value unit ...; the median of each unit
+printf '\nmedians over %d runs\n' "$(wc -l <"$tmp/runs")"
+awk '{ for (i = 3; i < NF; i += 2) if ($(i+1) != "ns/op") print $(i+1), $i }' "$tmp/runs" | sort -k1,1 -k2,2g |
+  awk '{ v[$1] = v[$1] " " $2; n[$1]++ }
+  END { for (u in v) { c = split(substr(v[u], 2), xs, " "); printf "  %-22s %10.3f\n", u, xs[int((c + 1) / 2)] } }' | sort
 uptime
