@@ -172,7 +172,7 @@ func remotePending(cmd *cobra.Command, app *App) error {
 	if asJSON {
 		out := make([]map[string]any, 0, len(list))
 		for _, v := range list {
-			m := pendingJSON(v.Record)
+			m := pendingJSON(v.ShownRecord())
 			m["preview_hash"], m["executor"] = v.PreviewHash, v.Executor
 			if v.ExecutorID != "" {
 				m["executor_id"] = v.ExecutorID // which executor (one per device set) owns it
@@ -186,7 +186,7 @@ func remotePending(cmd *cobra.Command, app *App) error {
 	}
 	recs := make([]approval.Record, len(list))
 	for i, v := range list {
-		recs[i] = v.Record
+		recs[i] = v.ShownRecord()
 	}
 	printPendingTable(app, recs)
 	return nil
@@ -331,9 +331,9 @@ func remoteDecide(ctx context.Context, app *App, r *remote, id string, d natsque
 	}
 	if v.Refused != nil && v.Refused.DecisionID == d.ID && v.Record.State == approval.Pending {
 		if v.Refused.Code == "preview_changed" {
-			return app.printPreviewChanged(id, v.Record.State, v.Refused.Message)
+			return app.printPreviewChanged(id, v.Record.State, v.Refused.Shown())
 		}
-		fmt.Fprintln(app.Err, "vigil: the executor refused the decision: "+safetext.Line(v.Refused.Message))
+		fmt.Fprintln(app.Err, "vigil: the executor refused the decision: "+v.Refused.Shown())
 		return Quiet(ExitCheck)
 	}
 	if v.Record.DecidedBy != d.By || (v.Record.State == approval.Denied) == d.Approve {

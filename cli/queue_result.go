@@ -43,6 +43,8 @@ func remoteResult(cmd *cobra.Command, app *App, id string, wait time.Duration) e
 		switch {
 		case errors.Is(err, natsqueue.ErrUnverified):
 			return Fail(ExitCheck, safeErr(err)) // a result that does not verify
+		case errors.Is(err, task.ErrNotThisTask):
+			return Fail(ExitCheck, safeErr(fmt.Errorf("%w; refusing it", err))) // another task's answer
 		case err != nil && found:
 			return Fail(ExitExecution, safeErr(err))
 		}

@@ -3,6 +3,7 @@ package natsqueue
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -67,6 +68,9 @@ func (a AgentTasks) Submit(ctx context.Context, raw []byte, source string) (appr
 	if err != nil {
 		return approval.Outcome{}, err
 	}
+	if err := answers(raw, v); err != nil {
+		return approval.Outcome{}, err
+	}
 	if err := a.check(v.Result); err != nil {
 		return approval.Outcome{}, err
 	}
@@ -93,7 +97,33 @@ func (a AgentTasks) Task(ctx context.Context, id string) (approval.Record, *task
 	if err := a.check(v.Result); err != nil {
 		return v.Record, nil, err
 	}
+	if v.Result != nil {
+		// a signed result copied from another task's view verifies, but
+		// is not this task's answer
+		if err := approval.ResultAnswers(id, v.Record, v.Result); err != nil {
+			return v.Record, nil, err
+		}
+	}
 	return v.Record, v.Result, nil
+}
+
+// answers refuses a verdict that is not the answer to the manifest raw: one
+// naming another task, or carrying another task's result (anyone who may
+// write the bucket could put one under the manifest's key).
+func answers(raw []byte, v Verdict) error {
+	var m struct {
+		TaskID string `json:"task_id"`
+	}
+	if json.Unmarshal(raw, &m) != nil || task.ValidateTaskID(m.TaskID) != nil {
+		return nil // the executor rejected it; its verdict says why
+	}
+	if v.TaskID != "" && v.TaskID != m.TaskID {
+		return fmt.Errorf("task %s: %w: the verdict names task %q", m.TaskID, task.ErrNotThisTask, v.TaskID)
+	}
+	if v.Result != nil {
+		return approval.ResultAnswers(m.TaskID, approval.Record{}, v.Result)
+	}
+	return nil
 }
 
 // Get reads the task's record from its view (approval.Reader).
@@ -101,7 +131,7 @@ func (a AgentTasks) Get(id string) (approval.Record, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), readWait)
 	defer cancel()
 	rec, _, err := a.Task(ctx, id)
-	if errors.Is(err, ErrUnverified) {
+	if errors.Is(err, ErrUnverified) || errors.Is(err, task.ErrNotThisTask) {
 		err = nil // the record is the bucket's; only the result is refused (Result says so)
 	}
 	return rec, err
@@ -109,7 +139,8 @@ func (a AgentTasks) Get(id string) (approval.Record, error) {
 
 // Result reads the task's signed result from its view, checked with
 // OperatorKey when set (approval.Reader): task.ErrNotFound until there is
-// one, ErrUnverified for one that does not verify.
+// one, ErrUnverified for one that does not verify, task.ErrNotThisTask for
+// one that answers another task or request.
 func (a AgentTasks) Result(id string) (*task.Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), readWait)
 	defer cancel()
@@ -140,7 +171,7 @@ func (a AgentTasks) check(res *task.Result) error {
 func (a AgentTasks) TaskChanges(ctx context.Context, id string) (<-chan struct{}, func(), error) {
 	w, err := a.Client.kv.Watch(ctx, TaskKey(id), jetstream.UpdatesOnly())
 	if err != nil {
-		return nil, nil, fmt.Errorf("nats watch: %w", err)
+		return nil, nil, fmt.Errorf("nats watch: %w", shown(err))
 	}
 	ch := make(chan struct{}, 1)
 	done := make(chan struct{})
@@ -170,7 +201,7 @@ func (a AgentTasks) TaskChanges(ctx context.Context, id string) (<-chan struct{}
 func (a AgentTasks) Changes(ctx context.Context) (<-chan approval.Change, error) {
 	w, err := a.Client.kv.Watch(ctx, "task.>", jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
 	if err != nil {
-		return nil, fmt.Errorf("nats watch: %w", err)
+		return nil, fmt.Errorf("nats watch: %w", shown(err))
 	}
 	sub := newChangeSub()
 	out := make(chan approval.Change)

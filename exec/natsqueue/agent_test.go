@@ -98,7 +98,7 @@ func TestAgentTasksRefusesAForgedResult(t *testing.T) {
 	}
 	_, other, _ := ed25519.GenerateKey(rand.Reader)
 	forged := &task.Result{TaskID: "ag-forged", CapabilityID: "MEDIA_PLAY", Status: task.StatusSuccess,
-		ExecutedAt: time.Now().UTC().Format(time.RFC3339)}
+		ExecutedAt: time.Now().UTC().Format(time.RFC3339), RequestHash: v.Record.RequestHash}
 	if err := task.NewSigner(other).Sign(forged); err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ type auditFollower struct {
 func (a *auditFollower) start(ctx context.Context) error {
 	s, err := a.js.Stream(ctx, AuditStream)
 	if err != nil {
-		return fmt.Errorf("nats stream %s: %w", AuditStream, err)
+		return fmt.Errorf("nats stream %s: %w", AuditStream, shown(err))
 	}
 	m, err := s.GetLastMsgForSubject(ctx, a.subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -56,7 +56,7 @@ func (a *auditFollower) start(ctx context.Context) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("nats stream %s: %w", AuditStream, err)
+		return fmt.Errorf("nats stream %s: %w", AuditStream, shown(err))
 	}
 	off, err := strconv.ParseInt(m.Header.Get(OffsetHeader), 10, 64)
 	if err != nil {
@@ -145,11 +145,11 @@ func PullExecutorAudit(ctx context.Context, js jetstream.JetStream, executorID s
 func AuditExecutors(ctx context.Context, js jetstream.JetStream) ([]string, error) {
 	s, err := js.Stream(ctx, AuditStream)
 	if err != nil {
-		return nil, fmt.Errorf("nats stream %s: %w", AuditStream, err)
+		return nil, fmt.Errorf("nats stream %s: %w", AuditStream, shown(err))
 	}
 	info, err := s.Info(ctx, jetstream.WithSubjectFilter(AuditSubjects))
 	if err != nil {
-		return nil, fmt.Errorf("nats stream %s: %w", AuditStream, err)
+		return nil, fmt.Errorf("nats stream %s: %w", AuditStream, shown(err))
 	}
 	var ids []string
 	for subj := range info.State.Subjects {
@@ -165,14 +165,14 @@ func AuditExecutors(ctx context.Context, js jetstream.JetStream) ([]string, erro
 func pullAuditSubject(ctx context.Context, js jetstream.JetStream, subject string, w io.Writer) (int, error) {
 	s, err := js.Stream(ctx, AuditStream)
 	if err != nil {
-		return 0, fmt.Errorf("nats stream %s: %w", AuditStream, err)
+		return 0, fmt.Errorf("nats stream %s: %w", AuditStream, shown(err))
 	}
 	lastMsg, err := s.GetLastMsgForSubject(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("nats stream %s: %w", AuditStream, err)
+		return 0, fmt.Errorf("nats stream %s: %w", AuditStream, shown(err))
 	}
 	last := lastMsg.Sequence
 	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})

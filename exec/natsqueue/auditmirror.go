@@ -74,7 +74,7 @@ func (m *AuditMirror) Run(ctx context.Context) error {
 	}
 	s, err := m.JS.Stream(ctx, AuditStream)
 	if err != nil {
-		return fmt.Errorf("nats stream %s: %w", AuditStream, err)
+		return fmt.Errorf("nats stream %s: %w", AuditStream, shown(err))
 	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{m.Subject}}
 	pos, ok := m.readPos()
@@ -90,7 +90,7 @@ func (m *AuditMirror) Run(ctx context.Context) error {
 	}
 	c, err := s.OrderedConsumer(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("nats stream %s: %w", AuditStream, err)
+		return fmt.Errorf("nats stream %s: %w", AuditStream, shown(err))
 	}
 	msgs := make(chan jetstream.Msg, mirrorBatch)
 	cc, err := c.Consume(func(msg jetstream.Msg) {
@@ -100,7 +100,7 @@ func (m *AuditMirror) Run(ctx context.Context) error {
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("nats stream %s: %w", AuditStream, err)
+		return fmt.Errorf("nats stream %s: %w", AuditStream, shown(err))
 	}
 	defer cc.Stop()
 	f, err := os.OpenFile(m.Path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -211,7 +211,7 @@ func (m *AuditMirror) checkResume(ctx context.Context, s jetstream.Stream, pos m
 	raw, err := s.GetMsg(ctx, pos.StreamSeq)
 	if err != nil {
 		return fmt.Errorf("nats stream %s: message %d, where the copy %s ends, is gone (%v); move the copy aside to start a new one",
-			AuditStream, pos.StreamSeq, m.Path, err)
+			AuditStream, pos.StreamSeq, m.Path, shown(err))
 	}
 	last, err := lastLine(m.Path, pos.Size)
 	if err != nil {

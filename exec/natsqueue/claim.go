@@ -48,7 +48,7 @@ func claim(ctx context.Context, js jetstream.JetStream, name, id, host string, d
 	log *slog.Logger) (jetstream.Consumer, error) {
 	s, err := js.Stream(ctx, SubmitStream)
 	if err != nil {
-		return nil, fmt.Errorf("nats stream %s: %w", SubmitStream, err)
+		return nil, fmt.Errorf("nats stream %s: %w", SubmitStream, shown(err))
 	}
 	takenGeneral, err := checkClaims(ctx, js, s, name, id, devices, log)
 	if err != nil {
@@ -71,7 +71,7 @@ func claim(ctx context.Context, js jetstream.JetStream, name, id, host string, d
 		if _, cerr := checkClaims(ctx, js, s, name, id, devices, log); cerr != nil {
 			return nil, cerr
 		}
-		return nil, fmt.Errorf("nats consumer %s: %w", name, err)
+		return nil, fmt.Errorf("nats consumer %s: %w", name, shown(err))
 	}
 	return cons, nil
 }
@@ -86,7 +86,7 @@ func checkClaims(ctx context.Context, js jetstream.JetStream, s jetstream.Stream
 		infos = append(infos, ci)
 	}
 	if err := list.Err(); err != nil {
-		return false, fmt.Errorf("nats stream %s: listing its consumers: %w", SubmitStream, err)
+		return false, fmt.Errorf("nats stream %s: listing its consumers: %w", SubmitStream, shown(err))
 	}
 	takenGeneral := false
 	for _, ci := range infos {
@@ -103,7 +103,7 @@ func checkClaims(ctx context.Context, js jetstream.JetStream, s jetstream.Stream
 			// this executor's consumer for an earlier device list; what
 			// it left unacknowledged stays in the stream for the new one
 			if err := js.DeleteConsumer(ctx, SubmitStream, ci.Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-				return false, fmt.Errorf("nats consumer %s (this executor's, for its earlier devices): %w", ci.Name, err)
+				return false, fmt.Errorf("nats consumer %s (this executor's, for its earlier devices): %w", ci.Name, shown(err))
 			}
 			log.Info("queue: replaced this executor's consumer for its earlier device list", "consumer", ci.Name)
 			continue

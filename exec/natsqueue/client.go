@@ -86,16 +86,16 @@ func publishError(err error) error {
 		why = fmt.Sprintf("the stream %s is full (%d MiB of submissions wait for their executors): try again once "+
 			"they have taken theirs", SubmitStream, SubmitMaxBytes>>20)
 	default:
-		return fmt.Errorf("nats publish: %w", err)
+		return fmt.Errorf("nats publish: %w", shown(err))
 	}
-	return fmt.Errorf("%w: %s (%v)", ErrSubmitRefused, why, err)
+	return fmt.Errorf("%w: %s (%v)", ErrSubmitRefused, why, shown(err))
 }
 
 // Verdict waits until the executor answered the manifest with that digest.
 func (c *Client) Verdict(ctx context.Context, digest string) (Verdict, error) {
 	w, err := c.kv.Watch(ctx, VerdictKey(digest))
 	if err != nil {
-		return Verdict{}, err
+		return Verdict{}, shown(err)
 	}
 	defer w.Stop()
 	for {
@@ -111,7 +111,7 @@ func (c *Client) Verdict(ctx context.Context, digest string) (Verdict, error) {
 			}
 			var v Verdict
 			if err := json.Unmarshal(ent.Value(), &v); err != nil {
-				return Verdict{}, fmt.Errorf("verdict: %w", err)
+				return Verdict{}, fmt.Errorf("verdict: %w", shown(err))
 			}
 			return v, nil
 		}
@@ -125,11 +125,11 @@ func (c *Client) Get(ctx context.Context, id string) (TaskView, uint64, error) {
 		return TaskView{}, 0, fmt.Errorf("task %s: %w", id, ErrNoTask)
 	}
 	if err != nil {
-		return TaskView{}, 0, err
+		return TaskView{}, 0, shown(err)
 	}
 	var v TaskView
 	if err := json.Unmarshal(ent.Value(), &v); err != nil {
-		return TaskView{}, 0, fmt.Errorf("task %s: view: %w", id, err)
+		return TaskView{}, 0, fmt.Errorf("task %s: view: %w", id, shown(err))
 	}
 	return v, ent.Revision(), nil
 }
@@ -138,7 +138,7 @@ func (c *Client) Get(ctx context.Context, id string) (TaskView, uint64, error) {
 func (c *Client) List(ctx context.Context) ([]TaskView, error) {
 	w, err := c.kv.Watch(ctx, "task.>", jetstream.IgnoreDeletes())
 	if err != nil {
-		return nil, err
+		return nil, shown(err)
 	}
 	defer w.Stop()
 	var out []TaskView
@@ -185,7 +185,7 @@ func (c *Client) Decide(ctx context.Context, id string, d Decision) (TaskView, e
 			return v, nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return v, fmt.Errorf("nats: %w", err)
+			return v, fmt.Errorf("nats: %w", shown(err))
 		}
 		// someone wrote first: read again (a decision → lost; the
 		// executor refreshing the view → try again)
@@ -198,7 +198,7 @@ func (c *Client) Decide(ctx context.Context, id string, d Decision) (TaskView, e
 func (c *Client) Outcome(ctx context.Context, id, decisionID string) (TaskView, error) {
 	w, err := c.kv.Watch(ctx, TaskKey(id))
 	if err != nil {
-		return TaskView{}, err
+		return TaskView{}, shown(err)
 	}
 	defer w.Stop()
 	for {
@@ -229,5 +229,6 @@ func (c *Client) Outcome(ctx context.Context, id, decisionID string) (TaskView, 
 // Watch follows every task view (the initial values, then each change),
 // for an operator screen.
 func (c *Client) Watch(ctx context.Context) (jetstream.KeyWatcher, error) {
-	return c.kv.Watch(ctx, "task.>")
+	w, err := c.kv.Watch(ctx, "task.>")
+	return w, shown(err)
 }

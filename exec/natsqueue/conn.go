@@ -85,6 +85,14 @@ func Connect(o ConnectOptions) (*nats.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// a server's refusal can echo what this process sent it: every copy
+	// of the token or password is masked in what is shown
+	var sent []string
+	for _, env := range []string{q.TokenEnv, q.PasswordEnv} {
+		if env != "" {
+			sent = append(sent, getenv(env))
+		}
+	}
 	opts = append(opts, auth...)
 	if q.CAFile != "" {
 		opts = append(opts, nats.RootCAs(q.CAFile))
@@ -95,7 +103,7 @@ func Connect(o ConnectOptions) (*nats.Conn, error) {
 	nc, err := nats.Connect(q.URL, opts...)
 	if err != nil {
 		// the URL carries no credentials (config refuses them), so it may be shown
-		return nil, fmt.Errorf("queue.url: cannot reach %s: %w", strings.TrimSpace(q.URL), err)
+		return nil, fmt.Errorf("queue.url: cannot reach %s: %w", strings.TrimSpace(q.URL), shown(err, sent...))
 	}
 	if !o.Wait {
 		// ErrNotConnected (lost already) is let through: a reconnect

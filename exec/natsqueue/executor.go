@@ -1,14 +1,13 @@
 package natsqueue
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,7 +16,6 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/internal/crashpoint"
-	"github.com/vigil-dev/vigil/preview"
 )
 
 // SubmitSource is the Source of a task that came over the shared queue.
@@ -77,13 +75,17 @@ type ExecutorOptions struct {
 type Executor struct {
 	o          ExecutorOptions
 	kv         jetstream.KeyValue
-	consumer   string             // this executor's consumer on VIGIL_SUBMIT
-	id         string             // ExecutorOptions.ID (the consumer's name if empty): every view it publishes names it
-	cons       jetstream.Consumer // once claimed
-	published  map[string]string  // task id → record hash last seen in the bucket
-	syncedSize int64              // the audit log's size at the last complete sync (-1: none yet)
+	consumer   string                  // this executor's consumer on VIGIL_SUBMIT
+	id         string                  // ExecutorOptions.ID (the consumer's name if empty): every view it publishes names it
+	cons       jetstream.Consumer      // once claimed
+	published  map[string]string       // task id → record hash last seen in the bucket
+	shown      map[string]shownPreview // pending task id → the preview this executor published
+	syncedSize int64                   // the audit log's size at the last complete sync (-1: none yet)
+	changes    *audit.Follower         // the audit log from syncedSize on: the tasks that changed since
+	fullAt     time.Time               // when sync last read every task
 	audit      *auditFollower
 	reconnect  chan struct{} // Reconnected's signal to the loop (holds at most one)
+	auditWake  chan struct{} // the loop's signal to the audit publisher (holds at most one)
 }
 
 // NewExecutor creates the streams and bucket if they are missing, and
@@ -107,9 +109,10 @@ func NewExecutor(ctx context.Context, o ExecutorOptions) (*Executor, error) {
 	if auditID == "" {
 		auditID = consumer
 	}
-	return &Executor{o: o, kv: kv, consumer: consumer, id: auditID, published: map[string]string{}, syncedSize: -1,
-		audit:     &auditFollower{js: o.JS, path: o.AuditPath, subject: AuditSubjectFor(auditID), executor: auditID},
-		reconnect: make(chan struct{}, 1)}, nil
+	return &Executor{o: o, kv: kv, consumer: consumer, id: auditID, published: map[string]string{}, shown: map[string]shownPreview{},
+		syncedSize: -1,
+		audit:      &auditFollower{js: o.JS, path: o.AuditPath, subject: AuditSubjectFor(auditID), executor: auditID},
+		reconnect:  make(chan struct{}, 1), auditWake: make(chan struct{}, 1)}, nil
 }
 
 // Run works until ctx ends. One goroutine does every transition, so a
@@ -163,8 +166,8 @@ func (e *Executor) run(ctx context.Context) error {
 			return err
 		}
 	}
-	// the log's changes wake the audit follower; without a watch it
-	// publishes on the loop's other wake-ups (each Poll at the latest)
+	// the log's changes wake the audit publisher; without a watch it
+	// publishes after each transition (and each Poll at the latest)
 	var logChanged <-chan struct{}
 	if w, err := audit.Watch(e.o.AuditPath); err != nil {
 		e.o.Log.Warn("queue: audit log not watched, published each poll", "err", err)
@@ -172,8 +175,13 @@ func (e *Executor) run(ctx context.Context) error {
 		defer w.Close()
 		logChanged = w.C()
 	}
+	actx, stop := context.WithCancel(ctx)
+	var publisher sync.WaitGroup
+	defer func() { stop(); publisher.Wait() }()
 	for first := true; ; first = false {
-		again, err := e.follow(ctx, first, logChanged)
+		again, err := e.follow(ctx, first, func() {
+			publisher.Go(func() { e.publishAudit(actx, logChanged) })
+		})
 		if err != nil || !again {
 			return err
 		}
@@ -182,9 +190,9 @@ func (e *Executor) run(ctx context.Context) error {
 }
 
 // follow takes submissions and decisions until ctx ends or the connection
-// comes back (again: follow anew). first says the audit follower starts too;
-// logChanged wakes it when the audit log changed.
-func (e *Executor) follow(ctx context.Context, first bool, logChanged <-chan struct{}) (again bool, err error) {
+// comes back (again: follow anew). first says the audit follower starts
+// too: once it knows where the stream ends, started runs its publisher.
+func (e *Executor) follow(ctx context.Context, first bool, started func()) (again bool, err error) {
 	subs := make(chan jetstream.Msg)
 	// a delivery nobody will read (this follow returned) is let go: the
 	// submission comes back after AckWait
@@ -197,18 +205,19 @@ func (e *Executor) follow(ctx context.Context, first bool, logChanged <-chan str
 		}
 	})
 	if err != nil {
-		return false, fmt.Errorf("nats consume: %w", err)
+		return false, fmt.Errorf("nats consume: %w", shown(err))
 	}
 	defer cc.Stop()
 	w, err := e.kv.Watch(ctx, "task.>")
 	if err != nil {
-		return false, fmt.Errorf("nats watch: %w", err)
+		return false, fmt.Errorf("nats watch: %w", shown(err))
 	}
 	defer w.Stop()
 	if first {
 		if err := e.audit.start(ctx); err != nil {
 			return false, err
 		}
+		started()
 	}
 	e.sync(ctx)
 	tick := time.NewTicker(e.o.Poll)
@@ -230,14 +239,42 @@ func (e *Executor) follow(ctx context.Context, first bool, logChanged <-chan str
 			}
 		case <-tick.C:
 			e.sync(ctx)
-		case _, ok := <-logChanged:
-			if !ok {
-				logChanged = nil // the watch ended: the tick still comes
-			}
 		}
-		if err := e.audit.publish(ctx); err != nil {
+		e.wakeAudit()
+	}
+}
+
+// publishAudit publishes the audit log's new lines to VIGIL_AUDIT until
+// ctx ends, woken by the log's changes, by the loop after each transition
+// (wakeAudit) and each Poll. It runs beside the loop, so that a decision
+// or a submission does not wait for the lines of the one before to reach
+// the stream; the lines still go one at a time, in order.
+func (e *Executor) publishAudit(ctx context.Context, logChanged <-chan struct{}) {
+	tick := time.NewTicker(e.o.Poll)
+	defer tick.Stop()
+	for {
+		err := e.audit.publish(ctx)
+		if err != nil && ctx.Err() == nil {
 			e.o.Log.Warn("queue: audit stream", "err", err)
 		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.auditWake:
+		case <-tick.C:
+		case _, ok := <-logChanged:
+			if !ok {
+				logChanged = nil // the watch ended: the tick and the loop still wake it
+			}
+		}
+	}
+}
+
+// wakeAudit tells the audit publisher the log may have grown.
+func (e *Executor) wakeAudit() {
+	select {
+	case e.auditWake <- struct{}{}:
+	default: // one wake-up pending is enough: it reads to the log's end
 	}
 }
 
@@ -276,7 +313,7 @@ func (e *Executor) submit(ctx context.Context, m jetstream.Msg) {
 	}
 	v := Verdict{TaskID: out.TaskID, State: out.State, Error: out.Error, Result: out.Result}
 	if out.TaskID != "" && out.State != "rejected" && out.Result == nil {
-		if tv, ok := e.publishView(ctx, out.TaskID, nil); ok {
+		if tv, ok := e.publishView(ctx, out.TaskID, publish{queued: queuedAt(m), fresh: true}); ok {
 			at, kind := tv.Record.Deadline()
 			v.PreviewHash, v.ExpiresAt, v.DeadlineKind = tv.PreviewHash, &at, kind
 		}
@@ -322,42 +359,6 @@ func (e *Executor) othersTask(ctx context.Context, raw []byte) (Verdict, bool) {
 		m.TaskID, v.ExecutorID)}, true
 }
 
-// sync publishes every task whose record changed since it was last
-// published (expiry at the deadline, a decision made on this host, a
-// recovery after a crash) and applies decisions waiting in the bucket.
-func (e *Executor) sync(ctx context.Context) {
-	// Every transition of a task ends with an audit entry, so a log of the
-	// same size as at the last pass means no record changed: skip the
-	// listing (it reads every task).
-	size := int64(-1)
-	if fi, err := os.Stat(e.o.AuditPath); err == nil {
-		size = fi.Size()
-	}
-	if size >= 0 && size == e.syncedSize {
-		return
-	}
-	list, err := e.o.Queue.List()
-	if err != nil {
-		e.o.Log.Warn("queue: list", "err", err)
-		return
-	}
-	complete := true
-	for _, r := range list {
-		if ctx.Err() != nil {
-			return
-		}
-		if r.State == approval.Damaged || e.published[r.TaskID] == recordHash(r) {
-			continue
-		}
-		if _, ok := e.publishView(ctx, r.TaskID, nil); !ok {
-			complete = false // tried again next pass
-		}
-	}
-	if complete && ctx.Err() == nil {
-		e.syncedSize = size
-	}
-}
-
 // applyEntry applies the decision a view carries, if any.
 func (e *Executor) applyEntry(ctx context.Context, ent jetstream.KeyValueEntry) {
 	var v TaskView
@@ -377,13 +378,14 @@ func (e *Executor) applyEntry(ctx context.Context, ent jetstream.KeyValueEntry) 
 			return
 		}
 	}
-	e.apply(ctx, v.Record.TaskID, *v.Decision)
+	e.apply(ctx, ent, v.Record.TaskID, *v.Decision)
 }
 
 // apply runs one operator decision through the local queue, which checks
 // the deadline, the preview hash and tampering and executes at most once,
-// then publishes the outcome (clearing the decision).
-func (e *Executor) apply(ctx context.Context, id string, d Decision) {
+// then publishes the outcome (clearing the decision). ent is the view that
+// carried the decision.
+func (e *Executor) apply(ctx context.Context, ent jetstream.KeyValueEntry, id string, d Decision) {
 	ref := &Refusal{DecisionID: d.ID, By: d.By, Code: "refused"}
 	switch {
 	case !strings.HasPrefix(d.By, "operator:") || task.CheckText(d.By, MaxOperatorBytes) != nil:
@@ -397,108 +399,25 @@ func (e *Executor) apply(ctx context.Context, id string, d Decision) {
 	default:
 		ref = nil
 	}
+	var approved *approval.Record
+	var result *task.Result
 	if ref == nil {
-		_, _, err := e.o.Queue.Decide(context.WithoutCancel(ctx), id, approval.Decision{Approve: d.Approve, By: d.By,
+		rec, res, err := e.o.Queue.Decide(context.WithoutCancel(ctx), id, approval.Decision{Approve: d.Approve, By: d.By,
 			Reason: d.Reason, PreviewHash: d.PreviewHash, Via: approval.ViaQueue})
 		var de *approval.DecidedError
 		switch {
-		case err == nil, errors.As(err, &de), errors.Is(err, approval.ErrTampered):
+		case err == nil:
+			if d.Approve {
+				approved, result = &rec, res
+			}
+		case errors.As(err, &de), errors.Is(err, approval.ErrTampered):
 			// the record says what happened; the view carries it
 		case errors.Is(err, approval.ErrPreviewChanged):
-			ref = &Refusal{DecisionID: d.ID, By: d.By, Code: "preview_changed", Message: err.Error()}
+			ref = &Refusal{DecisionID: d.ID, By: d.By, Code: "preview_changed", Message: shownText(err.Error())}
 		default:
-			ref = &Refusal{DecisionID: d.ID, By: d.By, Code: "refused", Message: preview.MaskString(err.Error())}
+			ref = &Refusal{DecisionID: d.ID, By: d.By, Code: "refused", Message: shownText(err.Error())}
 		}
 		crashpoint.Hit("queue.decided")
 	}
-	e.publishView(ctx, id, &applied{id: d.ID, refusal: ref})
-}
-
-type applied struct {
-	id      string
-	refusal *Refusal
-}
-
-// publishView writes the task's current view to the bucket with a
-// compare-and-set, keeping an operator's decision that is not yet applied
-// (done is the one just applied: it is cleared). It reports the view.
-func (e *Executor) publishView(ctx context.Context, id string, done *applied) (TaskView, bool) {
-	av, err := e.o.Queue.Preview(ctx, id)
-	if err != nil && !errors.Is(err, approval.ErrDamaged) {
-		e.o.Log.Warn("queue: view", "task_id", id, "err", err)
-		return TaskView{}, false
-	}
-	v := TaskView{Record: av.Record, Preview: av.Preview, PreviewHash: av.BindingHash, LeaseValid: av.LeaseValid,
-		LeaseError: av.LeaseError, Warnings: av.Warnings, Problem: av.Problem, Executor: e.o.Host,
-		ExecutorID: e.id, RecordHash: recordHash(av.Record)}
-	if v.Record.State.Final() {
-		v.Result, _ = e.o.Queue.Result(id)
-	}
-	key := TaskKey(id)
-	for range 20 {
-		ent, err := e.kv.Get(ctx, key)
-		var rev uint64
-		if err == nil {
-			rev = ent.Revision()
-			var old TaskView
-			if json.Unmarshal(ent.Value(), &old) == nil && old.ExecutorID != "" && old.ExecutorID != e.id {
-				// the same task_id taken by two executors at once: the
-				// first view stays, this one's task is not shown
-				e.o.Log.Warn("queue: view: the task_id is another executor's", "task_id", id,
-					"executor", old.ExecutorID)
-				return v, false
-			}
-			if json.Unmarshal(ent.Value(), &old) == nil {
-				v.Decision, v.Refused = old.Decision, old.Refused
-				if done != nil && old.Decision != nil && old.Decision.ID == done.id {
-					v.Decision = nil
-					if done.refusal != nil {
-						v.Refused = done.refusal
-					}
-				}
-				if v.Decision != nil && v.Record.State != approval.Pending {
-					// the record answers the waiting decision: it was applied
-					// before a crash kept it from being cleared, or the task
-					// was decided here meanwhile (expiry, a local decision)
-					if v.Record.DecidedBy != v.Decision.By {
-						v.Refused = &Refusal{DecisionID: v.Decision.ID, By: v.Decision.By, Code: "refused",
-							Message: "already " + string(v.Record.State) + " by " + v.Record.DecidedBy}
-					}
-					v.Decision = nil
-				}
-				if old.RecordHash == v.RecordHash && sameDecision(old, v) && done == nil && old.ExecutorID == v.ExecutorID {
-					e.published[id] = v.RecordHash
-					return old, true
-				}
-			}
-		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
-			e.o.Log.Warn("queue: view", "task_id", id, "err", err)
-			return v, false
-		}
-		b, _ := json.Marshal(v)
-		if bytes.Contains(b, []byte("\x00")) {
-			return v, false // never: JSON escapes NUL
-		}
-		if rev == 0 {
-			_, err = e.kv.Create(ctx, key, b)
-		} else {
-			_, err = e.kv.Update(ctx, key, b, rev)
-		}
-		if err == nil {
-			e.published[id] = v.RecordHash
-			return v, true
-		}
-		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
-			e.o.Log.Warn("queue: view", "task_id", id, "err", err)
-			return v, false
-		}
-		// an operator decided meanwhile: merge again
-	}
-	return v, false
-}
-
-func sameDecision(a, b TaskView) bool {
-	ja, _ := json.Marshal([]any{a.Decision, a.Refused})
-	jb, _ := json.Marshal([]any{b.Decision, b.Refused})
-	return bytes.Equal(ja, jb)
+	e.publishView(ctx, id, publish{done: &applied{id: d.ID, refusal: ref}, seen: ent, approved: approved, result: result})
 }

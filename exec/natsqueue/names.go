@@ -207,7 +207,7 @@ func (l Layout) setup(ctx context.Context, js jetstream.JetStream, migrate bool,
 	} else if cfg := sub.CachedInfo().Config; migrate && submitUnbounded(cfg) {
 		// made by an earlier release, unbounded: what waits in it stays
 		if _, err := js.UpdateStream(ctx, boundSubmit(cfg)); err != nil {
-			return nil, fmt.Errorf("nats stream %s: bounding it: %w", SubmitStream, err)
+			return nil, fmt.Errorf("nats stream %s: bounding it: %w", SubmitStream, shown(err))
 		}
 	}
 	aud, err := ensureStream(ctx, js, jetstream.StreamConfig{Name: AuditStream, Subjects: []string{AuditSubject, AuditSubjects},
@@ -221,7 +221,7 @@ func (l Layout) setup(ctx context.Context, js jetstream.JetStream, migrate bool,
 		// vigil.audit; this executor publishes its log again, whole, to its own subject
 		cfg.Subjects = []string{AuditSubject, AuditSubjects}
 		if _, err := js.UpdateStream(ctx, cfg); err != nil {
-			return nil, fmt.Errorf("nats stream %s: upgrading it to one subject per executor: %w", AuditStream, err)
+			return nil, fmt.Errorf("nats stream %s: upgrading it to one subject per executor: %w", AuditStream, shown(err))
 		}
 	}
 	kv, err := js.KeyValue(ctx, TasksBucket)
@@ -235,7 +235,7 @@ func (l Layout) setup(ctx context.Context, js jetstream.JetStream, migrate bool,
 		err = mayNotCreate(js, "bucket "+TasksBucket, err)
 	}
 	if err != nil {
-		return nil, l.explain(fmt.Errorf("nats bucket %s: %w", TasksBucket, err))
+		return nil, l.explain(fmt.Errorf("nats bucket %s: %w", TasksBucket, shown(err)))
 	}
 	if migrate && log != nil {
 		l.warnFewerReplicas(ctx, js, log)
@@ -281,12 +281,12 @@ func migrateSubmitStream(ctx context.Context, js jetstream.JetStream, s jetstrea
 	cfg := boundSubmit(s.CachedInfo().Config)
 	cfg.Subjects = []string{SubmitSubject, DeviceSubjects}
 	if _, err := js.UpdateStream(ctx, cfg); err != nil {
-		return fmt.Errorf("nats stream %s: upgrading it to per-device subjects: %w", SubmitStream, err)
+		return fmt.Errorf("nats stream %s: upgrading it to per-device subjects: %w", SubmitStream, shown(err))
 	}
 	if err := js.DeleteConsumer(ctx, SubmitStream, ExecutorConsumer); err != nil &&
 		!errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return fmt.Errorf("nats stream %s: removing the earlier executor's consumer %s: %w", SubmitStream,
-			ExecutorConsumer, err)
+			ExecutorConsumer, shown(err))
 	}
 	return nil
 }
@@ -301,7 +301,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 		err = mayNotCreate(js, "stream "+cfg.Name, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("nats stream %s: %w", cfg.Name, refused(js, err))
+		return nil, fmt.Errorf("nats stream %s: %w", cfg.Name, shown(refused(js, err)))
 	}
 	return s, nil
 }
@@ -310,7 +310,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 // request was dropped, so the error itself is only a timeout.
 func refused(js jetstream.JetStream, err error) error {
 	if last := js.Conn().LastError(); errors.Is(last, nats.ErrPermissionViolation) && !errors.Is(err, last) {
-		return fmt.Errorf("%w (the server refused this NATS user: %v; each role's permissions are in docs/queue.md)", err, last)
+		return fmt.Errorf("%w (the server refused this NATS user: %v; each role's permissions are in docs/queue.md)", err, shown(last))
 	}
 	return err
 }
@@ -324,7 +324,7 @@ func mayNotCreate(js jetstream.JetStream, what string, err error) error {
 	}
 	if last := js.Conn().LastError(); errors.Is(last, nats.ErrPermissionViolation) {
 		return fmt.Errorf("%s does not exist and this NATS user may not create it (%v): start the executor "+
-			"(`vigil serve` on the devices' host) first, or create it as an administrator (docs/queue.md)", what, last)
+			"(`vigil serve` on the devices' host) first, or create it as an administrator (docs/queue.md)", what, shown(last))
 	}
 	return err
 }

@@ -254,3 +254,57 @@ func TestExecutorRefusesWhatTheLocalQueueRefuses(t *testing.T) {
 		t.Fatalf("stale hash: %v", err)
 	}
 }
+
+// TestFinalViewShowsTheExecutorsOwnPreview: the view of a task just carried
+// out shows the preview the executor published for it, never what else
+// was in the bucket beside the decision: an operator who may write the
+// bucket puts a forged preview (same hash) with their approval, and the
+// final view shows the executor's, bound by the record's preview_hash.
+func TestFinalViewShowsTheExecutorsOwnPreview(t *testing.T) {
+	r := newRig(t)
+	r.submit("own-1")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ent, err := r.kv.Get(ctx, natsqueue.TaskKey("own-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v natsqueue.TaskView
+	if err := json.Unmarshal(ent.Value(), &v); err != nil {
+		t.Fatal(err)
+	}
+	published := v.Preview
+	d := decision("operator:eve@h", true, v.PreviewHash)
+	v.Decision = &d
+	v.Preview.EstimatedEffect, v.Preview.URL = "forged", "http://forged.example/"
+	b, _ := json.Marshal(v)
+	if _, err := r.kv.Update(ctx, natsqueue.TaskKey("own-1"), b, ent.Revision()); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.c.Outcome(ctx, "own-1", d.ID)
+	if err != nil || out.Record.State != approval.Done || out.Result == nil {
+		t.Fatalf("outcome %s %v", out.Record.State, err)
+	}
+	if out.Preview.URL != published.URL || out.Preview.EstimatedEffect == "forged" ||
+		out.PreviewHash != out.Record.PreviewHash {
+		t.Fatalf("final view shows %+v (hash %s, record %s); published %+v", out.Preview, out.PreviewHash,
+			out.Record.PreviewHash, published)
+	}
+	// the view is the local queue's record and result, as a read gives
+	// them (so the sync pass finds nothing to publish again)
+	rec, err := r.env.Queue.Get("own-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.env.Queue.Result("own-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotRec, _ := json.Marshal(out.Record)
+	wantRec, _ := json.Marshal(rec)
+	gotRes, _ := json.Marshal(out.Result)
+	wantRes, _ := json.Marshal(res)
+	if string(gotRec) != string(wantRec) || string(gotRes) != string(wantRes) {
+		t.Fatalf("final view:\n%s\n%s\nthe local queue:\n%s\n%s", gotRec, gotRes, wantRec, wantRes)
+	}
+}

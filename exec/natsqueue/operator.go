@@ -72,7 +72,7 @@ func NewOperatorTasks(ctx context.Context, c *Client, now func() time.Time) (*Op
 	w, err := c.kv.Watch(o.life, "task.>", jetstream.IgnoreDeletes())
 	if err != nil {
 		o.end()
-		return nil, fmt.Errorf("nats watch: %w", err)
+		return nil, fmt.Errorf("nats watch: %w", shown(err))
 	}
 	if err := o.initial(ctx, w); err != nil {
 		_ = w.Stop()
@@ -151,7 +151,7 @@ func (o *OperatorTasks) take(ent jetstream.KeyValueEntry) string {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.recs[v.Record.TaskID] = v.Record
+	o.recs[v.Record.TaskID] = v.ShownRecord()
 	if len(o.recs) > maxFinishedKept*2 {
 		o.pruneLocked()
 	}
@@ -255,7 +255,7 @@ func (o *OperatorTasks) Close() {
 func (o *OperatorTasks) Refresh(ctx context.Context) error {
 	l, err := o.c.kv.ListKeysFiltered(ctx, "task.>")
 	if err != nil {
-		return fmt.Errorf("nats keys: %w", err)
+		return fmt.Errorf("nats keys: %w", shown(err))
 	}
 	defer func() { _ = l.Stop() }()
 	var stale []string
@@ -284,7 +284,7 @@ func (o *OperatorTasks) Refresh(ctx context.Context) error {
 			return err
 		}
 		if v.Record.TaskID == id && task.ValidateTaskID(id) == nil {
-			o.keep(v.Record)
+			o.keep(v.ShownRecord())
 		}
 	}
 	return nil
@@ -389,8 +389,11 @@ func (o *OperatorTasks) Result(id string) (*task.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.Result == nil || v.Result.TaskID != id {
+	if v.Result == nil {
 		return nil, fmt.Errorf("%w: %s", task.ErrNotFound, id)
+	}
+	if err := approval.ResultAnswers(id, v.Record, v.Result); err != nil {
+		return nil, err
 	}
 	return v.Result, nil
 }
@@ -445,13 +448,13 @@ func (o *OperatorTasks) Decide(ctx context.Context, id string, d approval.Decisi
 		if v.Refused.Code == "preview_changed" {
 			return v.Record, nil, approval.ErrPreviewChanged
 		}
-		return v.Record, nil, fmt.Errorf("the executor refused the decision: %s", v.Refused.Message)
+		return v.Record, nil, fmt.Errorf("the executor refused the decision: %s", v.Refused.Shown())
 	}
 	if v.Record.DecidedBy != nd.By || (v.Record.State == approval.Denied) == nd.Approve {
 		return v.Record, v.Result, &LostError{TaskID: id, State: v.Record.State, By: v.Winner()}
 	}
-	o.keep(v.Record)
-	return v.Record, v.Result, nil
+	o.keep(v.ShownRecord())
+	return v.ShownRecord(), v.Result, nil
 }
 
 // keep records what the decision's outcome says (the watch brings the

@@ -299,3 +299,57 @@ func TestOperatorTasksRestart(t *testing.T) {
 		t.Fatalf("pending: %+v", recs)
 	}
 }
+
+// TestOperatorAgeCountsFromTheAgentsSubmission: the executor's clock (the
+// local queue's SubmittedAt) says it took the task an hour from now — as a
+// submission that waited for a stopped executor would; the operator's
+// records, preview and `pending` count the task's age from when the server
+// stored the agent's submission.
+func TestOperatorAgeCountsFromTheAgentsSubmission(t *testing.T) {
+	r := newRig(t)
+	r.env.Clock.Advance(time.Since(r.env.Clock.Now()) + time.Hour)
+	t0 := time.Now()
+	r.submit("age-1")
+	t1 := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	raw, _, err := r.c.Get(ctx, "age-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.Record.SubmittedAt.Before(t1.Add(59 * time.Minute)) {
+		t.Fatalf("the executor's record says %s: the rig's clock was not ahead", raw.Record.SubmittedAt)
+	}
+	within := func(what string, at time.Time) {
+		t.Helper()
+		// the server's timestamp, on this host's clock
+		if at.Before(t0.Add(-time.Second)) || at.After(t1.Add(time.Second)) {
+			t.Fatalf("%s: submitted %s, want between %s and %s", what, at, t0, t1)
+		}
+	}
+	if raw.QueuedAt == nil {
+		t.Fatal("the view carries no queued_at")
+	}
+	within("view", *raw.QueuedAt)
+	o := r.operator()
+	recs, err := o.Pending()
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("pending %v %v", recs, err)
+	}
+	within("pending", recs[0].SubmittedAt)
+	pv, err := o.Preview(ctx, "age-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	within("preview", pv.Record.SubmittedAt)
+	// a decision republishes the view: the time the agent submitted stays
+	rec, _, err := o.Decide(ctx, "age-1", approval.Decision{Approve: false, By: "operator:op@h", Reason: "no"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	within("decided", rec.SubmittedAt)
+	after, _, err := r.c.Get(ctx, "age-1")
+	if err != nil || after.QueuedAt == nil || !after.QueuedAt.Equal(*raw.QueuedAt) {
+		t.Fatalf("after the decision: queued_at %v, want %v (%v)", after.QueuedAt, raw.QueuedAt, err)
+	}
+}

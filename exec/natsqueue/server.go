@@ -72,8 +72,10 @@ func Server(nc *nats.Conn) (ServerInfo, error) {
 		return ServerInfo{}, ErrNotConnected
 	}
 	js, _ := nc.ConnectedServerJetStream()
-	return ServerInfo{URL: nc.ConnectedUrlRedacted(), Version: v, Name: nc.ConnectedServerName(),
-		Cluster: nc.ConnectedClusterName(), JetStream: js}, nil
+	// what the server says of itself reaches people (doctor, /healthz,
+	// the refusals): shown as any server text is
+	return ServerInfo{URL: shownText(nc.ConnectedUrlRedacted()), Version: shownText(v),
+		Name: shownText(nc.ConnectedServerName()), Cluster: shownText(nc.ConnectedClusterName()), JetStream: js}, nil
 }
 
 // CheckServer refuses a server Vigil cannot work with: older than 2.10
@@ -125,7 +127,7 @@ func CheckStreams(ctx context.Context, js jetstream.JetStream) error {
 			if errors.Is(err, jetstream.ErrStreamNotFound) {
 				return fmt.Errorf("stream %s is missing (`vigil serve` on the devices' host creates it when it starts)", name)
 			}
-			return fmt.Errorf("stream %s: %w", name, refused(js, err))
+			return fmt.Errorf("stream %s: %w", name, shown(refused(js, err)))
 		}
 	}
 	return nil

@@ -30,6 +30,12 @@ type TaskView struct {
 	// RecordHash is the published record's hash: the executor republishes
 	// a view only when its record changed.
 	RecordHash string `json:"record_hash"`
+	// QueuedAt is when the agent's submission was stored in the submit
+	// stream (the server's timestamp on the message, which the agent does
+	// not set): the record's SubmittedAt is the executor's clock when it
+	// took the submission, which may be much later (the executor was
+	// stopped, or busy with others). Operators' ages count from it.
+	QueuedAt *time.Time `json:"queued_at,omitempty"`
 	// Decision is an operator's decision the executor has not applied yet;
 	// while one is here, no other can be made (the compare-and-set fails).
 	Decision *Decision `json:"decision,omitempty"`
@@ -54,6 +60,11 @@ type Refusal struct {
 	Code       string `json:"code"` // preview_changed | refused
 	Message    string `json:"message"`
 }
+
+// Shown is the refusal's message as a person may see it: masked and
+// display-safe (the bucket holds it, and anyone who may write the bucket
+// could have put it there).
+func (r Refusal) Shown() string { return shownText(r.Message) }
 
 // Verdict is the executor's answer to one submitted manifest — the same
 // outcome a local `vigil submit` prints.
@@ -81,10 +92,22 @@ func (v TaskView) Winner() string {
 	return "vigil"
 }
 
+// ShownRecord is the record as operators are shown it: submitted when the
+// agent's submission reached the queue (QueuedAt) when that is earlier than
+// when the executor took it, so that a task's age counts from the agent's
+// submission.
+func (v TaskView) ShownRecord() approval.Record {
+	r := v.Record
+	if v.QueuedAt != nil && !v.QueuedAt.IsZero() && v.QueuedAt.Before(r.SubmittedAt) {
+		r.SubmittedAt = v.QueuedAt.UTC()
+	}
+	return r
+}
+
 // ApprovalView is the view in the local queue's shape, for the CLI's
-// printers.
+// printers (the record as ShownRecord gives it).
 func (v TaskView) ApprovalView() approval.View {
-	return approval.View{Record: v.Record, Preview: v.Preview, BindingHash: v.PreviewHash, LeaseValid: v.LeaseValid,
+	return approval.View{Record: v.ShownRecord(), Preview: v.Preview, BindingHash: v.PreviewHash, LeaseValid: v.LeaseValid,
 		LeaseError: v.LeaseError, Problem: v.Problem, Warnings: v.Warnings}
 }
 
