@@ -33,6 +33,9 @@ const (
 	// initTokenBytes of randomness, written as hex: twice
 	// config.MinAgentTokenBytes and more than any guess.
 	initTokenBytes = 32
+	// maxSocketPath is the longest Unix socket path Linux takes (sun_path
+	// is 108 bytes with its NUL; macOS's 104 is shorter still).
+	maxSocketPath = 103
 )
 
 // initHome is what `vigil init` works on: the resolved paths, the
@@ -376,8 +379,13 @@ func (h *initHome) print(app *App) {
 	switch h.Driver {
 	case "mpv":
 		fmt.Fprintf(w, "Device %q: mpv, through the socket %s\n", h.Device, safetext.Line(h.Socket))
+		if len(h.Socket) > maxSocketPath {
+			fmt.Fprintf(w, "  warning: the socket's path is %d bytes, longer than a Unix socket's %d: set a shorter socket in %s\n",
+				len(h.Socket), maxSocketPath, safetext.Line(h.Config))
+		}
 	case "sim":
-		fmt.Fprintf(w, "Device %q: the simulator (it records what it is asked; install mpv and run vigil init in a new folder for a real player)\n", h.Device)
+		fmt.Fprintf(w, "Device %q: the simulator, which records what it is asked and plays nothing (for a real player "+
+			"install mpv and change the entry: the config's comment says how)\n", h.Device)
 	case "":
 		fmt.Fprintln(w, "No [[devices]] in the config: the agent has nothing to act on (README: Devices)")
 	default:

@@ -243,6 +243,12 @@ func TestInitChoosesMpvWhenFound(t *testing.T) {
 		t.Fatalf("%v %+v", err, cfg.Devices)
 	}
 
+	// a home too deep for a Unix socket's path is said
+	deep := filepath.Join(t.TempDir(), strings.Repeat("d", 60), strings.Repeat("e", 40))
+	if out := mustInit(t, "init", "--dir", deep, "--yes"); !strings.Contains(out, "longer than a Unix socket's 103") {
+		t.Fatalf("no warning for a long socket path:\n%s", out)
+	}
+
 	pathWith(t, false)
 	dir = t.TempDir()
 	j := decodeInit(t, mustInit(t, "init", "--dir", dir, "--yes", "--json"))
