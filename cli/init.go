@@ -50,6 +50,8 @@ type initHome struct {
 	Socket    string   `json:"socket,omitempty"` // mpv's IPC socket
 	Made      []string `json:"made"`
 	Kept      []string `json:"kept"`
+	// Warnings are what init could not make right without overwriting.
+	Warnings []string `json:"warnings,omitempty"`
 
 	paths config.Paths
 }
@@ -225,6 +227,10 @@ func (h *initHome) makeKeys() error {
 	}
 	if len(there) > 0 {
 		h.Kept = append(h.Kept, there...)
+		if len(there) < len(keys) {
+			h.Warnings = append(h.Warnings, fmt.Sprintf("%d of the 4 key files are missing from %s, and none was made "+
+				"(a new key would not match the kept ones): vigil keys init --force makes a new set", len(keys)-len(there), h.paths.Keys))
+		}
 		return nil
 	}
 	if _, _, err := lease.InitKeys(h.paths.Keys, nil, false); err != nil {
@@ -375,6 +381,9 @@ func (h *initHome) print(app *App) {
 	}
 	for _, f := range h.Kept {
 		fmt.Fprintf(w, "  kept  %s (it was there: not changed)\n", safetext.Line(f))
+	}
+	for _, warn := range h.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", safetext.Line(warn))
 	}
 	switch h.Driver {
 	case "mpv":

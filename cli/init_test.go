@@ -211,6 +211,12 @@ func TestInitKeepsWhatIsThere(t *testing.T) {
 	if tok := readToken(t, first.TokenFile); tok == strings.TrimSpace(string(before[first.TokenFile])) || len(tok) < 32 {
 		t.Fatalf("the token made again: %q", tok)
 	}
+	// a key removed is not made alone (it would not match the others): said
+	os.Remove(filepath.Join(dir, "keys", lease.IssuerPubFile))
+	if out := mustInit(t, "init", "--dir", dir, "--yes"); !strings.Contains(out, "warning: 1 of the 4 key files are missing") ||
+		strings.Contains(out, "made  ") {
+		t.Fatalf("a missing key:\n%s", out)
+	}
 	// a kept config that does not load is said, with exit 2
 	os.WriteFile(first.Config, []byte("[[devices]]\nid = 3\n"), 0o600)
 	_, errs, code := runInitCLI(t, nil, strings.NewReader(""), "init", "--dir", dir, "--yes")
