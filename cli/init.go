@@ -429,9 +429,9 @@ func (h *initHome) printSteps(app *App) {
 			"     Claude Code: claude mcp add --transport http vigil %s --header \"Authorization: Bearer $(cat %s)\"\n"+
 			"     Codex:       codex mcp add vigil --url %s --bearer-token-env-var %s\n"+
 			"                  (then start codex with %s=$(cat %s) in its environment)\n"+
-			"     crush:       in crush.json, \"mcp\": {\"vigil\": {\"type\": \"http\", \"url\": \"%s\",\n"+
-			"                  \"headers\": {\"Authorization\": \"Bearer $%s\"}}} with %s=$(cat %s) exported",
-			h.Agent, tok, url, tok, url, initTokenEnv, initTokenEnv, tok, url, initTokenEnv, initTokenEnv, tok)
+			"     crush:       in crush.json (crush runs the $(cat …) itself):\n"+
+			"                  \"mcp\": {\"vigil\": {\"type\": \"http\", \"url\": \"%s\", \"headers\": {\"Authorization\": \"Bearer $(cat %s)\"}}}",
+			h.Agent, tok, url, tok, url, initTokenEnv, initTokenEnv, tok, url, tok)
 	}
 	step("Open the TUI, where what the agent asks waits for you (3 Approvals):\n     %svigil", safetext.Line(env))
 	step("Check the home:\n     %svigil doctor", safetext.Line(env))

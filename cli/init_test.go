@@ -141,7 +141,7 @@ func TestInitMakesAWorkingHome(t *testing.T) {
 		"VIGIL_HOME=" + dir + " vigil serve --mcp 127.0.0.1:8765",
 		`claude mcp add --transport http vigil http://127.0.0.1:8765/mcp --header "Authorization: Bearer $(cat ` + tokenFile + `)"`,
 		"codex mcp add vigil --url http://127.0.0.1:8765/mcp --bearer-token-env-var VIGIL_AGENT_TOKEN",
-		"crush", "VIGIL_HOME=" + dir + " vigil\n", `Device "player": the simulator`,
+		`"headers": {"Authorization": "Bearer $(cat ` + tokenFile + `)"}}}`, "VIGIL_HOME=" + dir + " vigil\n", `Device "player": the simulator`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the next steps lack %q:\n%s", want, out)
