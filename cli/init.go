@@ -53,7 +53,8 @@ type initHome struct {
 	// Warnings are what init could not make right without overwriting.
 	Warnings []string `json:"warnings,omitempty"`
 
-	paths config.Paths
+	paths      config.Paths
+	configFlag bool // --config named the config: the steps name it too
 }
 
 func newInitCmd(app *App) *cobra.Command {
@@ -92,7 +93,7 @@ func newInitCmd(app *App) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "make the home in `DIR` (default: --home, VIGIL_HOME, else the XDG folders)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before making the files (required without a terminal)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"home","config","token_file","agent","device","driver","socket","made","kept"}`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"home","config","token_file","agent","device","driver","socket","made","kept","warnings"}`)
 	return cmd
 }
 
@@ -111,7 +112,7 @@ func resolveInitHome(app *App, dir string) (*initHome, error) {
 		p.Config = app.ConfigFlag
 	}
 	app.Paths, app.loaded = p, false
-	h := &initHome{paths: p, Config: p.Config, Agent: initAgent, Device: initDevice, Driver: "sim",
+	h := &initHome{paths: p, configFlag: app.ConfigFlag != "", Config: p.Config, Agent: initAgent, Device: initDevice, Driver: "sim",
 		TokenFile: filepath.Join(filepath.Dir(p.Config), "agents", initAgent+".token"), Made: []string{}, Kept: []string{}}
 	if app.HomeFlag != "" || app.Getenv("VIGIL_HOME") != "" {
 		h.Home = filepath.Clean(p.State)
@@ -410,6 +411,10 @@ func (h *initHome) printSteps(app *App) {
 	if h.Home != "" {
 		env = "VIGIL_HOME=" + shellQuote(h.Home) + " "
 	}
+	vigil := "vigil"
+	if h.configFlag {
+		vigil += " --config " + shellQuote(h.Config)
+	}
 	url := "http://" + initMCPAddr + "/mcp"
 	fmt.Fprintln(w, "\nNext steps:")
 	n := 1
@@ -420,7 +425,7 @@ func (h *initHome) printSteps(app *App) {
 	if h.Driver == "mpv" {
 		step("Start mpv (leave it running):\n     mpv --idle --input-ipc-server=%s", safetext.Line(shellQuote(h.Socket)))
 	}
-	step("Start Vigil's MCP endpoint (leave it running):\n     %svigil serve --mcp %s", safetext.Line(env), initMCPAddr)
+	step("Start Vigil's MCP endpoint (leave it running):\n     %s%s serve --mcp %s", safetext.Line(env), safetext.Line(vigil), initMCPAddr)
 	if h.TokenFile == "" {
 		step("Give your agent a token: add an [[agents]] entry with token_file (docs/start.md)")
 	} else {
@@ -433,6 +438,6 @@ func (h *initHome) printSteps(app *App) {
 			"                  \"mcp\": {\"vigil\": {\"type\": \"http\", \"url\": \"%s\", \"headers\": {\"Authorization\": \"Bearer $(cat %s)\"}}}",
 			h.Agent, tok, url, tok, url, initTokenEnv, initTokenEnv, tok, url, tok)
 	}
-	step("Open the TUI, where what the agent asks waits for you (3 Approvals):\n     %svigil", safetext.Line(env))
-	step("Check the home:\n     %svigil doctor", safetext.Line(env))
+	step("Open the TUI, where what the agent asks waits for you (3 Approvals):\n     %s%s", safetext.Line(env), safetext.Line(vigil))
+	step("Check the home:\n     %s%s doctor", safetext.Line(env), safetext.Line(vigil))
 }

@@ -288,9 +288,16 @@ func TestInitUsesTheUsualHome(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "config.toml")); err != nil {
 		t.Fatal(err)
 	}
+	// --config names another config file: made there, and named in the steps
+	other := filepath.Join(t.TempDir(), "other.toml")
+	out, errs, code := runInitCLI(t, env, strings.NewReader(""), "--config", other, "init", "--yes")
+	if code != 0 || !strings.Contains(out, "VIGIL_HOME="+home+" vigil --config "+other+" serve --mcp") ||
+		!strings.Contains(out, "made  "+other) {
+		t.Fatalf("--config: exit %d %s%s", code, out, errs)
+	}
 	user := t.TempDir()
 	env = map[string]string{"HOME": user}
-	out, errs, code := runInitCLI(t, env, strings.NewReader(""), "init", "--yes", "--json")
+	out, errs, code = runInitCLI(t, env, strings.NewReader(""), "init", "--yes", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d %s%s", code, out, errs)
 	}
