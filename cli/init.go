@@ -92,6 +92,7 @@ func newInitCmd(app *App) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "make the home in `DIR` (default: --home, VIGIL_HOME, else the XDG folders)")
+	_ = cmd.MarkFlagDirname("dir")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before making the files (required without a terminal)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"home","config","token_file","agent","device","driver","socket","made","kept","warnings"}`)
 	return cmd
