@@ -39,6 +39,7 @@ func commands(app *App) []*cobra.Command {
 		newDoctorCmd(app),
 		newRulesCmd(app),
 		newOperatorsCmd(app),
+		newInitCmd(app),
 	}
 }
 
