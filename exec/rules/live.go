@@ -1,0 +1,245 @@
+package rules
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vigil-dev/vigil/audit"
+)
+
+// Live is the rule set a long-running queue asks: the config's rules
+// (compiled once) and the store's runtime rules, reloaded when another
+// process (vigil rules add|revoke) changes the store. It implements the
+// queue's Rules (approval.Options.Rules).
+//
+// Each Decide stats the store's generation file (about a microsecond);
+// only when it changed, or was written within the last ReloadWindow (a
+// file system's timestamps are coarser than two quick changes, and an
+// inode number can be reused), is the file read, and the runtime rules are
+// compiled again only when its number moved. So a rule revoked before
+// `vigil rules revoke` returned never decides a task submitted after.
+//
+// A rule stops matching at its expiry whether or not it was swept (the
+// engine compares ExpiresAt with the decision's moment); the first Decide
+// after an expiry also sweeps the store, writing its rule_expired entry.
+type Live struct {
+	config *Set // nil: no config rules
+	store  *Store
+	opts   Options
+	log    *slog.Logger
+	gen    string // the generation file's path
+
+	mu        sync.Mutex // serialises reloads and sweeps
+	cur       atomic.Pointer[liveState]
+	sweepNext time.Time // no sweep before (after a failed one)
+}
+
+// ReloadWindow is how recent a change to the generation file makes Decide
+// read it rather than trust its stat.
+const ReloadWindow = 2 * time.Second
+
+type liveState struct {
+	stamp   genStamp
+	gen     uint64
+	runtime *Set // nil: no runtime rules
+	// expiry is the earliest expiry among the active runtime rules: the
+	// next sweep is due then (zero: none).
+	expiry time.Time
+}
+
+// genStamp is what a stat of the generation file says.
+type genStamp struct {
+	ino, size     uint64
+	mtime         int64
+	exists        bool
+	recentAtCheck bool
+}
+
+// NewLive builds the live set over config (nil when there are no config
+// rules) and store, loading the runtime rules now. o is the config set's
+// options (the time zone and cost limit apply to runtime rules too).
+func NewLive(config *Set, store *Store, o Options, log *slog.Logger) (*Live, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	l := &Live{config: config, store: store, opts: o, log: log, gen: filepath.Join(store.Dir(), GenerationFile)}
+	l.opts.Devices = nil
+	l.cur.Store(&liveState{})
+	if _, err := store.Sweep(); err != nil {
+		log.Warn("rules: sweeping expired runtime rules", "err", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.reloadLocked(l.stat()); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Store is the runtime rules' store.
+func (l *Live) Store() *Store { return l.store }
+
+// Config is the config's rule set (nil without config rules).
+func (l *Live) Config() *Set { return l.config }
+
+// Decide is the verdict of the config's and the runtime rules together:
+// strictest wins across both (config rules first among equals), as one
+// set would decide.
+func (l *Live) Decide(f Facts, now time.Time) Verdict {
+	st := l.refresh()
+	if !st.expiry.IsZero() && !now.Before(st.expiry) {
+		st = l.sweep(now)
+	}
+	switch {
+	case st.runtime == nil && l.config == nil:
+		return verdict(&f, nil)
+	case st.runtime == nil:
+		return l.config.Decide(f, now)
+	case l.config == nil:
+		return st.runtime.Decide(f, now)
+	}
+	a, b := l.config.Decide(f, now), st.runtime.Decide(f, now)
+	hits := make([]found, 0, len(a.Matched)+len(b.Matched))
+	for _, m := range a.Matched {
+		hits = append(hits, found{len(hits), m})
+	}
+	for _, m := range b.Matched {
+		hits = append(hits, found{len(hits), m})
+	}
+	return verdict(&f, hits)
+}
+
+// Runtime lists the runtime rules Decide currently uses.
+func (l *Live) Runtime() []Rule {
+	st := l.refresh()
+	if st.runtime == nil {
+		return nil
+	}
+	return st.runtime.Rules()
+}
+
+// refresh reloads the runtime rules when the generation file says they
+// changed; it returns the state to decide with.
+func (l *Live) refresh() *liveState {
+	st := l.cur.Load()
+	stamp := l.stat()
+	if stamp == st.stamp && !stamp.recentAtCheck {
+		return st
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.reloadLocked(stamp); err != nil {
+		// keep deciding with what was loaded; a rule revoked meanwhile is
+		// the one risk, so say so loudly
+		l.log.Error("rules: reloading runtime rules failed; deciding with the rules loaded before", "err", err)
+	}
+	return l.cur.Load()
+}
+
+// stat reads the generation file's identity.
+func (l *Live) stat() genStamp {
+	fi, err := os.Stat(l.gen)
+	if err != nil {
+		return genStamp{}
+	}
+	s := genStamp{size: uint64(fi.Size()), mtime: fi.ModTime().UnixNano(), exists: true}
+	s.ino = inode(fi)
+	s.recentAtCheck = time.Since(fi.ModTime()) < ReloadWindow
+	return s
+}
+
+// reloadLocked loads and compiles the runtime rules when the generation
+// number moved (or nothing was loaded yet).
+func (l *Live) reloadLocked(stamp genStamp) error {
+	old := l.cur.Load()
+	n, _ := readGeneration(l.gen)
+	if old.stamp.exists && n == old.gen && stamp.exists {
+		next := *old
+		next.stamp = stamp
+		l.cur.Store(&next)
+		return nil
+	}
+	active, err := l.store.Active()
+	if err != nil {
+		return err
+	}
+	next := &liveState{stamp: stamp, gen: n}
+	if len(active) > 0 {
+		defs := make([]Def, 0, len(active))
+		for _, a := range active {
+			if l.config != nil && l.config.has(a.ID) {
+				l.log.Warn("rules: a runtime rule has a config rule's id; ignored", "rule", a.ID)
+				continue
+			}
+			defs = append(defs, a.Def())
+			if next.expiry.IsZero() || a.ExpiresAt.Before(next.expiry) {
+				next.expiry = a.ExpiresAt
+			}
+		}
+		set, err := Compile(defs, l.opts, l.store.now())
+		if err != nil {
+			return err
+		}
+		next.runtime = set
+	}
+	l.cur.Store(next)
+	return nil
+}
+
+// sweep writes the rule_expired entries that are due and reloads.
+func (l *Live) sweep(now time.Time) *liveState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Before(l.sweepNext) {
+		return l.cur.Load()
+	}
+	if _, err := l.store.Sweep(); err != nil {
+		l.log.Warn("rules: sweeping expired runtime rules", "err", err)
+		l.sweepNext = now.Add(time.Minute)
+		return l.cur.Load()
+	}
+	if err := l.reloadLocked(genStamp{}); err != nil {
+		l.log.Error("rules: reloading runtime rules failed", "err", err)
+	}
+	if st := l.cur.Load(); !st.expiry.IsZero() && !now.Before(st.expiry) {
+		l.sweepNext = now.Add(time.Minute) // the store's clock is behind this one: do not sweep on every decision
+	}
+	return l.cur.Load()
+}
+
+// has says whether the set has a rule with this id.
+func (s *Set) has(id string) bool {
+	for _, r := range s.rules {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Hits counts, per rule id, the decisions rules made: the audit log's
+// approved and denied entries whose actor is "rule:<id>". The log is the
+// count's one source, so it survives restarts and needs no counter of its
+// own; it costs one pass over the log.
+func Hits(ctx context.Context, logPath string) (map[string]int, error) {
+	needle := []byte(`"actor":"rule:`)
+	out := map[string]int{}
+	_, err := audit.ScanContext(ctx, logPath, 0, func(line []byte) bool { return bytes.Contains(line, needle) },
+		func(l audit.Line) bool {
+			e := l.Entry
+			if l.Err == nil && (e.Event == audit.EventApproved || e.Event == audit.EventDenied) && len(e.Actor) > 5 && e.Actor[:5] == "rule:" {
+				out[e.Actor[5:]]++
+			}
+			return true
+		})
+	if os.IsNotExist(err) {
+		return out, nil
+	}
+	return out, err
+}
