@@ -75,16 +75,9 @@ func (a *App) Engine(ctx context.Context) (*Engine, error) {
 
 // openQueue opens the approval queue over the engine's parts with a clock.
 func (a *App) openQueue(ctx context.Context, eng *Engine, now func() time.Time) (*approval.Queue, error) {
-	var rs approval.Rules // a nil *rules.Set would be a non-nil interface
-	if len(a.Cfg.Rules) > 0 {
-		set, err := loadRules(a, true)
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range set.Warnings {
-			a.Log.Warn("rules: "+w, "config", a.Paths.Config)
-		}
-		rs = set
+	rs, err := a.liveRules(eng)
+	if err != nil {
+		return nil, err
 	}
 	q, err := approval.Open(ctx, approval.Options{
 		Dir: filepath.Join(a.Paths.State, "tasks"), Inbox: a.Paths.Inbox, Executor: eng.Media, Devices: a.Cfg.Devices,

@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -238,7 +239,7 @@ func Hits(ctx context.Context, logPath string) (map[string]int, error) {
 			}
 			return true
 		})
-	if os.IsNotExist(err) {
+	if errors.Is(err, os.ErrNotExist) {
 		return out, nil
 	}
 	return out, err
