@@ -106,6 +106,12 @@ func (l *Live) Decide(f Facts, now time.Time) Verdict {
 		return st.runtime.Decide(f, now)
 	}
 	a, b := l.config.Decide(f, now), st.runtime.Decide(f, now)
+	switch {
+	case len(b.Matched) == 0:
+		return a
+	case len(a.Matched) == 0:
+		return b
+	}
 	hits := make([]found, 0, len(a.Matched)+len(b.Matched))
 	for _, m := range a.Matched {
 		hits = append(hits, found{len(hits), m})
@@ -144,16 +150,7 @@ func (l *Live) refresh() *liveState {
 }
 
 // stat reads the generation file's identity.
-func (l *Live) stat() genStamp {
-	fi, err := os.Stat(l.gen)
-	if err != nil {
-		return genStamp{}
-	}
-	s := genStamp{size: uint64(fi.Size()), mtime: fi.ModTime().UnixNano(), exists: true}
-	s.ino = inode(fi)
-	s.recentAtCheck = time.Since(fi.ModTime()) < ReloadWindow
-	return s
-}
+func (l *Live) stat() genStamp { return statGen(l.gen) }
 
 // reloadLocked loads and compiles the runtime rules when the generation
 // number moved (or nothing was loaded yet).

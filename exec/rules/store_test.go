@@ -283,3 +283,7 @@ func TestLiveHashMatchesAudit(t *testing.T) {
 		t.Fatalf("the rule_added entry does not carry the hash decisions record: %s vs %+v", added, v.Rule)
 	}
 }
+
+func openLog(h *storeHome) (*audit.Log, error) {
+	return audit.Open(filepath.Join(h.dir, "audit.log"), h.clock.Now)
+}
