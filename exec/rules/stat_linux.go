@@ -15,7 +15,7 @@ func statGen(path string) genStamp {
 	if err := syscall.Stat(path, &st); err != nil {
 		return genStamp{}
 	}
-	mtime := time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)) 
+	mtime := time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
 	return genStamp{ino: uint64(st.Ino), size: uint64(st.Size), mtime: mtime.UnixNano(), exists: true,
 		recentAtCheck: time.Since(mtime) < ReloadWindow}
 }
