@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/lease"
+	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
 // seqRuleIDs makes rule ids rt-t0001, rt-t0002… for the test's duration.
@@ -260,6 +261,10 @@ func TestRulesQueueSeesRuntimeRules(t *testing.T) {
 	if rec.DecidedBy != "rule:rt-t0001" || rec.DecidedVia != approval.ViaRule {
 		t.Fatalf("decided by %q via %q", rec.DecidedBy, rec.DecidedVia)
 	}
+	// decided by the rule, so never by the person too
+	if _, _, err := eng.Queue.Decide(ctx, "t-during", app.decision(true, approval.ViaCLI)); err == nil {
+		t.Fatal("the person approved a task a rule had denied")
+	}
 	if l := listRules(t, home); l["rt-t0001"].Hits != 1 || rec.DecidedKey != l["rt-t0001"].Hash {
 		t.Fatalf("hits %d, hash %q vs recorded %q", l["rt-t0001"].Hits, l["rt-t0001"].Hash, rec.DecidedKey)
 	}
@@ -280,5 +285,87 @@ func TestRulesListWithoutStore(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, "rules")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("listing made the store: %v", err)
+	}
+}
+
+// TestRulesRevokeRacingSubmissions submits tasks one after another while
+// the rule that allows them is revoked by another App: every task
+// submitted after revoke returned waits for the person, and each task has
+// exactly one decision, the rule's or the person's.
+func TestRulesRevokeRacingSubmissions(t *testing.T) {
+	seqRuleIDs(t)
+	home := rulesHome(t, "")
+	app := NewApp()
+	app.Out, app.Err, app.In = &bytes.Buffer{}, &bytes.Buffer{}, strings.NewReader("")
+	app.Getenv = func(string) string { return "" }
+	app.Cwd, app.HomeFlag = home, home
+	if err := app.Load(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	eng, err := app.Engine(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := runRulesAs(t, home, nil, "rules", "add", "--decision", "deny", "--cap", "MEDIA_STOP",
+		"--for", "15m", "--reason", "race"); code != 0 {
+		t.Fatalf("add: %s", errs)
+	}
+	var revokedAt atomic.Int64 // the submission count when revoke returned
+	revokedAt.Store(-1)
+	var submitted atomic.Int64
+	type sub struct {
+		id          string
+		afterRevoke bool
+		state       string
+	}
+	results := make(chan sub, 200)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			after := revokedAt.Load() >= 0
+			id := fmt.Sprintf("t-%03d", i)
+			out, err := eng.Queue.Submit(ctx, stopManifest(t, home, id), "test")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			submitted.Add(1)
+			results <- sub{id, after, out.State}
+			if after && i > 0 && revokedAt.Load()+5 < int64(i) {
+				return
+			}
+		}
+	}()
+	testwait.Until(t, 10*time.Second, "submissions", func() bool { return submitted.Load() >= 3 })
+	if _, errs, code := runRulesAs(t, home, nil, "rules", "revoke", "rt-t0001", "--reason", "race"); code != 0 {
+		t.Fatalf("revoke: %s", errs)
+	}
+	revokedAt.Store(submitted.Load())
+	<-done
+	close(results)
+	for r := range results {
+		switch {
+		case r.afterRevoke && r.state != string(approval.Pending):
+			t.Errorf("%s, submitted after revoke returned, is %s", r.id, r.state)
+		case r.state == string(approval.Pending):
+			if _, _, err := eng.Queue.Decide(ctx, r.id, app.decision(true, approval.ViaCLI)); err != nil {
+				t.Errorf("%s: the person's approval: %v", r.id, err)
+			}
+		default:
+			if _, _, err := eng.Queue.Decide(ctx, r.id, app.decision(true, approval.ViaCLI)); err == nil {
+				t.Errorf("%s: decided by the rule and by the person", r.id)
+			}
+		}
+	}
+	decisions := map[string]int{}
+	for _, e := range ruleEvents(t, home, audit.EventApproved, audit.EventDenied) {
+		decisions[e.TaskID]++
+	}
+	for id, n := range decisions {
+		if n != 1 {
+			t.Errorf("%s has %d decision entries", id, n)
+		}
 	}
 }
