@@ -196,6 +196,9 @@ func newRulesTestCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if set, err = withRuntime(app, set); err != nil {
+				return err
+			}
 			out := testJSON{TaskID: m.TaskID, At: at}
 			agent := agentFlag
 			if agent == "" {

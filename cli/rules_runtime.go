@@ -295,3 +295,32 @@ func ruleHits(ctx context.Context, app *App) map[string]int {
 	}
 	return hits
 }
+
+// withRuntime is the config's set with the active runtime rules after it,
+// as the queue decides with them (strictest wins across both); it reads
+// the store and writes nothing. A runtime rule with a config rule's id is
+// left out, as the queue leaves it out.
+func withRuntime(app *App, set *rules.Set) (*rules.Set, error) {
+	act, err := rules.ActiveIn(app.rulesDir(), app.Now())
+	if err != nil {
+		return nil, Fail(ExitExecution, err)
+	}
+	if len(act) == 0 {
+		return set, nil
+	}
+	ids := configRuleIDs(app)
+	defs := make([]rules.Def, 0, len(ids)+len(act))
+	for _, r := range app.Cfg.Rules {
+		defs = append(defs, rules.Def{RuleConfig: r, Source: rules.SourceConfig})
+	}
+	for _, st := range act {
+		if !slices.Contains(ids, st.ID) {
+			defs = append(defs, st.Def())
+		}
+	}
+	all, err := rules.Compile(defs, rules.Options{}, app.Now())
+	if err != nil {
+		return nil, Fail(ExitExecution, fmt.Errorf("rules: with the runtime rules: %w", err))
+	}
+	return all, nil
+}

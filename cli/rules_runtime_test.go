@@ -129,6 +129,12 @@ func TestRulesAddListRevoke(t *testing.T) {
 		t.Fatalf("list text:\n%s", text)
 	}
 
+	// rules test explains with the runtime rules too
+	mf := manifest(t, home, "agent:claude-home", "MEDIA_PLAY", `{"media_uri":"https://x.ads.example.net/a.mp4","target_device":"kitchen"}`, nil)
+	if out, errs, code := runRulesAs(t, home, nil, "rules", "test", mf); code != 0 || !strings.Contains(out, "decision: deny\nby rule:  rt-t0001 (runtime, sha256:") {
+		t.Fatalf("rules test: exit %d\n%s%s", code, out, errs)
+	}
+
 	// the add's audit entry: who, what, the hash, the expiry, the reason
 	ents := ruleEvents(t, home, audit.EventRuleAdded)
 	if len(ents) != 1 || ents[0].Target != "rule:rt-t0001" || ents[0].Actor != added.CreatedBy {

@@ -328,12 +328,16 @@ func (s *Store) end(st Stored, end Ending, point string) error {
 
 // Active lists the rules that decide now, in the order they were added
 // (expired ones not yet swept are left out).
-func (s *Store) Active() ([]Stored, error) {
-	all, err := s.readAll()
+func (s *Store) Active() ([]Stored, error) { return ActiveIn(s.dir, s.now()) }
+
+// ActiveIn lists the rules that decide at now in the store folder dir,
+// reading only (no lock, no recovery, no sweep): what `vigil rules test`
+// shows. A folder that does not exist holds none.
+func ActiveIn(dir string, now time.Time) ([]Stored, error) {
+	all, err := readDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
 	out := all[:0]
 	for _, st := range all {
 		if st.State == StateActive && now.Before(st.ExpiresAt) {
