@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/media"
+	"github.com/vigil-dev/vigil/exec/rules"
 	"github.com/vigil-dev/vigil/exec/task"
 )
 
@@ -22,6 +23,9 @@ type Engine struct {
 	Signer  *task.Signer
 	Media   *media.Executor
 	Queue   *approval.Queue
+	// Rules are what the queue asks at each submission: config.toml's
+	// rules and those added at run time (Rules.Store() adds and revokes).
+	Rules *rules.Live
 }
 
 // OpenAudit opens the home's audit log.
@@ -79,6 +83,7 @@ func (a *App) openQueue(ctx context.Context, eng *Engine, now func() time.Time) 
 	if err != nil {
 		return nil, err
 	}
+	eng.Rules = rs
 	q, err := approval.Open(ctx, approval.Options{
 		Dir: filepath.Join(a.Paths.State, "tasks"), Inbox: a.Paths.Inbox, Executor: eng.Media, Devices: a.Cfg.Devices,
 		Leases: eng.Leases, Results: eng.Results, Signer: eng.Signer, Audit: eng.Audit, Scopes: a.Cfg.Scopes,

@@ -77,9 +77,7 @@ func NewLive(config *Set, store *Store, o Options, log *slog.Logger) (*Live, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.reloadLocked(l.stat()); err != nil {
-		return nil, err
-	}
+	l.reload(l.stat())
 	return l, nil
 }
 
@@ -141,12 +139,18 @@ func (l *Live) refresh() *liveState {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.reloadLocked(stamp); err != nil {
-		// keep deciding with what was loaded; a rule revoked meanwhile is
-		// the one risk, so say so loudly
-		l.log.Error("rules: reloading runtime rules failed; deciding with the rules loaded before", "err", err)
-	}
+	l.reload(stamp)
 	return l.cur.Load()
+}
+
+// reload is reloadLocked failing safe: when the store cannot be read (a
+// file damaged or unreadable), no runtime rule decides — the person
+// decides what they would have — until the store changes again.
+func (l *Live) reload(stamp genStamp) {
+	if err := l.reloadLocked(stamp); err != nil {
+		l.log.Error("rules: the runtime rules cannot be loaded; none decides until the store changes", "err", err)
+		l.cur.Store(&liveState{stamp: stamp, gen: ^uint64(0)})
+	}
 }
 
 // stat reads the generation file's identity.
@@ -202,9 +206,7 @@ func (l *Live) sweep(now time.Time) *liveState {
 		l.sweepNext = now.Add(time.Minute)
 		return l.cur.Load()
 	}
-	if err := l.reloadLocked(genStamp{}); err != nil {
-		l.log.Error("rules: reloading runtime rules failed", "err", err)
-	}
+	l.reload(genStamp{})
 	if st := l.cur.Load(); !st.expiry.IsZero() && !now.Before(st.expiry) {
 		l.sweepNext = now.Add(time.Minute) // the store's clock is behind this one: do not sweep on every decision
 	}

@@ -132,11 +132,10 @@ type Store struct {
 // rewrites.
 const GenerationFile = "generation"
 
-// OpenStore opens (creating) the store in dir, auditing to log.
+// OpenStore opens the store in dir, auditing to log. The folder is made
+// by the first Add: a home where no rule was ever added has none, and an
+// account that can only read the home can still open its queue.
 func OpenStore(dir string, log *audit.Log, now func() time.Time) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
 	return &Store{dir: dir, log: log, now: now, NewID: randomID}, nil
 }
 
@@ -271,6 +270,9 @@ func (s *Store) Revoke(id string, by Actor, reason string) (Stored, error) {
 // exactly one rule_expired entry (the store's lock makes two processes
 // sweeping at once write one), and returns the ids it ended.
 func (s *Store) Sweep() ([]string, error) {
+	if !s.exists() {
+		return nil, nil
+	}
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, err
@@ -359,6 +361,9 @@ func (s *Store) Lookup(id string) (Stored, error) {
 
 // Recover finishes what a crash interrupted (see Store) under the lock.
 func (s *Store) Recover() error {
+	if !s.exists() {
+		return nil
+	}
 	unlock, err := s.lock()
 	if err != nil {
 		return err
@@ -485,7 +490,16 @@ func (s *Store) logEnd() (int64, error) {
 	return end, err
 }
 
+func (s *Store) exists() bool {
+	_, err := os.Stat(s.dir)
+	return err == nil
+}
+
+// lock takes the store's lock, making the folder when it is missing.
 func (s *Store) lock() (func(), error) {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
 	unlock, err := flock.Lock(filepath.Join(s.dir, ".lock"))
 	if err != nil {
 		return nil, fmt.Errorf("rules: lock: %w", err)

@@ -1,7 +1,9 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -216,6 +218,7 @@ func TestStoreRecovery(t *testing.T) {
 	st := pauseKitchen(Allow, time.Hour, h.clock.Now()).stored("rt-lost", h.clock.Now())
 	from := int64(0)
 	st.State, st.LogFrom = StateAdding, &from
+	os.MkdirAll(s.Dir(), 0o700)
 	if err := s.write(st); err != nil {
 		t.Fatal(err)
 	}
@@ -286,4 +289,37 @@ func TestLiveHashMatchesAudit(t *testing.T) {
 
 func openLog(h *storeHome) (*audit.Log, error) {
 	return audit.Open(filepath.Join(h.dir, "audit.log"), h.clock.Now)
+}
+
+// TestLiveDamagedStoreFailsSafe: a rule file that cannot be read makes no
+// runtime rule decide (the person decides) rather than the rules loaded
+// before, one of which may have been revoked since.
+func TestLiveDamagedStoreFailsSafe(t *testing.T) {
+	h := newStoreHome(t)
+	s := h.open(t)
+	if _, err := os.Stat(s.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("opening the store made its folder: %v", err)
+	}
+	live, err := NewLive(nil, s, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(pauseKitchen(Deny, time.Hour, h.clock.Now()), nil); err != nil {
+		t.Fatal(err)
+	}
+	if v := live.Decide(kitchenPause, h.clock.Now()); v.Decision != Deny {
+		t.Fatalf("%+v", v)
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir(), "rt-0002.json"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.bump(); err != nil {
+		t.Fatal(err)
+	}
+	if v := live.Decide(kitchenPause, h.clock.Now()); v.Decision != Ask || v.Rule != nil {
+		t.Fatalf("a damaged store still decides: %+v", v)
+	}
+	if _, err := s.Add(pauseKitchen(Deny, time.Hour, h.clock.Now()), nil); err == nil || !strings.Contains(err.Error(), "rt-0002.json") {
+		t.Fatalf("adding to a damaged store: %v", err)
+	}
 }
