@@ -212,6 +212,7 @@ func flagError(err error) error {
 
 func newRulesRevokeCmd(app *App) *cobra.Command {
 	var reason string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "revoke ID --reason R",
 		Short: "End a rule added at run time, at once",
@@ -244,11 +245,17 @@ func newRulesRevokeCmd(app *App) *cobra.Command {
 			case err != nil:
 				return Fail(ExitExecution, fmt.Errorf("rules revoke: %w", err))
 			}
-			fmt.Fprintf(app.Out, "revoked rule %s (%s %s)\n", safetext.Line(st.ID), st.Decision, safetext.Line(describeMatch(storedJSON(st, 0))))
+			j := storedJSON(st, 0)
+			j.Active = false
+			if asJSON {
+				return app.PrintJSON(j)
+			}
+			fmt.Fprintf(app.Out, "revoked rule %s (%s %s)\n", safetext.Line(st.ID), st.Decision, safetext.Line(describeMatch(j)))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why the rule ends (required; audited)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the revoked rule as JSON (as `rules list --json` prints one, active false)")
 	return cmd
 }
 

@@ -162,8 +162,8 @@ func TestRulesAddListRevoke(t *testing.T) {
 			t.Errorf("rules revoke %v: exit %d %q, want %d %q", c.args, code, errs, c.code, c.want)
 		}
 	}
-	out, errs, code = runRulesAs(t, home, nil, "rules", "revoke", "rt-t0001", "--reason", "the match is over")
-	if code != 0 || !strings.Contains(out, "revoked rule rt-t0001") {
+	out, errs, code = runRulesAs(t, home, nil, "rules", "revoke", "rt-t0001", "--reason", "the match is over", "--json")
+	if code != 0 || !strings.Contains(out, `"id": "rt-t0001"`) || !strings.Contains(out, `"active": false`) {
 		t.Fatalf("revoke: exit %d %s %s", code, out, errs)
 	}
 	if _, ok := listRules(t, home)["rt-t0001"]; ok {
