@@ -10,8 +10,8 @@ import (
 )
 
 // LikeLifetimes are the lifetimes the TUI's approve prompt offers for a
-// rule "like this task". ("Until Vigil restarts" is not one: see
-// docs/rules.md.)
+// rule "like this task". ("Until Vigil restarts" is not one: tasks are
+// decided in whichever process receives them; see docs/rules.md.)
 var LikeLifetimes = []time.Duration{15 * time.Minute, time.Hour}
 
 // LikeTask is the request for a rule deciding tasks like f as d for
