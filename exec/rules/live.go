@@ -1,17 +1,11 @@
 package rules
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/vigil-dev/vigil/audit"
 )
 
 // Live is the rule set a long-running queue asks: the config's rules
@@ -221,25 +215,4 @@ func (s *Set) has(id string) bool {
 		}
 	}
 	return false
-}
-
-// Hits counts, per rule id, the decisions rules made: the audit log's
-// approved and denied entries whose actor is "rule:<id>". The log is the
-// count's one source, so it survives restarts and needs no counter of its
-// own; it costs one pass over the log.
-func Hits(ctx context.Context, logPath string) (map[string]int, error) {
-	needle := []byte(`"actor":"rule:`)
-	out := map[string]int{}
-	_, err := audit.ScanContext(ctx, logPath, 0, func(line []byte) bool { return bytes.Contains(line, needle) },
-		func(l audit.Line) bool {
-			e := l.Entry
-			if l.Err == nil && (e.Event == audit.EventApproved || e.Event == audit.EventDenied) && len(e.Actor) > 5 && e.Actor[:5] == "rule:" {
-				out[e.Actor[5:]]++
-			}
-			return true
-		})
-	if errors.Is(err, os.ErrNotExist) {
-		return out, nil
-	}
-	return out, err
 }
