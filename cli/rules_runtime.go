@@ -124,9 +124,6 @@ func newRulesAddCmd(app *App) *cobra.Command {
 			if err := rules.CheckRequest(req, app.Now()); err != nil {
 				return Fail(ExitBadInput, flagError(err))
 			}
-			if _, err := loadRules(app, true); err != nil {
-				return err
-			}
 			s, err := app.openRuleStore()
 			if err != nil {
 				return err
@@ -239,7 +236,7 @@ func newRulesRevokeCmd(app *App) *cobra.Command {
 			st, err := s.Revoke(id, app.ruleActor(), reason)
 			switch {
 			case errors.Is(err, rules.ErrUnknownRule):
-				return Failf(ExitBadInput, "rules revoke: %s is not an active runtime rule (see vigil rules list)", safetext.Line(id))
+				return Failf(ExitBadInput, "rules revoke: %s is not an active runtime rule (%s; see vigil rules list)", safetext.Line(id), safetext.Line(err.Error()))
 			case err != nil && strings.HasPrefix(err.Error(), "reason: "):
 				return Fail(ExitBadInput, flagError(err))
 			case err != nil:

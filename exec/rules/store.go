@@ -221,8 +221,11 @@ func (s *Store) Add(r AddRequest, reserved []string) (Stored, error) {
 	}
 	crashpoint.Hit("rules.add.file")
 	if err := s.appendAdded(st); err != nil {
-		// nothing decided and nobody was told: the add did not happen
-		_ = s.remove(st.ID)
+		// the entry may or may not be in the log (a failed fsync): settle
+		// the rule as recovery would, by what the log holds
+		if _, serr := s.settle(st); serr != nil {
+			return Stored{}, errors.Join(err, serr)
+		}
 		return Stored{}, err
 	}
 	crashpoint.Hit("rules.add.audit")
@@ -261,7 +264,15 @@ func (s *Store) Revoke(id string, by Actor, reason string) (Stored, error) {
 	if err != nil {
 		return Stored{}, err
 	}
-	end := Ending{Event: audit.EventRuleRevoked, At: s.now().UTC(), By: by.By, Via: by.Via, Key: by.Key,
+	now := s.now()
+	if !now.Before(st.ExpiresAt) {
+		// it ended already, by itself: record that, not a revocation
+		if err := s.end(st, expiry(st, now), "expire"); err != nil {
+			return Stored{}, err
+		}
+		return Stored{}, fmt.Errorf("%w %q: it expired at %s", ErrUnknownRule, id, st.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	end := Ending{Event: audit.EventRuleRevoked, At: now.UTC(), By: by.By, Via: by.Via, Key: by.Key,
 		Reason: preview.MaskString(reason)}
 	return st, s.end(st, end, "revoke")
 }
@@ -291,13 +302,17 @@ func (s *Store) Sweep() ([]string, error) {
 		if st.State != StateActive || now.Before(st.ExpiresAt) {
 			continue
 		}
-		end := Ending{Event: audit.EventRuleExpired, At: now.UTC(), By: "vigil", Reason: "expired at " + st.ExpiresAt.UTC().Format(time.RFC3339)}
-		if err := s.end(st, end, "expire"); err != nil {
+		if err := s.end(st, expiry(st, now), "expire"); err != nil {
 			return ended, err
 		}
 		ended = append(ended, st.ID)
 	}
 	return ended, nil
+}
+
+// expiry is how st, expired by now, ends.
+func expiry(st Stored, now time.Time) Ending {
+	return Ending{Event: audit.EventRuleExpired, At: now.UTC(), By: "vigil", Reason: "expired at " + st.ExpiresAt.UTC().Format(time.RFC3339)}
 }
 
 // end takes an active rule through ending to removed (see Store).
@@ -379,45 +394,50 @@ func (s *Store) recoverLocked() error {
 	}
 	changed := false
 	for _, st := range all {
-		switch st.State {
-		case StateAdding:
-			found, err := s.logged(st, audit.EventRuleAdded)
-			if err != nil {
-				return err
-			}
-			if found {
-				st.State, st.LogFrom = StateActive, nil
-				err = s.write(st)
-			} else {
-				err = s.remove(st.ID)
-			}
-			if err != nil {
-				return err
-			}
-			changed = true
-		case StateEnding:
-			if st.End == nil {
-				return fmt.Errorf("rules: %s: ending without how it ended", s.path(st.ID))
-			}
-			found, err := s.logged(st, st.End.Event)
-			if err != nil {
-				return err
-			}
-			if !found {
-				if err := s.appendEnded(st); err != nil {
-					return err
-				}
-			}
-			if err := s.remove(st.ID); err != nil {
-				return err
-			}
-			changed = true
+		c, err := s.settle(st)
+		if err != nil {
+			return err
 		}
+		changed = changed || c
 	}
 	if changed {
 		return s.bump()
 	}
 	return nil
+}
+
+// settle finishes a transition st was left in (see Store): an adding
+// rule becomes active when its entry is in the log, else it is removed;
+// an ending rule gets its entry if missing, then is removed. It reports
+// whether it changed anything.
+func (s *Store) settle(st Stored) (bool, error) {
+	switch st.State {
+	case StateAdding:
+		found, err := s.logged(st, audit.EventRuleAdded)
+		if err != nil {
+			return false, err
+		}
+		if found {
+			st.State, st.LogFrom = StateActive, nil
+			return true, s.write(st)
+		}
+		return true, s.remove(st.ID)
+	case StateEnding:
+		if st.End == nil {
+			return false, fmt.Errorf("rules: %s: ending without how it ended", s.path(st.ID))
+		}
+		found, err := s.logged(st, st.End.Event)
+		if err != nil {
+			return false, err
+		}
+		if !found {
+			if err := s.appendEnded(st); err != nil {
+				return false, err
+			}
+		}
+		return true, s.remove(st.ID)
+	}
+	return false, nil
 }
 
 // logged says whether the log holds event for st after st.LogFrom.

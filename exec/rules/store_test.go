@@ -323,3 +323,22 @@ func TestLiveDamagedStoreFailsSafe(t *testing.T) {
 		t.Fatalf("adding to a damaged store: %v", err)
 	}
 }
+
+// TestRevokeExpiredRule: revoking a rule that expired before anything
+// swept it records its expiry, not a revocation, and says so.
+func TestRevokeExpiredRule(t *testing.T) {
+	h := newStoreHome(t)
+	s := h.open(t)
+	if _, err := s.Add(pauseKitchen(Deny, time.Minute, h.clock.Now()), nil); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Add(time.Minute)
+	_, err := s.Revoke("rt-0001", Actor{By: "operator:ada"}, "late")
+	if !errors.Is(err, ErrUnknownRule) || !strings.Contains(err.Error(), "expired at") {
+		t.Fatalf("revoke after expiry: %v", err)
+	}
+	want := []string{"rule_added rule:rt-0001 operator:ada", "rule_expired rule:rt-0001 vigil"}
+	if got := h.events(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("audit %v, want %v", got, want)
+	}
+}
