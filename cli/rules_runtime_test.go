@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/lease"
+	"github.com/vigil-dev/vigil/internal/testbin"
 	"github.com/vigil-dev/vigil/internal/testwait"
 )
 
@@ -229,8 +231,41 @@ func stopManifest(t *testing.T, home, id string) []byte {
 // `rules revoke` returns, no submission is decided by it; hits count the
 // decisions it made.
 func TestRulesQueueSeesRuntimeRules(t *testing.T) {
-	seqRuleIDs(t)
 	home := rulesHome(t, "")
+	rulesQueueSees(t, home, func(args ...string) string {
+		t.Helper()
+		out, errs, code := runRulesAs(t, home, nil, args...)
+		if code != 0 {
+			t.Fatalf("vigil %v: %s", args, errs)
+		}
+		return out
+	})
+}
+
+// TestRulesQueueSeesAnotherProcess: the same with `vigil rules add` and
+// `revoke` run by the vigil binary, processes of their own.
+func TestRulesQueueSeesAnotherProcess(t *testing.T) {
+	testbin.FullRunOnly(t, "builds and runs the vigil binary")
+	bin := testbin.Vigil(t)
+	home := rulesHome(t, "")
+	rulesQueueSees(t, home, func(args ...string) string {
+		t.Helper()
+		c := exec.Command(bin, append([]string{"--home", home}, args...)...)
+		c.Env = append(os.Environ(), "VIGIL_HOME="+home)
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("vigil %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	})
+}
+
+// rulesQueueSees: a queue opened before a rule was added (vigil serve
+// runs for days) decides the next submission by it; after `rules revoke`
+// returns, no submission is decided by it; hits count its decisions. vigil
+// runs a command as another App or process and returns its stdout.
+func rulesQueueSees(t *testing.T, home string, vigil func(args ...string) string) {
+	t.Helper()
 	app := NewApp()
 	app.Out, app.Err, app.In = &bytes.Buffer{}, &bytes.Buffer{}, strings.NewReader("")
 	app.Getenv = func(string) string { return "" }
@@ -254,29 +289,28 @@ func TestRulesQueueSeesRuntimeRules(t *testing.T) {
 	if out := submit("t-before"); out.State != string(approval.Pending) {
 		t.Fatalf("no rule yet: %+v", out)
 	}
-	// another App, as another process: the queue's Live sees its change
-	if _, errs, code := runRulesAs(t, home, nil, "rules", "add", "--decision", "deny", "--agent", "claude-home", "--cap", "MEDIA_STOP",
-		"--device", "living-room", "--for", "15m", "--reason", "leave the living room alone"); code != 0 {
-		t.Fatalf("add: %s", errs)
+	var added ruleJSON
+	if err := json.Unmarshal([]byte(vigil("rules", "add", "--decision", "deny", "--agent", "claude-home", "--cap", "MEDIA_STOP",
+		"--device", "living-room", "--for", "15m", "--reason", "leave the living room alone", "--json")), &added); err != nil {
+		t.Fatal(err)
 	}
+	id := added.ID
 	out := submit("t-during")
-	if out.State != string(approval.Denied) || out.Error == nil || !strings.Contains(out.Error.Message, "rt-t0001") {
-		t.Fatalf("the open queue did not apply the added rule: %+v", out)
+	if out.State != string(approval.Denied) || out.Error == nil || !strings.Contains(out.Error.Message, id) {
+		t.Fatalf("the open queue did not apply the added rule %s: %+v", id, out)
 	}
 	rec, _ := eng.Queue.Get("t-during")
-	if rec.DecidedBy != "rule:rt-t0001" || rec.DecidedVia != approval.ViaRule {
+	if rec.DecidedBy != "rule:"+id || rec.DecidedVia != approval.ViaRule {
 		t.Fatalf("decided by %q via %q", rec.DecidedBy, rec.DecidedVia)
 	}
 	// decided by the rule, so never by the person too
 	if _, _, err := eng.Queue.Decide(ctx, "t-during", app.decision(true, approval.ViaCLI)); err == nil {
 		t.Fatal("the person approved a task a rule had denied")
 	}
-	if l := listRules(t, home); l["rt-t0001"].Hits != 1 || rec.DecidedKey != l["rt-t0001"].Hash {
-		t.Fatalf("hits %d, hash %q vs recorded %q", l["rt-t0001"].Hits, l["rt-t0001"].Hash, rec.DecidedKey)
+	if l := listRules(t, home); l[id].Hits != 1 || rec.DecidedKey != l[id].Hash || added.Hash != l[id].Hash {
+		t.Fatalf("hits %d, hash %q vs recorded %q", l[id].Hits, l[id].Hash, rec.DecidedKey)
 	}
-	if _, errs, code := runRulesAs(t, home, nil, "rules", "revoke", "rt-t0001", "--reason", "done"); code != 0 {
-		t.Fatalf("revoke: %s", errs)
-	}
+	vigil("rules", "revoke", id, "--reason", "done")
 	if out := submit("t-after"); out.State != string(approval.Pending) {
 		t.Fatalf("a task submitted after revoke returned was decided: %+v", out)
 	}
