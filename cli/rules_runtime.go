@@ -124,6 +124,9 @@ func newRulesAddCmd(app *App) *cobra.Command {
 			if err := rules.CheckRequest(req, app.Now()); err != nil {
 				return Fail(ExitBadInput, flagError(err))
 			}
+			if err := matchesSomething(app, req); err != nil {
+				return err
+			}
 			s, err := app.openRuleStore()
 			if err != nil {
 				return err
@@ -327,4 +330,25 @@ func withRuntime(app *App, set *rules.Set) (*rules.Set, error) {
 		return nil, Fail(ExitExecution, fmt.Errorf("rules: with the runtime rules: %w", err))
 	}
 	return all, nil
+}
+
+// matchesSomething refuses a rule that could never match here: a --cap
+// naming no capability, a --device naming no configured device (what
+// config loading only warns about, a typo on the command line is caught
+// before the rule exists).
+func matchesSomething(app *App, req rules.AddRequest) error {
+	devices := make([]string, len(app.Cfg.Devices))
+	for i, d := range app.Cfg.Devices {
+		devices[i] = d.ID
+	}
+	set, err := rules.Compile([]rules.Def{req.Def("rt-probe", app.Now())}, rules.Options{Devices: devices}, app.Now())
+	if err != nil {
+		return Fail(ExitBadInput, flagError(err))
+	}
+	for _, l := range set.Lints() {
+		if _, rest, ok := strings.Cut(l, "(rt-probe)."); ok {
+			return Failf(ExitBadInput, "rules add: %s", safetext.Line(flagError(errors.New("rules[0]."+rest)).Error()))
+		}
+	}
+	return nil
 }

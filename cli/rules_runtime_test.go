@@ -95,6 +95,8 @@ func TestRulesAddListRevoke(t *testing.T) {
 		{[]string{"--decision", "maybe", "--for", "1h", "--reason", "x"}, "--decision: must be allow, ask or deny"},
 		{[]string{"--decision", "deny", "--media-host", "Ads.Example.com", "--for", "1h", "--reason", "x"}, "--media-host[0]: must be lower-case"},
 		{[]string{"--decision", "deny", "--for", "1h", "--until", "2030-01-01T00:00:00Z", "--reason", "x"}, "none of the others can be"},
+		{[]string{"--decision", "deny", "--device", "kitchn", "--for", "1h", "--reason", "x"}, `--device[0]: "kitchn" matches no configured device`},
+		{[]string{"--decision", "deny", "--cap", "MEDIA_PAUS", "--for", "1h", "--reason", "x"}, `--cap[0]: "MEDIA_PAUS" matches no capability`},
 	} {
 		_, errs, code := runRulesAs(t, home, nil, append([]string{"rules", "add"}, c.args...)...)
 		if code != ExitBadInput || !strings.Contains(errs, c.want) {

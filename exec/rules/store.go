@@ -179,6 +179,9 @@ func durText(d time.Duration) string {
 	return d.String()
 }
 
+// Def is the rule r would add, with id, as the engine compiles it.
+func (r AddRequest) Def(id string, now time.Time) Def { return r.stored(id, now).Def() }
+
 func (r AddRequest) stored(id string, now time.Time) Stored {
 	return Stored{ID: id, Decision: r.Decision, Agents: r.Agents, Capabilities: r.Capabilities, Devices: r.Devices,
 		MediaHosts: r.MediaHosts, ExpiresAt: r.ExpiresAt.UTC().Truncate(time.Second), CreatedAt: now.UTC(),
