@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -205,6 +206,27 @@ func (l *Live) sweep(now time.Time) *liveState {
 		l.sweepNext = now.Add(time.Minute) // the store's clock is behind this one: do not sweep on every decision
 	}
 	return l.cur.Load()
+}
+
+// Run writes rule_expired entries on time in a long-running process
+// (vigil serve) even when no task arrives: every interval it checks the
+// earliest expiry among the loaded runtime rules and sweeps when it has
+// passed. It returns when ctx is done. Without it, an expiry is still
+// honoured at once; only its entry waits for the next decision or command.
+func (l *Live) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := l.store.now()
+		if st := l.refresh(); !st.expiry.IsZero() && !now.Before(st.expiry) {
+			l.sweep(now)
+		}
+	}
 }
 
 // has says whether the set has a rule with this id.

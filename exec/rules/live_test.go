@@ -1,8 +1,10 @@
 package rules
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -135,4 +137,36 @@ func BenchmarkLiveReloadCheck(b *testing.B) {
 	for b.Loop() {
 		live.refresh()
 	}
+}
+
+// TestLiveRunSweepsOnTime: with no decision at all, Run writes a rule's
+// rule_expired entry once its expiry has passed.
+func TestLiveRunSweepsOnTime(t *testing.T) {
+	h := newStoreHome(t)
+	s := h.open(t)
+	if _, err := s.Add(pauseKitchen(Deny, time.Minute, h.clock.Now()), nil); err != nil {
+		t.Fatal(err)
+	}
+	live, err := NewLive(nil, h.open(t), Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); live.Run(ctx, time.Millisecond) }()
+	defer func() { cancel(); <-done }()
+	expired := func() bool {
+		for _, e := range h.events(t) {
+			if strings.HasPrefix(e, "rule_expired rule:rt-0001") {
+				return true
+			}
+		}
+		return false
+	}
+	time.Sleep(20 * time.Millisecond) // ticks before the expiry sweep nothing
+	if expired() {
+		t.Fatal("swept before its expiry")
+	}
+	h.clock.Add(time.Minute)
+	testwait.Until(t, 10*time.Second, "the rule_expired entry", expired)
 }
