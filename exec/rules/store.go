@@ -41,11 +41,9 @@ const (
 	StateEnding = "ending" // revoked or expired: its entry may not be written yet
 )
 
-// Errors the store returns; callers map them to exit codes.
-var (
-	ErrUnknownRule = errors.New("no such runtime rule")
-	ErrRefused     = errors.New("refused")
-)
+// ErrUnknownRule is what revoking a rule that is not (or no longer)
+// active in the store returns.
+var ErrUnknownRule = errors.New("no such runtime rule")
 
 // Stored is a runtime rule as its file in the store holds it.
 type Stored struct {
