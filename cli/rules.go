@@ -55,8 +55,9 @@ type ruleJSON struct {
 	Active       bool       `json:"active"`
 	Source       string     `json:"source"`
 	CreatedBy    string     `json:"created_by"`
-	CreatedAt    *time.Time `json:"created_at,omitempty"` // runtime rules
-	Reason       string     `json:"reason,omitempty"`     // runtime rules: why it was added
+	CreatedAt    *time.Time `json:"created_at,omitempty"`    // runtime rules
+	Reason       string     `json:"reason,omitempty"`        // runtime rules: why it was added
+	UntilRestart bool       `json:"until_restart,omitempty"` // ends with this run of vigil serve (or at expires_at)
 	Hits         int        `json:"hits"`
 	Hash         string     `json:"hash"`
 }
@@ -116,7 +117,9 @@ func printRulesTable(app *App, list []ruleJSON) {
 	fmt.Fprintf(app.Out, "%-24s %-8s %-8s %-22s %5s %s\n", "ID", "DECISION", "SOURCE", "EXPIRES", "HITS", "MATCHES")
 	for _, r := range list {
 		exp := "never"
-		if r.ExpiresAt != nil {
+		if r.UntilRestart {
+			exp = "Vigil restarts"
+		} else if r.ExpiresAt != nil {
 			exp = r.ExpiresAt.Format(time.RFC3339)
 			if !r.Active {
 				exp += " (expired)"

@@ -266,7 +266,7 @@ func storedJSON(st rules.Stored, hits int) ruleJSON {
 	j := ruleJSON{ID: st.ID, Decision: string(st.Decision), Agents: nonNilStrings(st.Agents),
 		Capabilities: nonNilStrings(st.Capabilities), Devices: nonNilStrings(st.Devices), MediaHosts: nonNilStrings(st.MediaHosts),
 		ExpiresAt: &exp, Active: st.State == rules.StateActive, Source: rules.SourceRuntime, CreatedBy: st.CreatedBy,
-		CreatedAt: &created, Reason: st.Reason, Hits: hits}
+		CreatedAt: &created, Reason: st.Reason, Hits: hits, UntilRestart: st.Run != ""}
 	if set, err := rules.Compile([]rules.Def{st.Def()}, rules.Options{}, st.CreatedAt); err == nil {
 		j.Hash = set.Rules()[0].Hash
 	}

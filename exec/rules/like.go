@@ -9,13 +9,17 @@ import (
 	"github.com/vigil-dev/vigil/exec/media"
 )
 
+// UntilRestart, as LikeTask's lifetime, binds the rule to the live run of
+// vigil serve (AddRequest.UntilRestart).
+const UntilRestart time.Duration = 0
+
 // LikeLifetimes are the lifetimes the TUI's approve prompt offers for a
-// rule "like this task". ("Until Vigil restarts" is not one: tasks are
-// decided in whichever process receives them; see docs/rules.md.)
-var LikeLifetimes = []time.Duration{15 * time.Minute, time.Hour}
+// rule "like this task": 15 min, 1 h, until Vigil restarts.
+var LikeLifetimes = []time.Duration{15 * time.Minute, time.Hour, UntilRestart}
 
 // LikeTask is the request for a rule deciding tasks like f as d for
-// lifetime from now: the same agent, capability and device, and for
+// lifetime from now (UntilRestart: while this run of vigil serve lasts;
+// Store.Add refuses it when none is running): the same agent, capability and device, and for
 // MEDIA_PLAY the same media host, each matched literally (glob characters
 // in a name are escaped). It refuses what such a rule could not say
 // narrowly: a task without an agent, a play without a media host (a rule
@@ -34,6 +38,9 @@ func LikeTask(f Facts, d Decision, lifetime time.Duration, now time.Time, reason
 	}
 	r := AddRequest{Decision: d, Agents: []string{Literal(f.Agent)}, Capabilities: []string{Literal(f.Capability)},
 		Devices: []string{Literal(f.Device)}, ExpiresAt: now.Add(lifetime), Reason: reason, Actor: by}
+	if lifetime == UntilRestart {
+		r.UntilRestart, r.ExpiresAt = true, now.Add(MaxRuntimeLifetime)
+	}
 	if f.Capability == media.CapPlay {
 		r.MediaHosts = []string{Literal(f.MediaHost)}
 	}
@@ -71,6 +78,10 @@ func Describe(r AddRequest, now time.Time) string {
 	list(" by ", r.Agents)
 	list(" on ", r.Devices)
 	list(" from ", r.MediaHosts)
+	if r.UntilRestart {
+		b.WriteString(", until Vigil restarts")
+		return b.String()
+	}
 	fmt.Fprintf(&b, ", until %s (%s)", r.ExpiresAt.Local().Format("Jan 2 15:04"), r.ExpiresAt.Sub(now).Round(time.Second))
 	return b.String()
 }

@@ -41,6 +41,13 @@ func TestLikeTask(t *testing.T) {
 			t.Errorf("%+v: %s (%s), want %s", c.f, v.Decision, v.Reason, c.want)
 		}
 	}
+	ur, err := LikeTask(odd, Deny, UntilRestart, now, "tonight", by)
+	if err != nil || !ur.UntilRestart || !strings.HasSuffix(Describe(ur, now), ", until Vigil restarts") {
+		t.Fatalf("until restart: %+v %v %q", ur, err, Describe(ur, now))
+	}
+	if _, err := s.Add(ur, nil); err == nil || !strings.Contains(err.Error(), "no vigil serve is running") {
+		t.Fatalf("until restart with no serve: %v", err)
+	}
 	for _, c := range []struct {
 		f    Facts
 		d    Decision

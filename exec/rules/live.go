@@ -47,6 +47,9 @@ type liveState struct {
 	// expiry is the earliest expiry among the active runtime rules: the
 	// next sweep is due then (zero: none).
 	expiry time.Time
+	// run is the vigil serve run some loaded rules are bound to (zero:
+	// none is): when its process is gone, they no longer decide.
+	run Run
 }
 
 // genStamp is what a stat of the generation file says.
@@ -129,7 +132,9 @@ func (l *Live) Runtime() []Rule {
 func (l *Live) refresh() *liveState {
 	st := l.cur.Load()
 	stamp := l.stat()
-	if stamp == st.stamp && !stamp.recentAtCheck {
+	if st.run.PID != 0 && !st.run.alive() {
+		stamp = genStamp{} // the run ended without a word (a crash): load without its rules
+	} else if stamp == st.stamp && !stamp.recentAtCheck {
 		return st
 	}
 	l.mu.Lock()
@@ -167,6 +172,13 @@ func (l *Live) reloadLocked(stamp genStamp) error {
 		return err
 	}
 	next := &liveState{stamp: stamp, gen: n}
+	if run, alive := readRun(l.store.Dir()); alive {
+		for _, a := range active {
+			if a.Run != "" {
+				next.run = run
+			}
+		}
+	}
 	if len(active) > 0 {
 		defs := make([]Def, 0, len(active))
 		for _, a := range active {

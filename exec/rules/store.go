@@ -65,6 +65,9 @@ type Stored struct {
 	// entry from there on, so it is written exactly once.
 	LogFrom *int64  `json:"log_from,omitempty"`
 	End     *Ending `json:"end,omitempty"`
+	// Run, when set, binds the rule to a run of vigil serve: it ends when
+	// that run does ("until Vigil restarts"; see run.go).
+	Run string `json:"run,omitempty"`
 }
 
 // Ending is how a runtime rule ended: revoked by someone, or expired.
@@ -99,6 +102,10 @@ type AddRequest struct {
 	Devices      []string
 	MediaHosts   []string
 	ExpiresAt    time.Time
+	// UntilRestart binds the rule to the live run of vigil serve: it ends
+	// when serve stops or starts again, or at ExpiresAt (zero: the longest
+	// a runtime rule may live), whichever comes first.
+	UntilRestart bool
 	Reason       string
 	Actor
 }
@@ -190,6 +197,9 @@ func (r AddRequest) stored(id string, now time.Time) Stored {
 // config's rules). It returns the rule as stored, active.
 func (s *Store) Add(r AddRequest, reserved []string) (Stored, error) {
 	now := s.now()
+	if r.UntilRestart && r.ExpiresAt.IsZero() {
+		r.ExpiresAt = now.Add(MaxRuntimeLifetime)
+	}
 	if err := CheckRequest(r, now); err != nil {
 		return Stored{}, err
 	}
@@ -202,6 +212,11 @@ func (s *Store) Add(r AddRequest, reserved []string) (Stored, error) {
 		return Stored{}, err
 	}
 	st := r.stored("", now)
+	if r.UntilRestart {
+		if err := s.bindRun(&st); err != nil {
+			return Stored{}, err
+		}
+	}
 	for range 10 {
 		id := s.NewID()
 		if _, err := os.Stat(s.path(id)); errors.Is(err, os.ErrNotExist) && !slices.Contains(reserved, id) {
@@ -298,12 +313,20 @@ func (s *Store) Sweep() ([]string, error) {
 		return nil, err
 	}
 	now := s.now()
+	run, alive := readRun(s.dir)
 	var ended []string
 	for _, st := range all {
-		if st.State != StateActive || now.Before(st.ExpiresAt) {
+		if st.State != StateActive {
 			continue
 		}
-		if err := s.end(st, expiry(st, now), "expire"); err != nil {
+		end := expiry(st, now)
+		switch {
+		case !runActive(st, run, alive):
+			end.Reason = staleRunReason(run, alive)
+		case now.Before(st.ExpiresAt):
+			continue
+		}
+		if err := s.end(st, end, "expire"); err != nil {
 			return ended, err
 		}
 		ended = append(ended, st.ID)
@@ -356,9 +379,10 @@ func ActiveIn(dir string, now time.Time) ([]Stored, error) {
 	if err != nil {
 		return nil, err
 	}
+	run, alive := readRun(dir)
 	out := all[:0]
 	for _, st := range all {
-		if st.State == StateActive && now.Before(st.ExpiresAt) {
+		if st.State == StateActive && now.Before(st.ExpiresAt) && runActive(st, run, alive) {
 			out = append(out, st)
 		}
 	}
@@ -554,7 +578,7 @@ func (s *Store) read(id string) (Stored, error) {
 
 // validRuntimeID keeps an id given on the command line inside the folder.
 func validRuntimeID(id string) bool {
-	return id != "" && !strings.ContainsAny(id, `/\`) && id != "." && id != ".." && !strings.HasPrefix(id, ".")
+	return strings.HasPrefix(id, RuntimeIDPrefix) && !strings.ContainsAny(id, `/\`)
 }
 
 func readStored(path string) (Stored, error) {
@@ -588,7 +612,7 @@ func readDir(dir string) ([]Stored, error) {
 	var out []Stored
 	for _, e := range ents {
 		n := e.Name()
-		if !e.Type().IsRegular() || strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ".json") {
+		if !e.Type().IsRegular() || strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ".json") || n == RunFile {
 			continue
 		}
 		st, err := readStored(filepath.Join(dir, n))

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -341,4 +342,19 @@ func TestRevokeExpiredRule(t *testing.T) {
 	if got := h.events(t); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("audit %v, want %v", got, want)
 	}
+}
+
+// details are the details of the home's entries of event.
+func (h *storeHome) details(t *testing.T, event string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	audit.Scan(h.log.Path(), 0, func(l audit.Line) bool {
+		if l.Entry.Event == event {
+			var d map[string]any
+			json.Unmarshal(l.Entry.Details, &d)
+			out = append(out, d)
+		}
+		return true
+	})
+	return out
 }
