@@ -352,3 +352,23 @@ func matchesSomething(app *App, req rules.AddRequest) error {
 	}
 	return nil
 }
+
+// serveRules is vigil serve's part in the runtime rules: it records this
+// process as the live run (ending rules bound to an earlier one), sweeps
+// expired rules on time until ctx is done, and returns what ends the run's
+// rules when serve stops.
+func serveRules(ctx context.Context, app *App, eng *Engine) (func(), error) {
+	end, err := eng.Rules.Store().BeginRun()
+	if err != nil {
+		return nil, Fail(ExitExecution, fmt.Errorf("rules: %w", err))
+	}
+	go eng.Rules.Run(ctx, rulesSweepEvery)
+	return func() {
+		if err := end(); err != nil {
+			app.Log.Warn("rules: ending the rules of this run", "err", err)
+		}
+	}, nil
+}
+
+// rulesSweepEvery is how often vigil serve looks for expired rules.
+const rulesSweepEvery = 15 * time.Second

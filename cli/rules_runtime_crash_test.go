@@ -213,3 +213,70 @@ type childError struct {
 }
 
 func (e *childError) Error() string { return e.err.Error() + "\n" + string(e.out) }
+
+// TestRulesUntilServeRestarts: a rule bound to a running `vigil serve`
+// ends, audited, when serve stops, and when serve is killed (found gone by
+// the next command).
+func TestRulesUntilServeRestarts(t *testing.T) {
+	testbin.FullRunOnly(t, "runs vigil serve")
+	h := newCrashHome(t, testbin.Vigil(t))
+	log, err := audit.Open(filepath.Join(h.home, "audit.log"), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := rules.OpenStore(filepath.Join(h.home, "rules"), log, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := rules.AddRequest{Decision: rules.Deny, Capabilities: []string{"MEDIA_STOP"}, UntilRestart: true,
+		Reason: "tonight", Actor: rules.Actor{By: "operator:test", Via: "tui"}}
+	if _, err := s.Add(req, nil); err == nil {
+		t.Fatal("a rule until restart was added with no serve running")
+	}
+	listed := func(id string) bool {
+		var list []ruleJSON
+		json.Unmarshal([]byte(h.must(0, "rules", "list", "--json")), &list)
+		for _, r := range list {
+			if r.ID == id {
+				return r.UntilRestart
+			}
+		}
+		return false
+	}
+	expiredWhy := func(id string) string {
+		why := ""
+		audit.Scan(filepath.Join(h.home, "audit.log"), 0, func(l audit.Line) bool {
+			if l.Entry.Event == audit.EventRuleExpired && l.Entry.Target == "rule:"+id {
+				var d map[string]any
+				json.Unmarshal(l.Entry.Details, &d)
+				why, _ = d["reason"].(string)
+			}
+			return true
+		})
+		return why
+	}
+	for _, c := range []struct {
+		stop func(sc *servedChild)
+		want string
+	}{
+		{func(sc *servedChild) { sc.stop(t) }, "Vigil stopped"},
+		{func(sc *servedChild) { sc.cmd.Process.Kill(); sc.wait(t) }, "Vigil stopped (its process, pid"},
+	} {
+		sc := h.startServe()
+		st, err := s.Add(req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !listed(st.ID) {
+			t.Fatalf("%s is not listed as until restart", st.ID)
+		}
+		c.stop(sc)
+		if listed(st.ID) {
+			t.Fatalf("%s outlived serve", st.ID)
+		}
+		if why := expiredWhy(st.ID); !strings.HasPrefix(why, c.want) {
+			t.Fatalf("%s ended with %q, want %q", st.ID, why, c.want)
+		}
+	}
+	h.must(0, "audit", "verify")
+}
