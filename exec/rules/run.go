@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/atomicfile"
@@ -34,15 +33,8 @@ type Run struct {
 	StartedAt time.Time `json:"started_at"`
 }
 
-// alive says whether the run's process still exists (signal 0: EPERM
-// means it does, under another account).
-func (r Run) alive() bool {
-	if r.PID <= 0 {
-		return false
-	}
-	err := syscall.Kill(r.PID, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+// alive says whether the run's process still exists.
+func (r Run) alive() bool { return r.PID > 0 && processExists(r.PID) }
 
 // readRun is the store's current run; ok false when there is none or its
 // process is gone.
