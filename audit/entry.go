@@ -32,6 +32,11 @@ const (
 	EventTorn      = "torn"
 	EventDemo      = "demo"
 	EventSealed    = "sealed" // `vigil audit seal`: a recorded break (see Seal)
+
+	// Runtime rules (exec/rules.Store): target "rule:<id>".
+	EventRuleAdded   = "rule_added"
+	EventRuleRevoked = "rule_revoked"
+	EventRuleExpired = "rule_expired"
 )
 
 // Entry is one line of audit.log. Values arrive already masked: the log never

@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/media"
+	"github.com/vigil-dev/vigil/exec/rules"
 	"github.com/vigil-dev/vigil/exec/task"
 )
 
@@ -22,6 +23,9 @@ type Engine struct {
 	Signer  *task.Signer
 	Media   *media.Executor
 	Queue   *approval.Queue
+	// Rules are what the queue asks at each submission: config.toml's
+	// rules and those added at run time (Rules.Store() adds and revokes).
+	Rules *rules.Live
 }
 
 // OpenAudit opens the home's audit log.
@@ -75,17 +79,11 @@ func (a *App) Engine(ctx context.Context) (*Engine, error) {
 
 // openQueue opens the approval queue over the engine's parts with a clock.
 func (a *App) openQueue(ctx context.Context, eng *Engine, now func() time.Time) (*approval.Queue, error) {
-	var rs approval.Rules // a nil *rules.Set would be a non-nil interface
-	if len(a.Cfg.Rules) > 0 {
-		set, err := loadRules(a, true)
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range set.Warnings {
-			a.Log.Warn("rules: "+w, "config", a.Paths.Config)
-		}
-		rs = set
+	rs, err := a.liveRules(eng)
+	if err != nil {
+		return nil, err
 	}
+	eng.Rules = rs
 	q, err := approval.Open(ctx, approval.Options{
 		Dir: filepath.Join(a.Paths.State, "tasks"), Inbox: a.Paths.Inbox, Executor: eng.Media, Devices: a.Cfg.Devices,
 		Leases: eng.Leases, Results: eng.Results, Signer: eng.Signer, Audit: eng.Audit, Scopes: a.Cfg.Scopes,

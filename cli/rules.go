@@ -22,7 +22,7 @@ func newRulesCmd(app *App) *cobra.Command {
 			"media host, with an optional CEL `when`. The strictest matching rule wins (deny > ask > allow); no rule " +
 			"means ask; a task whose preview warns is never allowed by a rule. See docs/rules.md.",
 	}
-	cmd.AddCommand(newRulesListCmd(app), newRulesTestCmd(app), newRulesCheckCmd(app))
+	cmd.AddCommand(newRulesListCmd(app), newRulesTestCmd(app), newRulesCheckCmd(app), newRulesAddCmd(app), newRulesRevokeCmd(app))
 	return cmd
 }
 
@@ -55,6 +55,9 @@ type ruleJSON struct {
 	Active       bool       `json:"active"`
 	Source       string     `json:"source"`
 	CreatedBy    string     `json:"created_by"`
+	CreatedAt    *time.Time `json:"created_at,omitempty"`    // runtime rules
+	Reason       string     `json:"reason,omitempty"`        // runtime rules: why it was added
+	UntilRestart bool       `json:"until_restart,omitempty"` // ends with this run of vigil serve (or at expires_at)
 	Hits         int        `json:"hits"`
 	Hash         string     `json:"hash"`
 }
@@ -63,24 +66,35 @@ func newRulesListCmd(app *App) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the rules: id, decision, what they match, expiry, source",
-		Args:  cobra.NoArgs,
+		Short: "List the rules: id, decision, what they match, expiry, source, hits",
+		Long: "vigil rules list prints config.toml's rules, then the active rules added at run time (vigil rules add), " +
+			"each with its expiry, source (config|runtime), who added it and its hits: the decisions it made, counted " +
+			"from the audit log's approved and denied entries by \"rule:<id>\".",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			set, err := loadRules(app, false)
 			if err != nil {
 				return err
 			}
+			runtime, err := runtimeRules(app)
+			if err != nil {
+				return err
+			}
+			hits := ruleHits(cmd.Context(), app)
 			now := app.Now()
-			list := make([]ruleJSON, 0, set.Len())
+			list := make([]ruleJSON, 0, set.Len()+len(runtime))
 			for _, r := range set.Rules() {
 				j := ruleJSON{ID: r.ID, Decision: string(r.Decision), Agents: r.Agents, Capabilities: r.Capabilities,
 					Devices: r.Devices, MediaHosts: r.MediaHosts, When: r.When, Active: !r.Expired(now),
-					Source: r.Source, CreatedBy: r.CreatedBy, Hash: r.Hash}
+					Source: r.Source, CreatedBy: r.CreatedBy, Hash: r.Hash, Hits: hits[r.ID]}
 				if !r.ExpiresAt.IsZero() {
 					t := r.ExpiresAt.UTC()
 					j.ExpiresAt = &t
 				}
 				list = append(list, j)
+			}
+			for _, st := range runtime {
+				list = append(list, storedJSON(st, hits[st.ID]))
 			}
 			if asJSON {
 				return app.PrintJSON(list)
@@ -100,16 +114,22 @@ func printRulesTable(app *App, list []ruleJSON) {
 		fmt.Fprintln(app.Out, "no rules: every media task asks you (add [[rules]] to config.toml; see docs/rules.md)")
 		return
 	}
-	fmt.Fprintf(app.Out, "%-24s %-8s %-8s %-22s %s\n", "ID", "DECISION", "SOURCE", "EXPIRES", "MATCHES")
+	fmt.Fprintf(app.Out, "%-24s %-8s %-8s %-22s %5s %s\n", "ID", "DECISION", "SOURCE", "EXPIRES", "HITS", "MATCHES")
 	for _, r := range list {
 		exp := "never"
-		if r.ExpiresAt != nil {
+		if r.UntilRestart {
+			exp = "Vigil restarts"
+		} else if r.ExpiresAt != nil {
 			exp = r.ExpiresAt.Format(time.RFC3339)
 			if !r.Active {
 				exp += " (expired)"
 			}
 		}
-		fmt.Fprintf(app.Out, "%s %-8s %-8s %-22s %s\n", safetext.Cell(r.ID, 24), r.Decision, r.Source, exp, safetext.Line(describeMatch(r)))
+		match := describeMatch(r)
+		if r.CreatedBy != "" {
+			match += " (by " + r.CreatedBy + ")"
+		}
+		fmt.Fprintf(app.Out, "%s %-8s %-8s %-22s %5d %s\n", safetext.Cell(r.ID, 24), r.Decision, r.Source, exp, r.Hits, safetext.Line(match))
 	}
 }
 
@@ -177,6 +197,9 @@ func newRulesTestCmd(app *App) *cobra.Command {
 			}
 			set, err := loadRules(app, false)
 			if err != nil {
+				return err
+			}
+			if set, err = withRuntime(app, set); err != nil {
 				return err
 			}
 			out := testJSON{TaskID: m.TaskID, At: at}

@@ -102,6 +102,11 @@ func runServe(ctx context.Context, app *App, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	endRun, err := serveRules(ctx, app, eng)
+	if err != nil {
+		return err
+	}
+	defer endRun()
 	m := metrics.New(metrics.Build{Version: Version, Commit: commit(), GoVersion: runtime.Version()})
 	o := serve.Options{Queue: eng.Queue, TasksDir: filepath.Join(app.Paths.State, "tasks"), Audit: eng.Audit,
 		Metrics: m, Now: app.Now, Log: app.Log, SSHAddress: app.Cfg.SSH.Advertise} // {ssh}

@@ -1,6 +1,6 @@
 // Package rules decides, for a media task an agent submitted, whether the
-// person must be asked: the [[rules]] of config.toml (and, later, rules
-// added at run time) matched on the task's structured facts — agent,
+// person must be asked: the [[rules]] of config.toml and the rules added
+// at run time (Store, Live) matched on the task's structured facts — agent,
 // capability, device, media host, never the text of a command — and an
 // optional CEL `when` over them and the clock.
 //
