@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/audit"
+	"github.com/vigil-dev/vigil/exec/mcpserver"
 	"github.com/vigil-dev/vigil/exec/media"
 	"github.com/vigil-dev/vigil/exec/scope"
 	"github.com/vigil-dev/vigil/exec/task"
@@ -92,7 +93,8 @@ func walk(c *cobra.Command, fn func(*cobra.Command)) {
 var (
 	auditEvents = []string{audit.EventSubmitted, audit.EventRejected, audit.EventApproved, audit.EventDenied,
 		audit.EventExpired, audit.EventExecuted, audit.EventFailed, audit.EventSearched, "tampered", audit.EventTorn,
-		audit.EventSealed, audit.EventDemo, "memory_added", "memory_deleted"}
+		audit.EventSealed, audit.EventDemo, "memory_added", "memory_deleted", audit.EventRuleAdded, audit.EventRuleRevoked,
+		audit.EventRuleExpired, mcpserver.EventLeaseIssued}
 	backends   = []string{"auto", "ugrep", "rg"}
 	themeNames = []string{"auto", "dark", "light", "high-contrast"}
 	cases      = []string{"smart", "sensitive", "insensitive"}

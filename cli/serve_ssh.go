@@ -21,13 +21,16 @@ import (
 // does not say.
 const HostKeyFile = "ssh_host_ed25519"
 
-// sshCommands are what an operator may run over SSH: the decision commands,
-// nothing that reads or writes anything else on the home.
-var sshCommands = []string{"pending", "preview", "approve", "deny", "result"}
+// sshCommands are what an operator may run over SSH: the decision commands
+// and the runtime rules (on a home that requires an operator's key, only
+// an operator may add or revoke one), nothing that reads or writes
+// anything else on the home (`rules test FILE` would read the serve
+// account's files).
+var sshCommands = []string{"pending", "preview", "approve", "deny", "result", "rules add", "rules revoke", "rules list"}
 
 // errSSHCommand is said for anything else.
 var errSSHCommand = Failf(ExitBadInput, "over SSH only these commands run: pending, preview ID, "+
-	"approve ID --expect-preview HASH, deny ID --reason R, result ID (each takes --json)")
+	"approve ID --expect-preview HASH, deny ID --reason R, result ID, rules add|revoke|list (each takes --json)")
 
 // sshAddr checks --ssh as metricsAddr does --metrics: a loopback host
 // unless --allow-remote.
@@ -163,11 +166,15 @@ func runSSHCommand(ctx context.Context, app *App, s *sshgate.Session) int {
 func sshArgs(app *App, args []string) ([]string, error) {
 	root := NewRootCmd(app)
 	cmd, rest, err := root.Find(args)
-	if err != nil || cmd == root || cmd.Parent() != root || !slices.Contains(sshCommands, cmd.Name()) {
+	if err != nil || cmd == root {
+		return nil, errSSHCommand
+	}
+	words := strings.Fields(strings.TrimPrefix(cmd.CommandPath(), root.Name()))
+	if !slices.Contains(sshCommands, strings.Join(words, " ")) {
 		return nil, errSSHCommand
 	}
 	if err := cmd.ParseFlags(rest); errors.Is(err, pflag.ErrHelp) {
-		return append([]string{cmd.Name()}, rest...), nil // the command's help, as on the command line
+		return append(words, rest...), nil // the command's help, as on the command line
 	} else if err != nil {
 		return nil, Fail(ExitBadInput, err)
 	}
@@ -177,7 +184,7 @@ func sshArgs(app *App, args []string) ([]string, error) {
 		}
 	}
 	if cmd.Name() != "approve" {
-		return append([]string{cmd.Name()}, rest...), nil
+		return append(words, rest...), nil
 	}
 	if h, _ := cmd.Flags().GetString("expect-preview"); strings.TrimSpace(h) == "" {
 		return nil, Failf(ExitBadInput, "approve over SSH needs --expect-preview HASH: the preview_hash "+

@@ -100,6 +100,7 @@ func TestSSHExecRefusesOtherCommands(t *testing.T) {
 	for _, args := range [][]string{
 		{"submit", "-"}, {"serve"}, {"keys", "init"}, {"audit", "seal", "--reason", "x"}, {"result", "verify", "/etc/passwd"},
 		{"search", "root", "/"}, {"config"}, {"sh", "-c", "id"}, {"pending;", "id"},
+		{"rules", "test", "/etc/passwd"}, {"rules", "check"}, {"rules"},
 	} {
 		out, errs := s.must(ada, 2, args...)
 		if out != "" || !strings.Contains(errs, "over SSH only these commands run") {
@@ -180,5 +181,28 @@ func TestSSHDecidesWhereAnOperatorKeyIsRequired(t *testing.T) {
 	}
 	if e := h.decision("locked"); e.Actor != "operator:ada" || e.Details["key"] != ada.fingerprint {
 		t.Fatalf("decision: %+v", e)
+	}
+}
+
+// An operator adds, lists and revokes runtime rules over SSH (on a home
+// that requires an operator's key, nobody else may), recorded as them.
+func TestSSHExecRunsRuntimeRules(t *testing.T) {
+	h := newCLIHome(t)
+	ada := h.addOperators("", "ada")["ada"]
+	s := h.serveSSH()
+	out, _ := s.must(ada, 0, "rules", "add", "--decision", "deny", "--cap", "MEDIA_PLAY", "--for", "1h", "--reason", "'no films tonight'", "--json")
+	var added struct {
+		ID        string `json:"id"`
+		CreatedBy string `json:"created_by"`
+	}
+	if err := json.Unmarshal([]byte(out), &added); err != nil || added.ID == "" || added.CreatedBy != "operator:ada" {
+		t.Fatalf("rules add over SSH: %q (%v)", out, err)
+	}
+	if list, _ := s.must(ada, 0, "rules", "list", "--json"); !strings.Contains(list, added.ID) {
+		t.Fatalf("rules list over SSH: %s", list)
+	}
+	s.must(ada, 0, "rules", "revoke", added.ID, "--reason", "'films after all'")
+	if log := h.must(0, "audit", "show", "--json"); !strings.Contains(log, `"rule_revoked"`) || !strings.Contains(log, `"via":"ssh"`) {
+		t.Fatalf("the log does not hold the SSH operator's rule changes:\n%s", log)
 	}
 }
