@@ -136,7 +136,10 @@ func printPendingTable(app *App, list []approval.Record) {
 		// text into the next column (a sub holding spaces could paint a row
 		// of its own); the task id stays whole, the handle `approve` takes,
 		// and holds no space to forge one with (task.ValidateTaskID)
-		fmt.Fprintf(app.Out, "%-24s %s %s %s %-8s %s\n", safetext.Line(r.TaskID), safetext.Cell(r.Agent, 20),
+		// a secret-shaped id an agent chose (a token as its sub) is masked
+		// like any text; an ordinary id comes back unchanged
+		fmt.Fprintf(app.Out, "%-24s %s %s %s %-8s %s\n", safetext.Line(preview.MaskIdentifier(r.TaskID)),
+			safetext.Cell(preview.MaskIdentifier(r.Agent), 20),
 			safetext.Cell(r.CapabilityID, 12), safetext.Cell(r.Device, 14), shortDur(now.Sub(r.SubmittedAt)),
 			kind+" expires in "+clockDur(at.Sub(now)))
 	}
