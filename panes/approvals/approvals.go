@@ -287,6 +287,14 @@ func (p *Pane) Legible(w, h int) bool {
 	return ok
 }
 
+// Leave clears the pane's notice when the screen stops showing it: the
+// notice answered a key in a view that is gone (an open prompt stays, and
+// its grace re-arms when it is shown again).
+func (p *Pane) Leave() {
+	p.notice = ""
+	p.frame = renderedFrame{}
+}
+
 // Busy reports a decision being carried out (quitting would interrupt it).
 func (p *Pane) Busy() bool { return p.busy }
 

@@ -151,6 +151,7 @@ func (p *Pane) wantResult() tea.Cmd {
 // task is now under it, reads that task's result.
 func (p *Pane) movedDecided(move func()) tea.Cmd {
 	if id := p.decided.moved(move); id != "" {
+		p.notice = "" // it spoke of the task the person left
 		return p.loadResult(id)
 	}
 	return nil

@@ -90,6 +90,7 @@ func (p *Pane) buildKeymaps() keymaps {
 // toggleDecided switches between the pending and the decided list; the
 // decided list opens on its newest task.
 func (p *Pane) toggleDecided() tea.Cmd {
+	p.notice = "" // it spoke of the list the person left
 	if p.decided.shown {
 		p.decided.shown = false
 		return nil

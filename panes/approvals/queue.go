@@ -126,6 +126,7 @@ func (q *queueList) moved(move func()) (id string) {
 // cursor does (applyList).
 func (p *Pane) movedQueue(move func()) tea.Cmd {
 	if id := p.queue.moved(move); id != "" {
+		p.notice = "" // it spoke of the task the person left
 		return p.loadView(id)
 	}
 	return nil
