@@ -35,7 +35,7 @@ func TestSilentDeviceIsSaidBeforeApproving(t *testing.T) {
 func TestDeviceSilentReadsTheEnginesWords(t *testing.T) {
 	for effect, want := range map[string]bool{
 		"now: unknown (Get \"http://127.0.0.1:9/api/states/x\": connection refused) → Pause kitchen": true,
-		"now: idle → Play /media/a.mkv on living-room":                                              false,
+		"now: idle → Play /media/a.mkv on living-room":                                               false,
 		"Pause kitchen": false,
 	} {
 		if got := deviceSilent(effect); got != want {
