@@ -97,7 +97,11 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 		if p.o.QueueErr != nil {
 			msg += ": " + p.safe(p.o.QueueErr.Error())
 		}
-		return panes.Wrap(s.Err.Render(msg), w), true
+		lines := panes.Wrap(s.Err.Render(msg), w)
+		if p.o.Reopen != nil {
+			lines = append(lines, panes.Wrap(s.Muted.Render("this pane opens the queue by itself as soon as it can: no restart needed"), w)...)
+		}
+		return lines, true
 	}
 	if p.decided.shown {
 		return p.renderDecided(w, h)
