@@ -44,11 +44,12 @@ func commands(app *App) []*cobra.Command {
 }
 
 // jsonOnly are the commands whose data output is JSON whatever the flags
-// (CLI.md: the tool commands and the approval flow print JSON always). They
+// (CLI.md: the tool commands print JSON always; approve, deny and result
+// have their own --json, a sentence on a terminal without it). They
 // accept --json so that a script can pass it to every command that prints
 // data; for them it changes nothing.
 var jsonOnly = []string{
-	"search", "submit", "approve", "deny", "result",
+	"search", "submit",
 	"memory add", "memory import", "memory search", "memory reindex",
 }
 
