@@ -25,6 +25,7 @@ var (
 
 // NewRootCmd builds the whole command tree around app.
 func NewRootCmd(app *App) *cobra.Command {
+	help := &helpWriter{w: app.Out}
 	root := &cobra.Command{
 		Use:   "vigil",
 		Short: "A person's console for what AI agents do on their behalf",
@@ -34,6 +35,9 @@ func NewRootCmd(app *App) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Name() != "help" {
+				help.raw = true // a command's own output passes unchanged
+			}
 			return app.Load()
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,7 +45,7 @@ func NewRootCmd(app *App) *cobra.Command {
 		},
 	}
 	root.SetIn(app.In)
-	root.SetOut(app.Out)
+	root.SetOut(help) // help fits 100 columns (cli/help.go)
 	root.SetErr(app.Err)
 	pf := root.PersistentFlags()
 	pf.StringVar(&app.HomeFlag, "home", "", "put every file Vigil reads or writes under `DIR` (or set VIGIL_HOME)")
@@ -53,6 +57,7 @@ func NewRootCmd(app *App) *cobra.Command {
 	}
 	acceptJSON(root)
 	registerCompletions(app, root)
+	wrapLongs(root)
 	return root
 }
 

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/spf13/cobra"
+)
+
+// Every command's --help fits 100 columns and no line ends in a space
+// (fang pads to 120 and does not wrap flag descriptions).
+func TestHelpFitsAHundredColumns(t *testing.T) {
+	var paths [][]string
+	walk(NewRootCmd(NewApp()), func(c *cobra.Command) {
+		if c.Hidden {
+			return
+		}
+		p := strings.Fields(commandPath(c))
+		if !c.HasParent() {
+			p = nil
+		}
+		paths = append(paths, p)
+	})
+	if len(paths) < 20 {
+		t.Fatalf("walked %d commands", len(paths))
+	}
+	for _, p := range append(paths, []string{"help", "approve"}) {
+		var out, errb bytes.Buffer
+		app := NewApp()
+		app.Out, app.Err = &out, &errb
+		args := append(append([]string{}, p...), "--help")
+		if len(p) > 1 && p[0] == "help" {
+			args = p
+		}
+		if code := execute(context.Background(), app, args); code != 0 {
+			t.Fatalf("vigil %s: exit %d %s", strings.Join(args, " "), code, errb.String())
+		}
+		if out.Len() < 50 {
+			t.Fatalf("vigil %s printed %q", strings.Join(args, " "), out.String())
+		}
+		for i, line := range strings.Split(out.String(), "\n") {
+			if w := ansi.StringWidth(line); w > HelpWidth {
+				t.Errorf("vigil %s, line %d is %d columns: %q", strings.Join(args, " "), i+1, w, line)
+			}
+			if strings.TrimRight(line, " \t") != line {
+				t.Errorf("vigil %s, line %d ends in a space: %q", strings.Join(args, " "), i+1, line)
+			}
+		}
+	}
+}
+
+// A long row wraps under its description, colours kept and not counted;
+// trailing spaces go, escape sequences or not.
+func TestFitHelpLine(t *testing.T) {
+	desc := strings.Repeat("word ", 30)
+	got := fitHelpLine("    \x1b[92m--flag\x1b[m   \x1b[97m"+desc+"\x1b[m", 60)
+	rows := strings.Split(got, "\n")
+	if len(rows) < 3 {
+		t.Fatalf("not wrapped: %q", got)
+	}
+	for i, r := range rows {
+		plain := ansi.Strip(r)
+		if ansi.StringWidth(plain) > 60 || strings.HasSuffix(plain, " ") {
+			t.Errorf("row %d: %q", i, plain)
+		}
+		if i > 0 && !strings.HasPrefix(plain, strings.Repeat(" ", 13)+"word") {
+			t.Errorf("row %d is not under the description: %q", i, plain)
+		}
+	}
+	if got := fitHelpLine("  \x1b[97mtext   \x1b[m", 60); ansi.Strip(got) != "  text" {
+		t.Fatalf("trailing spaces kept: %q", got)
+	}
+	if got := fitHelpLine("plain   ", 60); got != "plain" {
+		t.Fatalf("trailing spaces kept: %q", got)
+	}
+}
