@@ -181,6 +181,10 @@ func wrapLongs(root *cobra.Command) {
 		if c.Long == "" {
 			return
 		}
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[annotationLong] = c.Long
 		paras := strings.Split(c.Long, "\n")
 		for i, p := range paras {
 			paras[i] = ansi.Wordwrap(p, longWidth, "")

@@ -77,3 +77,24 @@ func TestFitHelpLine(t *testing.T) {
 		t.Fatalf("trailing spaces kept: %q", got)
 	}
 }
+
+// The man page spells flags as a person types them, with their value's
+// name, and shows no backquote: a `literal` is bold.
+func TestManPageFlagsAndLiterals(t *testing.T) {
+	page, code := manPage(t)
+	if code != 0 {
+		t.Fatalf("vigil man: exit %d", code)
+	}
+	for _, want := range []string{`\fB-y, --yes\fP`, `\fB--expect-preview HASH\fP`, `\fB--home DIR\fP`,
+		"refuse unless the stored request still previews to this HASH (preview_hash)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the man page has no %q", want)
+		}
+	}
+	if strings.Contains(page, "`") || strings.Contains(page, "--y --yes") {
+		t.Errorf("the man page shows backquotes or a flag as --y --yes")
+	}
+	if got := manPageOf(&cobra.Command{Use: "x", Short: "run `vigil demo` first"}); !strings.Contains(got, `run \fBvigil demo\fP first`) {
+		t.Errorf("a literal is not bold: %q", got)
+	}
+}

@@ -55,6 +55,7 @@ func NewRootCmd(app *App) *cobra.Command {
 	for _, c := range commands(app) {
 		root.AddCommand(c)
 	}
+	root.AddCommand(newManCmd(app)) // fang's own is turned off (cli/man.go)
 	acceptJSON(root)
 	registerCompletions(app, root)
 	wrapLongs(root)
@@ -72,7 +73,7 @@ func execute(ctx context.Context, app *App, args []string) int {
 	err := fang.Execute(ctx, root,
 		fang.WithVersion(Version), fang.WithCommit(commit()),
 		fang.WithErrorHandler(func(w io.Writer, _ fang.Styles, err error) { PrintError(w, err) }),
-		fang.WithNotifySignal(os.Interrupt),
+		fang.WithNotifySignal(os.Interrupt), fang.WithoutManpage(),
 	)
 	return ExitCode(err)
 }
