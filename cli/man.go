@@ -85,4 +85,3 @@ func longOf(c *cobra.Command) string {
 
 // annotationLong keeps a command's long description before wrapLongs.
 const annotationLong = "vigil:long"
-
