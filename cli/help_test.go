@@ -8,6 +8,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
+
+	"github.com/vigil-dev/vigil/audit"
 )
 
 // Every command's --help fits 100 columns and no line ends in a space
@@ -96,5 +98,20 @@ func TestManPageFlagsAndLiterals(t *testing.T) {
 	}
 	if got := manPageOf(&cobra.Command{Use: "x", Short: "run `vigil demo` first"}); !strings.Contains(got, `run \fBvigil demo\fP first`) {
 		t.Errorf("a literal is not bold: %q", got)
+	}
+}
+
+// Counts in words agree with the number: "1 entry", "2 entries".
+func TestPluralWords(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 entries"}, {1, "1 entry"}, {2, "2 entries"}} {
+		if got := plural(c.n, "entry", "entries"); got != c.want {
+			t.Errorf("plural(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+	if got := (audit.Report{OK: true, Entries: 1, Checkpoints: 1}).String(); got != "chain verified · 1 entry · extends 1 checkpoint" {
+		t.Errorf("audit report: %q", got)
 	}
 }
