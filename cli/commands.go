@@ -40,6 +40,7 @@ func commands(app *App) []*cobra.Command {
 		newRulesCmd(app),
 		newOperatorsCmd(app),
 		newInitCmd(app),
+		newKeybindingsCmd(app),
 	}
 }
 
@@ -54,10 +55,10 @@ var jsonOnly = []string{
 }
 
 // noData are the runnable commands that print no data, so have no --json:
-// the TUI, long-running servers, cobra's and fang's script generators, and
-// `keys`, which prints its help or, with --markdown, the README's key table
+// the TUI, long-running servers, cobra's and fang's script generators,
+// `keys`, which prints its help, and `keybindings`, the TUI's keys
 // (documentation, like `man`).
-var noData = []string{"vigil", "mcp", "serve", "help", "man", "completion", "keys"}
+var noData = []string{"vigil", "mcp", "serve", "help", "man", "completion", "keys", "keybindings"}
 
 // acceptJSON gives each command in jsonOnly a --json flag that changes
 // nothing, unless the command has one of its own.
