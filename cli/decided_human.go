@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/task"
@@ -26,6 +27,12 @@ func decidedForPerson(app *App, asJSON bool) bool {
 	}
 	f, ok := app.Out.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
+}
+
+// humanOut is decidedForPerson for a command with a --json flag.
+func humanOut(cmd *cobra.Command, app *App) bool {
+	asJSON, _ := cmd.Flags().GetBool("json")
+	return decidedForPerson(app, asJSON)
 }
 
 // decidedLine says what a decision did, in a person's words:

@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os/exec"
 	"os/user"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // On a terminal approve, deny and result say what happened in a sentence,
@@ -69,4 +71,47 @@ func runOnDemoTerminal(t *testing.T, home string, args ...string) (string, strin
 	tty.Close()
 	out, _ := io.ReadAll(master)
 	return string(out), errb.String(), ExitCode(err)
+}
+
+// Over the shared queue too: an operator at a terminal reads the sentence,
+// and result for the agent says what happened (the real binary, a real
+// NATS server and executor).
+func TestSharedQueueDecisionsOnATerminalAreSentences(t *testing.T) {
+	r := newNatsRig(t)
+	ex := r.startExecutor()
+	defer ex.stop(t)
+	r.submit("tty-ok", time.Hour)
+	r.submit("tty-no", time.Hour)
+	onTTY := func(home, user string, args ...string) (string, int) {
+		t.Helper()
+		master, tty := openPTY(t)
+		c := r.cmd(home, user, args...)
+		var errb bytes.Buffer
+		c.Stdout, c.Stderr = tty, &errb
+		err := c.Run()
+		tty.Close()
+		out, _ := io.ReadAll(master)
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if errb.Len() > 0 {
+			t.Logf("stderr of %v: %s", args, errb.String())
+		}
+		return string(out), code
+	}
+	if out, code := onTTY(r.ops["alice"], "alice", "approve", "tty-ok", "--yes"); code != 0 ||
+		out != "tty-ok approved by operator:alice and executed: SUCCESS (signed result saved)\n" {
+		t.Fatalf("approve: exit %d %q", code, out)
+	}
+	if out, code := onTTY(r.ops["bob"], "bob", "deny", "tty-no", "--reason", "not now"); code != 0 ||
+		out != "tty-no denied by operator:bob: not now (signed result saved)\n" {
+		t.Fatalf("deny: exit %d %q", code, out)
+	}
+	if out, code := onTTY(r.agent, "agent", "result", "tty-ok"); code != 0 ||
+		!strings.HasPrefix(out, "tty-ok approved by operator:alice and executed: SUCCESS (signed result saved)\ndecided ") {
+		t.Fatalf("result: exit %d %q", code, out)
+	}
 }
