@@ -115,3 +115,29 @@ func TestPluralWords(t *testing.T) {
 		t.Errorf("audit report: %q", got)
 	}
 }
+
+// What a command prints passes the help writer unchanged: cobra's bash
+// script keeps its long lines (wrapping one would break the script).
+func TestHelpWriterLeavesCommandOutputAlone(t *testing.T) {
+	var out, errb bytes.Buffer
+	app := NewApp()
+	app.Out, app.Err = &out, &errb
+	if code := execute(context.Background(), app, []string{"completion", "bash"}); code != 0 {
+		t.Fatalf("completion bash: exit %d %s", code, errb.String())
+	}
+	var want bytes.Buffer
+	root := NewRootCmd(NewApp())
+	if err := root.GenBashCompletionV2(&want, true); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want.String() {
+		t.Fatal("completion bash differs from cobra's script")
+	}
+	long := false
+	for _, l := range strings.Split(out.String(), "\n") {
+		long = long || len(l) > HelpWidth
+	}
+	if !long {
+		t.Fatal("the script has no line over 100 columns: this test checks nothing")
+	}
+}

@@ -75,6 +75,9 @@ func execute(ctx context.Context, app *App, args []string) int {
 		fang.WithErrorHandler(func(w io.Writer, _ fang.Styles, err error) { PrintError(w, err) }),
 		fang.WithNotifySignal(os.Interrupt), fang.WithoutManpage(),
 	)
+	if h, ok := root.OutOrStdout().(*helpWriter); ok {
+		_ = h.flush() // help's last line, had it no line end
+	}
 	return ExitCode(err)
 }
 
