@@ -54,6 +54,10 @@ func decidedLine(rec approval.Record, res *task.Result) string {
 		}
 	case approval.Pending:
 		b.WriteString(" is still pending")
+	case approval.Expired:
+		b.WriteString(" expired before anyone decided")
+	case approval.Tampered:
+		b.WriteString(" was not run: its stored request was altered after it was submitted")
 	default:
 		if rec.DecidedBy != "" {
 			fmt.Fprintf(&b, " approved%s and", by)
