@@ -17,10 +17,17 @@ import (
 // a 100-column terminal, without trailing spaces.
 const HelpWidth = 100
 
-// longWidth is where a command's long description is wrapped before fang
-// sees it: fang indents it by 2, and a paragraph wrapped once reads evenly
-// (wrapping fang's 120-column lines again would leave a ragged edge).
-const longWidth = HelpWidth - 4
+// helpWidthOf is the width help is fitted to on out: HelpWidth, or a
+// narrower terminal's width (fang wraps at the terminal's width too, and
+// 20 columns is the least anything is wrapped to).
+func helpWidthOf(out io.Writer) int {
+	if f, ok := out.(term.File); ok {
+		if w, _, err := term.GetSize(f.Fd()); err == nil && w > 0 {
+			return max(20, min(w, HelpWidth))
+		}
+	}
+	return HelpWidth
+}
 
 // helpWriter is the root command's output, where cobra and fang write help.
 // Until a command runs, each line is trimmed of trailing spaces and wrapped
@@ -33,6 +40,7 @@ const longWidth = HelpWidth - 4
 // reaches.
 type helpWriter struct {
 	w     io.Writer
+	width int // columns: helpWidthOf(w)
 	raw   bool
 	buf   []byte
 	table []string // rows of the table being read
@@ -77,7 +85,7 @@ func (h *helpWriter) line(line string) error {
 	if err := h.flushTable(); err != nil {
 		return err
 	}
-	_, err := io.WriteString(h.w, fitHelpLine(line, HelpWidth)+"\n")
+	_, err := io.WriteString(h.w, fitHelpLine(line, h.width)+"\n")
 	return err
 }
 
@@ -89,7 +97,7 @@ func (h *helpWriter) flush() error {
 	if len(h.buf) > 0 {
 		rest := string(h.buf)
 		h.buf = nil
-		_, err := io.WriteString(h.w, fitHelpLine(rest, HelpWidth))
+		_, err := io.WriteString(h.w, fitHelpLine(rest, h.width))
 		return err
 	}
 	return nil
@@ -102,9 +110,9 @@ func (h *helpWriter) flushTable() error {
 	rows := h.table
 	h.table = nil
 	stacked := false
-	if h.col >= HelpWidth/2 {
+	if h.col >= h.width/2 {
 		for _, r := range rows {
-			if ansi.StringWidth(strings.TrimRight(ansi.Strip(r), " \t")) > HelpWidth {
+			if ansi.StringWidth(strings.TrimRight(ansi.Strip(r), " \t")) > h.width {
 				stacked = true
 			}
 		}
@@ -112,13 +120,13 @@ func (h *helpWriter) flushTable() error {
 	var b strings.Builder
 	for _, r := range rows {
 		if !stacked {
-			b.WriteString(fitHelpLine(r, HelpWidth) + "\n")
+			b.WriteString(fitHelpLine(r, h.width) + "\n")
 			continue
 		}
 		key := strings.TrimRight(ansi.Strip(ansi.Truncate(r, h.col, "")), " ")
 		indent := len(key) - len(strings.TrimLeft(key, " ")) + 4
-		b.WriteString(fitHelpLine(ansi.Truncate(r, h.col, ""), HelpWidth) + "\n")
-		b.WriteString(fitHelpLine(strings.Repeat(" ", indent)+ansi.TruncateLeft(r, h.col, ""), HelpWidth) + "\n")
+		b.WriteString(fitHelpLine(ansi.Truncate(r, h.col, ""), h.width) + "\n")
+		b.WriteString(fitHelpLine(strings.Repeat(" ", indent)+ansi.TruncateLeft(r, h.col, ""), h.width) + "\n")
 	}
 	_, err := io.WriteString(h.w, b.String())
 	return err
@@ -162,7 +170,7 @@ func fitHelpLine(line string, width int) string {
 		indent = ansi.StringWidth(m[1])
 	}
 	head, tail := ansi.Truncate(line, indent, ""), ansi.TruncateLeft(line, indent, "")
-	rows := strings.Split(ansi.Wrap(tail, width-indent, ""), "\n")
+	rows := strings.Split(keepHyphens(tail, func(s string) string { return ansi.Wrap(s, width-indent, "") }), "\n")
 	pad := strings.Repeat(" ", indent)
 	for i := range rows {
 		rows[i] = strings.TrimRight(rows[i], " ")
@@ -173,10 +181,12 @@ func fitHelpLine(line string, width int) string {
 	return head + strings.Join(rows, "\n")
 }
 
-// wrapLongs wraps every command's long description at longWidth, each
-// paragraph on its own, so fang (which only wraps past 120 columns) shows
-// it as written.
-func wrapLongs(root *cobra.Command) {
+// wrapLongs wraps every command's long description 4 columns inside
+// width, each paragraph on its own, before fang sees it: fang indents it
+// by 2 and only wraps past the terminal's width (120 at most), and a
+// paragraph wrapped once reads evenly where wrapping fang's lines again
+// would leave a ragged edge.
+func wrapLongs(root *cobra.Command, width int) {
 	walk(root, func(c *cobra.Command) {
 		if c.Long == "" {
 			return
@@ -187,8 +197,15 @@ func wrapLongs(root *cobra.Command) {
 		c.Annotations[annotationLong] = c.Long
 		paras := strings.Split(c.Long, "\n")
 		for i, p := range paras {
-			paras[i] = ansi.Wordwrap(p, longWidth, "")
+			paras[i] = keepHyphens(p, func(s string) string { return ansi.Wordwrap(s, width-4, "") })
 		}
 		c.Long = strings.Join(paras, "\n")
 	})
+}
+
+// keepHyphens runs wrap on s with its hyphens held: ansi's wrapping always
+// breaks after a hyphen, which cut "--expect-preview" in two.
+func keepHyphens(s string, wrap func(string) string) string {
+	const held = "\u2011" // non-breaking hyphen, one cell like "-"
+	return strings.ReplaceAll(wrap(strings.ReplaceAll(s, "-", held)), held, "-")
 }

@@ -141,3 +141,11 @@ func TestHelpWriterLeavesCommandOutputAlone(t *testing.T) {
 		t.Fatal("the script has no line over 100 columns: this test checks nothing")
 	}
 }
+
+// A flag's name is never cut at its hyphen when help wraps.
+func TestHelpWrapKeepsFlagNames(t *testing.T) {
+	got := fitHelpLine("    --x  refuse unless the stored request still previews, see --expect-preview", 60)
+	if !strings.Contains(got, "--expect-preview") {
+		t.Fatalf("a flag name was cut: %q", got)
+	}
+}

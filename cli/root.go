@@ -25,7 +25,7 @@ var (
 
 // NewRootCmd builds the whole command tree around app.
 func NewRootCmd(app *App) *cobra.Command {
-	help := &helpWriter{w: app.Out}
+	help := &helpWriter{w: app.Out, width: helpWidthOf(app.Out)}
 	root := &cobra.Command{
 		Use:   "vigil",
 		Short: "A person's console for what AI agents do on their behalf",
@@ -58,7 +58,7 @@ func NewRootCmd(app *App) *cobra.Command {
 	root.AddCommand(newManCmd(app)) // fang's own is turned off (cli/man.go)
 	acceptJSON(root)
 	registerCompletions(app, root)
-	wrapLongs(root)
+	wrapLongs(root, help.width)
 	return root
 }
 
