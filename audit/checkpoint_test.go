@@ -78,7 +78,7 @@ func TestCheckpointCatches(t *testing.T) {
 		older := checkpointOf(t, path, key)
 		l.Append(sampleEntry(11))
 		rep := verifyAgainst(t, path, pub, cp, older)
-		if !rep.OK || rep.Checkpoints != 2 || !strings.Contains(rep.String(), "extends 2 checkpoint(s)") {
+		if !rep.OK || rep.Checkpoints != 2 || !strings.Contains(rep.String(), "extends 2 checkpoints") {
 			t.Fatalf("%s", rep)
 		}
 	})

@@ -97,9 +97,15 @@ func (r Report) MarshalJSON() ([]byte, error) {
 
 func (r Report) String() string {
 	if r.OK {
-		s := fmt.Sprintf("chain verified · %d entries", r.Entries)
-		if r.Checkpoints > 0 {
-			s += fmt.Sprintf(" · extends %d checkpoint(s)", r.Checkpoints)
+		s := "chain verified · 1 entry"
+		if r.Entries != 1 {
+			s = fmt.Sprintf("chain verified · %d entries", r.Entries)
+		}
+		switch {
+		case r.Checkpoints == 1:
+			s += " · extends 1 checkpoint"
+		case r.Checkpoints > 1:
+			s += fmt.Sprintf(" · extends %d checkpoints", r.Checkpoints)
 		}
 		for _, g := range r.Sealed {
 			s += "\n" + g.String()

@@ -352,8 +352,14 @@ func safeErr(err error) error { return errors.New(safetext.Line(err.Error())) }
 // decide runs a decision and prints its outcome: the result when there is
 // one, and the exit code CLI.md gives (1 when the task failed, lost the
 // race, or the request changed since the preview).
-func decide(ctx context.Context, app *App, eng *Engine, id string, d approval.Decision) error {
+//
+// On a terminal without --json (human) the outcome is one sentence
+// (decidedLine); piped, or with --json, the JSON below, unchanged.
+func decide(ctx context.Context, app *App, eng *Engine, id string, d approval.Decision, human bool) error {
 	rec, res, err := eng.Queue.Decide(ctx, id, d)
+	if human {
+		return decideForPerson(app, id, rec, res, err, d)
+	}
 	var de *approval.DecidedError
 	switch {
 	case errors.As(err, &de):
@@ -391,7 +397,7 @@ func decide(ctx context.Context, app *App, eng *Engine, id string, d approval.De
 }
 
 func newApproveCmd(app *App) *cobra.Command {
-	var yes bool
+	var yes, asJSON bool
 	var expect string
 	cmd := &cobra.Command{
 		Use:   "approve TASK_ID [TASK_ID…] [--yes] [--expect-preview HASH]",
@@ -441,16 +447,18 @@ func newApproveCmd(app *App) *cobra.Command {
 					d.PreviewHash = v.BindingHash // what the prompt showed
 				}
 			}
-			return decide(cmd.Context(), app, eng, id, d)
+			return decide(cmd.Context(), app, eng, id, d, decidedForPerson(app, asJSON))
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve without asking")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the default when stdout is not a terminal)")
 	cmd.Flags().StringVar(&expect, "expect-preview", "", "refuse unless the stored request still previews to this `HASH` (preview_hash)")
 	return cmd
 }
 
 func newDenyCmd(app *App) *cobra.Command {
 	var reason string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "deny TASK_ID --reason R",
 		Short: "Deny a pending task with a reason the agent gets back",
@@ -474,15 +482,17 @@ func newDenyCmd(app *App) *cobra.Command {
 			if why := decisionsRefused(app, eng, d); why != "" {
 				return Failf(ExitCheck, "deny: %s", why)
 			}
-			return decide(cmd.Context(), app, eng, args[0], d)
+			return decide(cmd.Context(), app, eng, args[0], d, decidedForPerson(app, asJSON))
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the default when stdout is not a terminal)")
 	return cmd
 }
 
 func newResultCmd(app *App) *cobra.Command {
 	var wait time.Duration
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "result TASK_ID",
 		Short: "Print a task's signed result (exit 1 when it failed, was denied or expired)",
@@ -519,11 +529,17 @@ func newResultCmd(app *App) *cobra.Command {
 						return Failf(ExitCheck, "task %s: the stored result does not verify with the operator key (%s); "+
 							"it was altered or is not Vigil's", safetext.Line(id), safetext.Line(verr.Error()))
 					}
-					if err := app.PrintJSON(res); err != nil {
-						return err
-					}
-					if gerr == nil {
-						fmt.Fprintln(app.Err, outcomeLine(rec))
+					if decidedForPerson(app, asJSON) {
+						for _, l := range resultLines(rec, gerr == nil, res) {
+							fmt.Fprintln(app.Out, l)
+						}
+					} else {
+						if err := app.PrintJSON(res); err != nil {
+							return err
+						}
+						if gerr == nil {
+							fmt.Fprintln(app.Err, outcomeLine(rec))
+						}
 					}
 					if res.Status != task.StatusSuccess {
 						return Quiet(ExitCheck)
@@ -549,6 +565,7 @@ func newResultCmd(app *App) *cobra.Command {
 		},
 	}
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to `DURATION` for the result")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the default when stdout is not a terminal)")
 	cmd.AddCommand(newResultVerifyCmd(app))
 	return cmd
 }

@@ -678,7 +678,7 @@ func newAuditSealCmd(app *App) *cobra.Command {
 			_ = json.Unmarshal(e.Details, &d)
 			exp := "no head"
 			if d.Expected != nil {
-				exp = fmt.Sprintf("the head expected %d entries", d.Expected.Seq+1)
+				exp = "the head expected " + plural(int(d.Expected.Seq+1), "entry", "entries")
 			}
 			found := int64(0)
 			if d.Found != nil {

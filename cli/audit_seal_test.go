@@ -79,7 +79,7 @@ func TestAuditDamagedEndRefusesDecisions(t *testing.T) {
 	}
 	out, _, code = run(t, home, "audit", "verify")
 	// the seal's own checkpoint (in audit.checkpoints) holds; the one before the cut is superseded by the seal
-	if code != 0 || !strings.HasPrefix(out, "chain verified · "+itoa(n-1)+" entries · extends 1 checkpoint(s)\n") ||
+	if code != 0 || !strings.HasPrefix(out, "chain verified · "+itoa(n-1)+" entries · extends 1 checkpoint\n") ||
 		!strings.Contains(out, "sealed gap at #"+itoa(n-2)+": expected "+itoa(n)+" entries, found "+itoa(n-2)) ||
 		!strings.Contains(out, "signature verified") {
 		t.Fatalf("verify after seal: %d\n%s", code, out)
@@ -131,7 +131,7 @@ func TestAuditCheckpointCLI(t *testing.T) {
 		os.WriteFile(path, good, 0o600)
 		os.WriteFile(audit.HeadPath(path), goodHead, 0o600)
 	}
-	if out, errs, code := run(t, home, "audit", "verify", "--checkpoint", cpFile); code != 0 || !strings.Contains(out, "extends 1 checkpoint(s)") {
+	if out, errs, code := run(t, home, "audit", "verify", "--checkpoint", cpFile); code != 0 || !strings.Contains(out, "extends 1 checkpoint") {
 		t.Fatalf("verify --checkpoint: %d %s %s", code, out, errs)
 	}
 	// a decision writes audit.checkpoints, which the log extends
@@ -139,7 +139,7 @@ func TestAuditCheckpointCLI(t *testing.T) {
 		t.Fatalf("deny: %d %s", code, errs)
 	}
 	local := filepath.Join(home, "audit.checkpoints")
-	if out, errs, code := run(t, home, "audit", "verify", "--checkpoint", local, "--checkpoint", cpFile); code != 0 || !strings.Contains(out, "extends 2 checkpoint(s)") {
+	if out, errs, code := run(t, home, "audit", "verify", "--checkpoint", local, "--checkpoint", cpFile); code != 0 || !strings.Contains(out, "extends 2 checkpoints") {
 		t.Fatalf("verify against audit.checkpoints: %d %s %s", code, out, errs)
 	}
 	restore()

@@ -41,23 +41,25 @@ func commands(app *App) []*cobra.Command {
 		newRulesCmd(app),
 		newOperatorsCmd(app),
 		newInitCmd(app),
+		newKeybindingsCmd(app),
 	}
 }
 
 // jsonOnly are the commands whose data output is JSON whatever the flags
-// (CLI.md: the tool commands and the approval flow print JSON always). They
+// (CLI.md: the tool commands print JSON always; approve, deny and result
+// have their own --json, a sentence on a terminal without it). They
 // accept --json so that a script can pass it to every command that prints
 // data; for them it changes nothing.
 var jsonOnly = []string{
-	"search", "submit", "approve", "deny", "result",
+	"search", "submit",
 	"memory add", "memory import", "memory search", "memory reindex",
 }
 
 // noData are the runnable commands that print no data, so have no --json:
-// the TUI, long-running servers, cobra's and fang's script generators, and
-// `keys`, which prints its help or, with --markdown, the README's key table
+// the TUI, long-running servers, cobra's and fang's script generators,
+// `keys`, which prints its help, and `keybindings`, the TUI's keys
 // (documentation, like `man`).
-var noData = []string{"vigil", "mcp", "serve", "help", "man", "completion", "keys"}
+var noData = []string{"vigil", "mcp", "serve", "help", "man", "completion", "keys", "keybindings"}
 
 // acceptJSON gives each command in jsonOnly a --json flag that changes
 // nothing, unless the command has one of its own.

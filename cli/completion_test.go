@@ -95,3 +95,28 @@ func TestCompletionOfFlagValues(t *testing.T) {
 		}
 	}
 }
+
+// The completion docs say bash needs the bash-completion package: the
+// script cobra generates calls its _get_comp_words_by_ref, and without
+// the package every tab prints "command not found".
+func TestCompletionDocsNameBashCompletion(t *testing.T) {
+	var out, errb bytes.Buffer
+	app := NewApp()
+	app.Out, app.Err = &out, &errb
+	if code := execute(context.Background(), app, []string{"completion", "bash"}); code != 0 ||
+		!strings.Contains(out.String(), "_get_comp_words_by_ref ") {
+		t.Fatalf("completion bash: exit %d; the script no longer calls _get_comp_words_by_ref: revisit the docs", code)
+	}
+	ref, err := os.ReadFile("../docs/reference.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(ref), "\n## Shell completion and man page\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, want := range []string{"Bash needs the **bash-completion** package", "apt install bash-completion",
+		"brew install\nbash-completion@2", "_get_comp_words_by_ref: command not found"} {
+		if !strings.Contains(section, want) {
+			t.Errorf("docs/reference.md's completion section does not say %q", want)
+		}
+	}
+}

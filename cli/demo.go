@@ -230,7 +230,11 @@ func newDemoCmd(app *App) *cobra.Command {
 			if noOpen {
 				return nil
 			}
-			return runTUI(cmd.Context(), app)
+			if err := runTUI(cmd.Context(), app); err != nil {
+				return err
+			}
+			fmt.Fprintln(app.Err, demoReopenLine(abs))
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "build the demo home in `DIR` (default: a fresh temp dir)")

@@ -69,7 +69,7 @@ func doctorDecisions(app *App) doctorCheck {
 	}
 	var who []string
 	if n := len(app.Cfg.Operators); n > 0 {
-		who = append(who, fmt.Sprintf("%d operator(s) over SSH (vigil serve --ssh)", n))
+		who = append(who, plural(n, "operator", "operators")+" over SSH (vigil serve --ssh)")
 	}
 	if app.Cfg.Queue.Enabled() {
 		who = append(who, "the shared queue's operators")
@@ -106,7 +106,7 @@ func doctorOperators(app *App) doctorCheck {
 				fido++
 			}
 		}
-		s := fmt.Sprintf("%s: %d key(s)", op.Name, len(keys))
+		s := op.Name + ": " + plural(len(keys), "key", "keys")
 		if fido > 0 {
 			s += fmt.Sprintf(", %d on a security key (a touch per decision)", fido)
 		}
@@ -195,7 +195,7 @@ func doctorAgents(app *App) doctorCheck {
 		c.Detail = strings.Join(bad, "; ")
 		return c
 	}
-	c.OK, c.Detail = true, fmt.Sprintf("%d agent(s) with their own token: %s", len(names), strings.Join(names, ", "))
+	c.OK, c.Detail = true, fmt.Sprintf("%s with their own token: %s", plural(len(names), "agent", "agents"), strings.Join(names, ", "))
 	return c
 }
 

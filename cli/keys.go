@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,22 +19,76 @@ import (
 	"github.com/vigil-dev/vigil/ui"
 )
 
-// newKeysCmd is `vigil keys` with its `init` subcommand. Its --markdown
-// flag is about the other kind of key: it prints the screens' key bindings
-// as the README's table (generated from the keymaps, so it cannot drift).
+// newKeysCmd is `vigil keys` with its `init` subcommand: the crypto keys.
+// Its old --markdown flag (the screens' key bindings) still works, hidden,
+// with a note on stderr pointing at `vigil keybindings --markdown`.
 func newKeysCmd(app *App) *cobra.Command {
 	var markdown bool
 	cmd := &cobra.Command{Use: "keys", Short: "Manage the operator's result key and the local lease issuer key", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !markdown {
-				return cmd.Help()
+				return showHelp(cmd)
 			}
+			fmt.Fprintln(app.Err, "vigil: keys --markdown is deprecated; use: vigil keybindings --markdown")
 			_, err := fmt.Fprint(app.Out, keyBindingsMarkdown())
 			return err
 		}}
-	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the screens' key bindings as the README's markdown table")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "deprecated: use vigil keybindings --markdown")
+	_ = cmd.Flags().MarkHidden("markdown")
 	cmd.AddCommand(newKeysInitCmd(app))
 	return cmd
+}
+
+// newKeybindingsCmd is `vigil keybindings`: the TUI's keys, screen by
+// screen, generated from the keymaps (so it cannot drift); --markdown is
+// the README's table.
+func newKeybindingsCmd(app *App) *cobra.Command {
+	var markdown bool
+	cmd := &cobra.Command{
+		Use:   "keybindings [--markdown]",
+		Short: "List the TUI's key bindings, screen by screen (--markdown: the README's table)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			table := keyBindingsMarkdown()
+			if !markdown {
+				table = keyBindingsText(table)
+			}
+			_, err := fmt.Fprint(app.Out, table)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the README's markdown table")
+	return cmd
+}
+
+// keyBindingsText is the markdown table for a terminal: the screen, then
+// its keys in brackets, without the table's pipes and backquotes.
+func keyBindingsText(md string) string {
+	var rows [][2]string
+	width := 0
+	for _, line := range strings.Split(md, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 2 || strings.HasPrefix(line, "|---") || cells[0] == "where" {
+			continue
+		}
+		rows = append(rows, [2]string{cells[0], codeSpan.ReplaceAllString(cells[1], "[$1]")})
+		width = max(width, len([]rune(cells[0])))
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-*s  %s\n", width, r[0], r[1])
+	}
+	return b.String()
+}
+
+// showHelp prints cmd's help as --help does (fitted to 100 columns) from
+// inside a running command, whose output otherwise passes unchanged.
+func showHelp(cmd *cobra.Command) error {
+	if h, ok := cmd.Root().OutOrStdout().(*helpWriter); ok {
+		h.raw = false
+		defer func() { _ = h.flush(); h.raw = true }()
+	}
+	return cmd.Help()
 }
 
 // keyBindingsMarkdown builds the panes that document their keys (without

@@ -139,8 +139,8 @@ func TestDoctorDecisionsAndOperators(t *testing.T) {
 	writeFile(t, filepath.Join(home, "config.toml"), "[decisions]\nrequire_operator_key = true\n\n[[operators]]\n"+
 		"name = \"ada\"\nkeys = [\""+operatorLine(t, false)+"\"]\nkeys_file = \"ada.keys\"\n", 0o600)
 	cs, _ = doctorReport(t, home)
-	wantCheck(t, cs, "decision", true, "decisions need an operator's key: 1 operator(s) over SSH")
-	wantCheck(t, cs, "operator", true, "ada: 2 key(s), 1 on a security key")
+	wantCheck(t, cs, "decision", true, "decisions need an operator's key: 1 operator over SSH")
+	wantCheck(t, cs, "operator", true, "ada: 2 keys, 1 on a security key")
 
 	writeFile(t, keys, "ssh-ed25519 not-base64\n", 0o600)
 	cs, code = doctorReport(t, home)
@@ -202,7 +202,7 @@ func TestDoctorAgentTokens(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(home, "config.toml"), agents(""), 0o600)
 	cs, code := doctorReport(t, home)
-	wantCheck(t, cs, "agents", true, "2 agent(s) with their own token: claude, codex")
+	wantCheck(t, cs, "agents", true, "2 agents with their own token: claude, codex")
 	if code != 0 {
 		t.Fatalf("good tokens: exit %d: %+v", code, cs)
 	}

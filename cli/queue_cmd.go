@@ -66,7 +66,7 @@ func newQueueAuditPullCmd(app *App) *cobra.Command {
 			if asJSON {
 				return app.PrintJSON(map[string]any{"entries": n, "dir": args[0]})
 			}
-			fmt.Fprintf(app.Out, "%d entries copied to %s\n", n, safetext.Line(args[0]))
+			fmt.Fprintf(app.Out, "%s copied to %s\n", plural(n, "entry", "entries"), safetext.Line(args[0]))
 			return nil
 		},
 	}

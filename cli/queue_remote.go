@@ -276,7 +276,7 @@ func remoteApprove(cmd *cobra.Command, app *App, args []string) error {
 	if hash == "" {
 		hash = v.PreviewHash
 	}
-	return remoteDecide(cmd.Context(), app, r, id, natsqueue.Decision{Approve: true, PreviewHash: hash})
+	return remoteDecide(cmd.Context(), app, r, id, natsqueue.Decision{Approve: true, PreviewHash: hash}, humanOut(cmd, app))
 }
 
 // remoteDeny denies over the shared queue.
@@ -298,12 +298,13 @@ func remoteDeny(cmd *cobra.Command, app *App, args []string) error {
 	defer r.Close()
 	// masked here, as the local queue masks it: the bucket never holds
 	// what the executor would not log
-	return remoteDecide(cmd.Context(), app, r, args[0], natsqueue.Decision{Reason: preview.MaskString(reason)})
+	return remoteDecide(cmd.Context(), app, r, args[0], natsqueue.Decision{Reason: preview.MaskString(reason)}, humanOut(cmd, app))
 }
 
 // remoteDecide makes the decision (compare-and-set), waits for the
-// executor to apply it, and prints what a local decision prints.
-func remoteDecide(ctx context.Context, app *App, r *remote, id string, d natsqueue.Decision) error {
+// executor to apply it, and prints what a local decision prints (a
+// sentence when human, cli/decided_human.go).
+func remoteDecide(ctx context.Context, app *App, r *remote, id string, d natsqueue.Decision, human bool) error {
 	var nonce [12]byte
 	_, _ = rand.Read(nonce[:])
 	d.ID, d.By, d.At = hex.EncodeToString(nonce[:]), r.operatorName(app), app.Now().UTC()
@@ -340,6 +341,13 @@ func remoteDecide(ctx context.Context, app *App, r *remote, id string, d natsque
 		lost := &natsqueue.LostError{TaskID: id, State: v.Record.State, By: v.Winner()}
 		fmt.Fprintln(app.Err, "vigil: "+safetext.Line(lost.Error()))
 		return Quiet(ExitCheck)
+	}
+	if human {
+		fmt.Fprintln(app.Out, decidedLine(v.Record, v.Result))
+		if v.Result != nil && v.Result.Status != task.StatusSuccess && d.Approve {
+			return Quiet(ExitCheck)
+		}
+		return nil
 	}
 	if v.Result != nil {
 		if err := app.PrintJSON(v.Result); err != nil {

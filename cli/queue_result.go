@@ -52,10 +52,16 @@ func remoteResult(cmd *cobra.Command, app *App, id string, wait time.Duration) e
 			if err := approval.ResultAnswers(id, rec, res); err != nil {
 				return Fail(ExitCheck, safeErr(fmt.Errorf("%w; refusing it", err)))
 			}
-			if err := app.PrintJSON(res); err != nil {
-				return err
+			if humanOut(cmd, app) {
+				for _, l := range resultLines(rec, found, res) {
+					fmt.Fprintln(app.Out, l)
+				}
+			} else {
+				if err := app.PrintJSON(res); err != nil {
+					return err
+				}
+				fmt.Fprintln(app.Err, outcomeLine(rec))
 			}
-			fmt.Fprintln(app.Err, outcomeLine(rec))
 			if key == nil {
 				fmt.Fprintln(app.Err, "vigil: not verified: this home has no copy of the executor's keys/operator.pub.pem "+
 					"(`vigil result verify` checks it with one)")

@@ -108,7 +108,7 @@ func helpCommands(t *testing.T) []string {
 			in = true
 		case len(f) == 1 && f[0] == "FLAGS":
 			in = false
-		case in:
+		case in && !strings.HasPrefix(line, "     "): // deeper: a wrapped description
 			names = append(names, f[0])
 		}
 	}

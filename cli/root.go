@@ -25,6 +25,7 @@ var (
 
 // NewRootCmd builds the whole command tree around app.
 func NewRootCmd(app *App) *cobra.Command {
+	help := &helpWriter{w: app.Out, width: helpWidthOf(app.Out)}
 	root := &cobra.Command{
 		Use:   "vigil",
 		Short: "A person's console for what AI agents do on their behalf",
@@ -34,6 +35,9 @@ func NewRootCmd(app *App) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Name() != "help" {
+				help.raw = true // a command's own output passes unchanged
+			}
 			return app.Load()
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,7 +45,7 @@ func NewRootCmd(app *App) *cobra.Command {
 		},
 	}
 	root.SetIn(app.In)
-	root.SetOut(app.Out)
+	root.SetOut(help) // help fits 100 columns (cli/help.go)
 	root.SetErr(app.Err)
 	pf := root.PersistentFlags()
 	pf.StringVar(&app.HomeFlag, "home", "", "put every file Vigil reads or writes under `DIR` (or set VIGIL_HOME)")
@@ -51,8 +55,10 @@ func NewRootCmd(app *App) *cobra.Command {
 	for _, c := range commands(app) {
 		root.AddCommand(c)
 	}
+	root.AddCommand(newManCmd(app)) // fang's own is turned off (cli/man.go)
 	acceptJSON(root)
 	registerCompletions(app, root)
+	wrapLongs(root, help.width)
 	return root
 }
 
@@ -67,8 +73,11 @@ func execute(ctx context.Context, app *App, args []string) int {
 	err := fang.Execute(ctx, root,
 		fang.WithVersion(Version), fang.WithCommit(commit()),
 		fang.WithErrorHandler(func(w io.Writer, _ fang.Styles, err error) { PrintError(w, err) }),
-		fang.WithNotifySignal(os.Interrupt),
+		fang.WithNotifySignal(os.Interrupt), fang.WithoutManpage(),
 	)
+	if h, ok := root.OutOrStdout().(*helpWriter); ok {
+		_ = h.flush() // help's last line, had it no line end
+	}
 	return ExitCode(err)
 }
 

@@ -334,7 +334,7 @@ func printRulesCheck(app *App, nRules int, results []rules.ExampleResult, failed
 		}
 		fmt.Fprintf(app.Out, "%s %s\n", mark, safetext.Line(r.String()))
 	}
-	fmt.Fprintf(app.Out, "%d rules, %d examples, %d failed\n", nRules, len(results), failed)
+	fmt.Fprintf(app.Out, "%s, %s, %d failed\n", plural(nRules, "rule", "rules"), plural(len(results), "example", "examples"), failed)
 }
 
 func nonNilStrings(s []string) []string {

@@ -102,7 +102,7 @@ func (m *Model) KeySections() []panes.KeySection {
 }
 
 // KeysMarkdown is the README's table of everyday keys: the root's rows for
-// n panes, then each documenter's (in tab order). `vigil keys --markdown`
+// n panes, then each documenter's (in tab order). `vigil keybindings --markdown`
 // prints it; a ui test fails when the README's copy differs.
 func KeysMarkdown(n int, docs ...panes.KeyDocumenter) string {
 	m := &Model{panes: make([]panes.Pane, n), jobControl: func() bool { return true }}

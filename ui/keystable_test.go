@@ -15,7 +15,7 @@ import (
 )
 
 // The README's key table is generated from the keymaps' rows: when a row
-// changes and the README does not, this fails. `go run . keys --markdown`
+// changes and the README does not, this fails. `go run . keybindings --markdown`
 // prints the section to paste between the markers.
 func TestReadmeKeyTableIsGenerated(t *testing.T) {
 	b, err := os.ReadFile("../README.md")
@@ -35,7 +35,7 @@ func TestReadmeKeyTableIsGenerated(t *testing.T) {
 	defer sp.Close()
 	want := ui.KeysMarkdown(4, sp, memorypane.New(memorypane.Options{}, st), approvalspane.New(approvalspane.Options{}, st), auditpane.New("", st))
 	if got != want {
-		t.Fatalf("README.md's key table differs from the keymaps; run `go run . keys --markdown` and paste it between the markers.\nwant:\n%s\ngot:\n%s", want, got)
+		t.Fatalf("README.md's key table differs from the keymaps; run `go run . keybindings --markdown` and paste it between the markers.\nwant:\n%s\ngot:\n%s", want, got)
 	}
 	for _, k := range []string{"`tab`", "`?`", "`alt+1–4`", "`/`", "`y`"} {
 		if !strings.Contains(want, k) {
