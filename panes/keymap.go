@@ -160,7 +160,7 @@ type KeySection struct {
 }
 
 // KeyDocumenter is a pane whose keymaps can be listed without running it
-// (the README's table, `vigil keys --markdown`).
+// (the README's table, `vigil keybindings --markdown`).
 type KeyDocumenter interface {
 	KeySections() []KeySection
 }
