@@ -201,7 +201,7 @@ func (p *Pane) renderDecided(w, h int) ([]string, bool) {
 	now := p.o.Now()
 	idW, outW := 0, 0
 	for _, r := range d.list {
-		idW = max(idW, lipgloss.Width(safetext.Line(r.TaskID)))
+		idW = max(idW, lipgloss.Width(safetext.Line(shownID(r.TaskID))))
 		outW = max(outW, len(outcomeWord(r.State)))
 	}
 	idW = min(idW, 40)
@@ -223,7 +223,7 @@ func (p *Pane) renderDecided(w, h int) ([]string, bool) {
 		if selected {
 			cursor = s.Cursor.Render("▸ ")
 		}
-		line := cursor + panes.Fit(p.safe(r.TaskID), idW) + " " + st.Render(panes.Fit(word, outW)) + " " +
+		line := cursor + panes.Fit(p.safe(shownID(r.TaskID)), idW) + " " + st.Render(panes.Fit(word, outW)) + " " +
 			elapsed(now.Sub(r.LastChange())) + " ago  " + p.safe(decider(r))
 		if selected {
 			return []string{panes.SelectRow(line, w, s.Selected)}
@@ -259,8 +259,8 @@ func (p *Pane) decidedLines(r approval.Record, w int) []string {
 		outcome = append(outcome, ours(" — "), theirs(string(r.Error.Code)), ours(": "), theirs(r.Error.Message))
 	}
 	add("outcome", outcome...)
-	add("task", theirs(r.TaskID), ours(" "), theirs(r.CapabilityID), ours(" on "), theirs(r.Device),
-		ours(" · agent "), theirs(r.Agent), ours(" · jti "), theirs(r.TokenJTI))
+	add("task", theirs(shownID(r.TaskID)), ours(" "), theirs(r.CapabilityID), ours(" on "), theirs(r.Device),
+		ours(" · agent "), theirs(shownID(r.Agent)), ours(" · jti "), theirs(shownID(r.TokenJTI)))
 	dec := []part{theirs(decider(r))}
 	if r.DecidedAt != nil {
 		dec = append(dec, ours(" at "+r.DecidedAt.UTC().Format(time.RFC3339)))

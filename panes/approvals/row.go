@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/panes"
+	"github.com/vigil-dev/vigil/preview"
 	"github.com/vigil-dev/vigil/safetext"
 )
 
@@ -89,8 +90,8 @@ type rowCells struct {
 func cellsOf(r approval.Record, now time.Time) rowCells {
 	left, _ := deadline(r, now)
 	c := rowCells{raw: r,
-		id: safetext.Line(r.TaskID), cap: safetext.Line(r.CapabilityID), device: safetext.Line(r.Device),
-		agent: safetext.Line(r.Agent), age: "age " + elapsed(now.Sub(r.SubmittedAt)),
+		id: safetext.Line(shownID(r.TaskID)), cap: safetext.Line(r.CapabilityID), device: safetext.Line(r.Device),
+		agent: safetext.Line(shownID(r.Agent)), age: "age " + elapsed(now.Sub(r.SubmittedAt)),
 		deadline: deadlineText(r, now, false), deadlineShort: deadlineText(r, now, true), left: left,
 	}
 	if r.State == approval.Damaged {
@@ -187,9 +188,9 @@ func (p *Pane) queueRow(c rowCells, l rowLayout, selected bool, w int) []string 
 	if l.shortCap {
 		cp = strings.TrimPrefix(cp, "MEDIA_")
 	}
-	parts := []string{p.cell(c.raw.TaskID, l.id), p.cell(cp, l.cap), p.cell(c.raw.Device, l.device)}
+	parts := []string{p.cell(shownID(c.raw.TaskID), l.id), p.cell(cp, l.cap), p.cell(c.raw.Device, l.device)}
 	if l.agent > 0 {
-		parts = append(parts, p.cell(c.raw.Agent, l.agent))
+		parts = append(parts, p.cell(shownID(c.raw.Agent), l.agent))
 	}
 	if l.age {
 		parts = append(parts, pad(c.age, l.ageW))
@@ -232,14 +233,19 @@ func (p *Pane) queueRow(c rowCells, l rowLayout, selected bool, w int) []string 
 	if p.batch.isMarked(c.raw.TaskID) {
 		lead = "▸✓"
 	}
-	lines, _ := p.field(w, "", s.Text, ours(lead), theirs(c.raw.TaskID), ours(" "), theirs(c.raw.CapabilityID), ours(" "),
-		theirs(c.raw.Device), ours(" "), theirs(c.raw.Agent), ours(" "), ours(dlText))
+	lines, _ := p.field(w, "", s.Text, ours(lead), theirs(shownID(c.raw.TaskID)), ours(" "), theirs(c.raw.CapabilityID), ours(" "),
+		theirs(c.raw.Device), ours(" "), theirs(shownID(c.raw.Agent)), ours(" "), ours(dlText))
 	var out []string
 	for _, l := range lines {
 		out = append(out, panes.SelectRow(l, w, s.Selected))
 	}
 	return out
 }
+
+// shownID is an id an agent chose (task id, lease sub or jti) as the pane
+// shows it: a secret-shaped one (a pasted token) masked, an ordinary one
+// unchanged. The pane keeps the stored id for everything it does.
+func shownID(id string) string { return preview.MaskIdentifier(id) }
 
 // cell shows an untrusted value in exactly n cells: escaped and marked,
 // cut (never inside an escape) or padded after escaping.

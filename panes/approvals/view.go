@@ -196,7 +196,7 @@ func (p *Pane) previewLines(v approval.View, w int) (lines []string, top int) {
 		dl += "; the approval timeout is later, " + r.ExpiresAt.UTC().Format(time.RFC3339)
 	}
 	add("deadline ", s.Heading, ours(dl))
-	lease := []part{ours("agent "), theirs(r.Agent), ours(" · jti "), theirs(r.TokenJTI),
+	lease := []part{ours("agent "), theirs(shownID(r.Agent)), ours(" · jti "), theirs(shownID(r.TokenJTI)),
 		ours(" · expires " + r.LeaseExpires.UTC().Format(time.RFC3339) + " · caps [")}
 	for i, c := range r.Caps {
 		if i > 0 {
