@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 
+	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
 	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/memory"
@@ -170,7 +171,12 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueu
 		}
 		opts.QueueErr = err
 	} else {
-		ap = auditpane.New(app.Paths.Audit, styles)
+		pane := auditpane.New(app.Paths.Audit, styles)
+		pane.SetOnBroken(func(r *audit.Report) { // a break seen on screen leaves a trace in vigil.log
+			app.Log.Error("audit log broken: run vigil audit verify, then vigil audit seal --reason R to record the break",
+				"log", app.Paths.Audit, "report", r.String())
+		})
+		ap = pane
 		if eng, err := app.Engine(context.Background()); err != nil {
 			opts.QueueErr = err
 			waitForKeys(app, &opts)

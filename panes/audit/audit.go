@@ -65,6 +65,10 @@ type Pane struct {
 	life       life
 	state      panes.Published[Snapshot]
 	now        func() time.Time // the clock the TIME column is read against (today's rows show the time alone)
+	// onBroken is told each time the badge turns to BROKEN (SetOnBroken);
+	// reported holds the break last told, so one break is told once
+	onBroken func(*audit.Report)
+	reported *audit.Report
 }
 
 // New builds the pane over the log at path. It reads nothing: Init starts the reads.
@@ -79,6 +83,11 @@ func New(path string, styles *themes.Styles) *Pane {
 	p.publish()
 	return p
 }
+
+// SetOnBroken names who is told when the pane finds the log broken (the
+// TUI writes it to vigil.log: a break seen on screen leaves a trace even
+// if the screen is closed before anyone reads it).
+func (p *Pane) SetOnBroken(f func(*audit.Report)) { p.onBroken = f }
 
 // SetClock sets the clock the TIME column is read against (tests fix it;
 // the default is time.Now).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -104,4 +105,35 @@ func TestCutAfterAppendsStaysBroken(t *testing.T) {
 	next.waitScreen(t, "BROKEN on a new start", func(s string) bool {
 		return strings.Contains(s, "✗ BROKEN at #22") && !strings.Contains(s, "chain verified")
 	})
+}
+
+// A break the badge shows is told to SetOnBroken once (the TUI writes it to
+// vigil.log), however often the pane repaints or re-verifies.
+func TestBrokenIsToldOnce(t *testing.T) {
+	path, _ := liveLog(t, 20)
+	m, tm := startHost(t, path)
+	cutWithHead(t, path, 12)
+	m.waitScreen(t, "BROKEN", func(s string) bool { return strings.Contains(s, "✗ BROKEN at #12") })
+	tm.Quit()
+	m.p.Close()
+
+	pal, _ := themes.Palettes("dark")
+	var mu sync.Mutex
+	var got []string
+	next := &host{p: New(path, themes.New(pal))}
+	next.p.SetOnBroken(func(r *audit.Report) { mu.Lock(); got = append(got, r.String()); mu.Unlock() })
+	t.Cleanup(next.p.Close)
+	ntm := teatest.NewTestModel(t, next, teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	t.Cleanup(func() { ntm.Quit() })
+	next.waitScreen(t, "BROKEN on a new start", func(s string) bool { return strings.Contains(s, "✗ BROKEN at #12") })
+	ntm.Send(tea.WindowSizeMsg{Width: 100, Height: 30}) // a repaint tells nothing new
+	next.waitScreen(t, "the repaint", func(s string) bool { return strings.Contains(s, "✗ BROKEN at #12") })
+	ntm.Quit()
+	next.p.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || !strings.Contains(got[0], "12") {
+		t.Fatalf("told %d times: %q", len(got), got)
+	}
 }

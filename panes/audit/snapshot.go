@@ -22,6 +22,7 @@ func (p *Pane) Snapshot() Snapshot { return p.state.Load() }
 func (p *Pane) Changed() <-chan struct{} { return p.state.Changed() }
 
 func (p *Pane) publish() {
+	p.tellBroken()
 	s := Snapshot{Badge: p.Report(), Lines: len(p.table.offs), Indexed: p.table.indexed,
 		Verifying: p.ver.loading, Reads: p.ver.reads + p.table.reads, Filtered: p.filter.on,
 		Filtering: p.filter.passing, Matches: p.viewLen(), Detail: p.detail.open()}
@@ -29,4 +30,18 @@ func (p *Pane) publish() {
 		return // nothing a waiter could see changed (only Update publishes)
 	}
 	p.state.Publish(s)
+}
+
+// tellBroken tells onBroken of a break the badge now shows, once a break.
+func (p *Pane) tellBroken() {
+	b := p.ver.broken()
+	if b == nil {
+		p.reported = nil
+		return
+	}
+	if p.onBroken == nil || (p.reported != nil && p.reported.String() == b.String()) {
+		return
+	}
+	p.reported = b
+	p.onBroken(b)
 }
