@@ -78,6 +78,9 @@ type Options struct {
 	// pane then offers no a or d, opens no prompt, and says this text on
 	// the pane: how decisions are made on this home instead.
 	DecisionsRefused string
+	// Rules, when set, offers "allow like this" in the approve prompt and
+	// the Rules view (R); nil over the shared queue (rulesource.go).
+	Rules RuleSource
 }
 
 // Pane is the Approvals screen: the root that routes to its children and
@@ -94,6 +97,7 @@ type Pane struct {
 	load    loader      // what to reload, and whether a reload is in flight
 	alerts  alerts      // the arrivals and near deadlines already announced
 	batch   batch       // the marked tasks and the last batch's report (batch.go)
+	rules   ruleState   // the Rules view (rulesview.go)
 
 	listErr error
 	notice  string // already safe to show: a decision's outcome, or why a key did nothing
@@ -204,6 +208,8 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		p.openSummary(msg)
 	case batchDoneMsg:
 		return p.finishBatch(msg)
+	case ruleMsg:
+		return p.updateRules(msg)
 	case outcomeMsg:
 		p.busy, p.deciding, p.lastDecided = false, "", msg.id
 		p.notice, p.batch.report = p.describeOutcome(msg), nil
@@ -300,6 +306,9 @@ func (p *Pane) FullHelp() [][]key.Binding {
 	list := p.km.pending
 	if p.decided.shown {
 		list = p.km.decided
+	}
+	if p.rules.shown {
+		list = p.km.rules
 	}
 	groups := list.HelpGroups()
 	if p.dialogs.open() {
