@@ -48,7 +48,7 @@ func (p *Pane) buildKeymaps() keymaps {
 	h.Down.Disabled = p.noDecided
 	h.First, h.Last = h.First.Titled("newest"), h.Last.Titled("oldest")
 	refresh := panes.KeyRow{Binding: b("ctrl+r", "refresh", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.requestReload() }}
-	like, revoke := likeKeys()
+	like, revoke := p.likeKeys()
 	return keymaps{
 		rules: p.ruleKeys(), like: like, revoke: revoke,
 		pending: panes.Keymap{

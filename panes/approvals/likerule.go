@@ -51,9 +51,9 @@ func lifetimeWord(d time.Duration) string {
 	case d == rules.UntilRestart:
 		return "until Vigil restarts"
 	case d%time.Hour == 0:
-		return fmt.Sprintf("%d h", d/time.Hour)
+		return fmt.Sprintf("for %d h", d/time.Hour)
 	}
-	return fmt.Sprintf("%d min", d/time.Minute)
+	return fmt.Sprintf("for %d min", d/time.Minute)
 }
 
 // likeMsg carries the rules read for the chooser.
@@ -175,7 +175,7 @@ func (p *Pane) likeLines(d *likeDialog) string {
 		if c.err != nil {
 			line = s.Muted.Render("not offered: " + safetext.Line(c.err.Error()))
 		}
-		fmt.Fprintf(&b, "%s %-20s %s\n", s.KeyName.Render(fmt.Sprint(i+1)), lifetimeWord(c.lifetime), line)
+		fmt.Fprintf(&b, "%s %s:\n    %s\n", s.KeyName.Render(fmt.Sprint(i+1)), lifetimeWord(c.lifetime), line)
 	}
 	if d.err != "" {
 		b.WriteString(s.Err.Render(d.err) + "\n")
@@ -232,6 +232,11 @@ func (p *Pane) finishLike(m likeDoneMsg) tea.Cmd {
 	}
 	return cmd
 }
+
+// likeChoosing is whether the chooser waits for a lifetime; likePicked
+// whether it asks about the rule picked.
+func (p *Pane) likeChoosing() bool { return p.dialogs.like != nil && p.dialogs.like.pick < 0 }
+func (p *Pane) likePicked() bool   { return p.dialogs.like != nil && p.dialogs.like.pick >= 0 }
 
 // likeOnOffer is whether the open approve prompt offers l.
 func (p *Pane) likeOnOffer() bool { return p.dialogs.confirm != nil && p.dialogs.confirm.like }

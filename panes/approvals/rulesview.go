@@ -245,10 +245,20 @@ func (p *Pane) expiresIn(r RuleRow) string {
 	if d <= 0 {
 		return "expired"
 	}
-	if d < time.Minute {
-		return "in " + d.Round(time.Second).String()
+	return "in " + left(d)
+}
+
+// left is a time left in a person's words: 45s, 14m, 1h05m, 3d02h.
+func left(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	}
-	return "in " + d.Round(time.Minute).String()
+	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
 }
 
 // ruleDetail is the selected rule's whole match and reason, and what x
@@ -316,12 +326,12 @@ func (p *Pane) noRules() string {
 	return ""
 }
 
-// likeKeys document the chooser's keys; revokeKeys the revoke prompt's.
-func likeKeys() (like, revoke panes.Keymap) {
+// likeKeys document the chooser's keys and the revoke prompt's.
+func (p *Pane) likeKeys() (like, revoke panes.Keymap) {
 	b := panes.Bind
 	return panes.Keymap{
-			{Binding: b("1/2/3", "show the rule for 15 min / 1 h / until Vigil restarts", "1", "2", "3"), Footer: true},
-			{Binding: b("y", "add the rule shown and approve", "y", "Y"), Footer: true},
+			{Binding: b("1/2/3", "show the rule for 15 min / 1 h / until Vigil restarts", "1", "2", "3"), Footer: true, When: p.likeChoosing},
+			{Binding: b("y", "add the rule shown and approve once", "y", "Y"), Footer: true, When: p.likePicked},
 			{Binding: b("any other key", "cancel", "n", "esc"), Footer: true},
 		}, panes.Keymap{
 			{Binding: b("enter", "revoke", "enter"), Footer: true},
