@@ -225,7 +225,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		p.state.ticks++
 		return tea.Batch(p.tick(), p.onTick())
 	case tea.MouseWheelMsg:
-		if p.dialogs.open() {
+		if p.dialogs.open() || p.rules.shown {
 			// an open prompt sits under the top of the preview: the wheel
 			// neither scrolls the request out from above it nor moves the
 			// task it names
@@ -233,7 +233,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 		return p.wheel(msg)
 	case tea.MouseClickMsg:
-		if p.dialogs.open() {
+		if p.dialogs.open() || p.rules.shown {
 			return nil // the prompt is answered with keys, not by clicking away from it
 		}
 		if p.decided.shown {
