@@ -72,6 +72,11 @@ func (r *tuiRules) Like(_ context.Context, v approval.View, warnings []string, l
 		return rules.AddRequest{}, err
 	}
 	f.Warnings = append(f.Warnings, warnings...)
+	if lifetime == rules.UntilRestart {
+		if err := r.live.Store().CheckRun(); err != nil {
+			return rules.AddRequest{}, err
+		}
+	}
 	return rules.LikeTask(f, rules.Allow, lifetime, r.app.Now(), likeReason(id), by)
 }
 

@@ -40,6 +40,11 @@ func (s *storeSource) Like(_ context.Context, v approval.View, warnings []string
 		return rules.AddRequest{}, err
 	}
 	f.Warnings = append(f.Warnings, warnings...)
+	if d == rules.UntilRestart {
+		if err := s.store.CheckRun(); err != nil {
+			return rules.AddRequest{}, err
+		}
+	}
 	return rules.LikeTask(f, rules.Allow, d, s.env.Clock.Now(), "like "+v.Record.TaskID, by)
 }
 
@@ -127,7 +132,7 @@ func TestGoldenLikeChooser(t *testing.T) {
 	for _, want := range []string{
 		"1 for 15 min:", "allow MEDIA_PLAY by planner on living-room from media.example.com, until Nov 22 10:15 (15m0s)",
 		"2 for 1 h:", "allow MEDIA_PLAY by planner on living-room from media.example.com, until Nov 22 11:00 (1h0m0s)",
-		"3 until Vigil restarts:", "allow MEDIA_PLAY by planner on living-room from media.example.com, until Vigil restarts",
+		"3 until Vigil restarts:", "not offered: until Vigil restarts: no vigil serve is running on this home",
 	} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("missing %q:\n%s", want, out)
@@ -216,14 +221,33 @@ func TestLikeAddsOneRuleAndApprovesOnce(t *testing.T) {
 	}
 }
 
-// Until Vigil restarts needs a live vigil serve: without one the store
-// refuses, the pane says so, and nothing is approved.
+// Until Vigil restarts needs a live vigil serve: without one the chooser
+// does not offer it (3 says why); with one it is offered, and if the run
+// ends before y the store refuses, the pane says so, and nothing is
+// approved.
 func TestLikeUntilRestartWithoutServe(t *testing.T) {
 	env, src := rulesEnv(t)
 	env.Submit(env.Play("norun", mediaURI))
 	p := likePane(t, env, src, Options{})
 	pressAt(t, env, p, "l")
 	pressAt(t, env, p, "3")
+	if d := p.dialogs.like; d == nil || d.pick >= 0 || !strings.Contains(d.err, "no vigil serve is running") {
+		t.Fatalf("3 without a run: %+v", d)
+	}
+	pressAt(t, env, p, "n")
+	end, err := src.store.BeginRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pressAt(t, env, p, "a")
+	pressAt(t, env, p, "l")
+	pressAt(t, env, p, "3")
+	if d := p.dialogs.like; d == nil || d.pick != 2 || !strings.Contains(p.likeLines(d), "until Vigil restarts") {
+		t.Fatalf("3 with a run: %+v %q", d, p.notice)
+	}
+	if err := end(); err != nil {
+		t.Fatal(err)
+	}
 	pressAt(t, env, p, "y")
 	if !strings.Contains(p.notice, "no rule was made and nothing was approved") {
 		t.Fatalf("notice %q", p.notice)
