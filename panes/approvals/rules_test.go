@@ -88,12 +88,9 @@ func (s *storeSource) Warnings() []string {
 
 // rulesEnv is a queue whose submissions the config rules defs and the
 // store's runtime rules decide, and a source over them. Times are shown
-// in UTC, as the goldens were made.
+// in UTC (TestMain), as the goldens were made.
 func rulesEnv(t *testing.T, defs ...rules.Def) (*approvaltest.Env, *storeSource) {
 	t.Helper()
-	local := time.Local
-	time.Local = time.UTC
-	t.Cleanup(func() { time.Local = local })
 	env := approvaltest.New(t)
 	store, err := rules.OpenStore(filepath.Join(env.Dir, "rules"), env.Audit, env.Clock.Now)
 	if err != nil {
