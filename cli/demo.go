@@ -46,7 +46,8 @@ id = "living-room"
 driver = "sim"
 
 # A Home Assistant speaker that is not reachable from the demo: its preview
-# shows how the bearer token is masked; approving it fails after retries.
+# shows how the bearer token is masked and warns that the device did not
+# answer; approving it fails after retries.
 [[devices]]
 id = "kitchen"
 driver = "hass"

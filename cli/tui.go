@@ -2,13 +2,18 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/memory"
 	"github.com/vigil-dev/vigil/exec/search"
 	"github.com/vigil-dev/vigil/panes"
@@ -115,6 +120,33 @@ func approvalsBase(app *App) approvalspane.Options {
 	return o
 }
 
+// waitForKeys, on a home without the operator's key (a new home before
+// `vigil keys init`), has the Approvals pane say the command instead of
+// the engine's error and open the queue by itself once the key exists.
+func waitForKeys(app *App, opts *approvalspane.Options) {
+	key := filepath.Join(app.Paths.Keys, lease.OperatorKeyFile)
+	if _, err := os.Stat(key); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	cmd := "vigil keys init"
+	if app.HomeFlag != "" {
+		cmd = "vigil --home " + shellQuote(app.HomeFlag) + " keys init"
+	}
+	noKeys := fmt.Errorf("this home has no keys yet: run `%s` in a shell "+
+		"(or `vigil init` to make a new home with a device and an agent)", cmd)
+	opts.QueueErr = noKeys
+	opts.Reopen = func() (approvalspane.Options, error) {
+		if _, err := os.Stat(key); err != nil {
+			return approvalspane.Options{}, noKeys // a stat a second, until the keys are made
+		}
+		eng, err := app.Engine(context.Background())
+		if err != nil {
+			return approvalspane.Options{}, err
+		}
+		return localApprovalsOptions(app, eng), nil
+	}
+}
+
 // buildPanes makes the screens in tab order and a function that releases them.
 // With [queue] url the Approvals pane is over the shared queue and the Audit
 // pane over this home's copy of the executor's log (tui_queue.go), and the
@@ -142,6 +174,7 @@ func buildPanes(app *App, styles *themes.Styles) ([]panes.Pane, func(), *tuiQueu
 		ap = auditpane.New(app.Paths.Audit, styles)
 		if eng, err := app.Engine(context.Background()); err != nil {
 			opts.QueueErr = err
+			waitForKeys(app, &opts)
 		} else {
 			opts = localApprovalsOptions(app, eng)
 		}

@@ -45,7 +45,13 @@ type Options struct {
 	// Shared, when set, names the shared queue in the pane's heading
 	// (already safe to show: no credentials).
 	Shared   string
-	QueueErr error  // why there is no queue, shown in place of it
+	QueueErr error // why there is no queue, shown in place of it
+	// Reopen, with no Queue, is tried every Tick until it returns the
+	// options of a pane over an opened queue (its Queue, ResultKey,
+	// DecisionsRefused and Rules are taken; its error, while it fails, is shown as
+	// QueueErr): a new home's keys made while the TUI runs open the queue
+	// without a restart. It runs off the UI goroutine.
+	Reopen   func() (Options, error)
 	Operator string // operator:<user>
 	// Now is the pane's clock: deadlines, countdowns and the grace period
 	// read it, so a test that drives it never sleeps. Nil: time.Now.
@@ -163,12 +169,17 @@ func (p *Pane) Badge() string {
 // feed: the pane watches no file); the pane's reads, decisions and the
 // feed run under ctx from here on.
 func (p *Pane) Init(ctx context.Context) tea.Cmd {
-	if p.o.Queue == nil {
-		return nil
-	}
 	if ctx != nil {
 		p.bg.start(ctx)
 	}
+	if p.o.Queue == nil {
+		return p.retryOpen()
+	}
+	return p.open()
+}
+
+// open starts reading and following the queue.
+func (p *Pane) open() tea.Cmd {
 	return tea.Batch(p.requestReload(), p.tick(), p.follow())
 }
 
@@ -221,6 +232,10 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 			p.applyView(*msg.view, nil)
 		}
 		return p.requestTasks(msg.id)
+	case reopenMsg:
+		return p.tryOpen()
+	case openedMsg:
+		return p.opened(msg)
 	case tickMsg:
 		p.state.ticks++
 		return tea.Batch(p.tick(), p.onTick())
@@ -291,6 +306,14 @@ func (p *Pane) Legible(w, h int) bool {
 	}
 	p.legible = ok
 	return ok
+}
+
+// Leave clears the pane's notice when the screen stops showing it: the
+// notice answered a key in a view that is gone (an open prompt stays, and
+// its grace re-arms when it is shown again).
+func (p *Pane) Leave() {
+	p.notice = ""
+	p.frame = renderedFrame{}
 }
 
 // Busy reports a decision being carried out (quitting would interrupt it).

@@ -90,6 +90,13 @@ func (p *Pane) openDecision(msg tea.KeyPressMsg, approve bool) {
 	case q.view == nil || q.view.Record.TaskID != q.selID:
 		p.notice = "not yet: the preview is still loading"
 		return
+	case approve && p.areaW > 0 && p.areaH > 0 && !q.readToEnd():
+		// the request below the fold is part of what is approved; the
+		// count is the one shown with the notice taking its lines
+		p.notice = unreadNotice(q.below)
+		p.render(p.areaW, p.areaH)
+		p.notice = unreadNotice(q.below)
+		return
 	}
 	p.notice = ""
 	q.preview.Top() // the prompt sits under the top of the preview
@@ -107,6 +114,19 @@ func (p *Pane) openDecision(msg tea.KeyPressMsg, approve bool) {
 			p.notice = "the window is too small to show the task with its prompt: enlarge it to " + verb
 		}
 	}
+}
+
+// unreadNotice is why a does not open the prompt on a preview not yet
+// shown to its end: below lines of it were under the fold.
+func unreadNotice(below int) string {
+	if below <= 0 {
+		return "not yet: the whole request has not been on screen — scroll to its end (pgdn/J), then press a"
+	}
+	lines := "lines"
+	if below == 1 {
+		lines = "line"
+	}
+	return fmt.Sprintf("%d more %s below: scroll to the end (pgdn/J) before approving", below, lines)
 }
 
 // approve re-reads the task's preview and sends the approval only if it is

@@ -26,6 +26,9 @@ type decidedList struct {
 	list  []approval.Record
 	cur   panes.List // the list's cursor and top
 	selID string     // the task under it
+	// away is whether the person moved the cursor off the newest task:
+	// until they do, the cursor stays on the newest as decisions arrive
+	away bool
 
 	result    *task.Result
 	resultID  string
@@ -50,8 +53,10 @@ func (d *decidedList) init() {
 func (d *decidedList) setList(list []approval.Record) (changed bool) {
 	d.list = list
 	old := d.selID
-	if i := indexOf(list, old); i >= 0 {
+	if i := indexOf(list, old); i >= 0 && d.away {
 		d.cur.Follow(i) // newly decided tasks arrive at the head, above it
+	} else if !d.away {
+		d.cur.Reset() // on the newest, which is what arrives
 	}
 	d.selID = ""
 	if len(list) > 0 {
@@ -62,6 +67,13 @@ func (d *decidedList) setList(list []approval.Record) (changed bool) {
 	}
 	d.forget()
 	return true
+}
+
+// open shows the list on its newest task, where it opens whatever the
+// cursor was left on last time; id is that task when it was not selected.
+func (d *decidedList) open() (id string) {
+	d.shown, d.away = true, false
+	return d.moved(d.cur.Reset)
 }
 
 // forget drops the result on screen: another task is selected.
@@ -77,6 +89,7 @@ func (d *decidedList) moved(move func()) (id string) {
 	if len(d.list) == 0 {
 		return ""
 	}
+	d.away = d.cur.Cursor() != 0
 	id = d.list[d.cur.Cursor()].TaskID
 	if id == d.selID {
 		return ""
@@ -138,6 +151,7 @@ func (p *Pane) wantResult() tea.Cmd {
 // task is now under it, reads that task's result.
 func (p *Pane) movedDecided(move func()) tea.Cmd {
 	if id := p.decided.moved(move); id != "" {
+		p.notice = "" // it spoke of the task the person left
 		return p.loadResult(id)
 	}
 	return nil

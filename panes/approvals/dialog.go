@@ -181,6 +181,9 @@ func (p *Pane) dialogLines(w int) []string {
 	case d.confirm != nil:
 		body = s.Warning.Render("Approve "+p.safe(d.confirm.taskID)+"?") + " " + s.Muted.Render("(preview "+short(d.confirm.previewHash)+")") + "  " +
 			s.KeyName.Render("y") + " approve · " + s.KeyName.Render("any other key") + " cancel (default: No)"
+		if v := p.queue.view; v != nil && v.Record.TaskID == d.confirm.taskID && deviceSilent(v.Preview.EstimatedEffect) {
+			body += "\n" + s.Warning.Render("⚠ "+silentWarning)
+		}
 		if d.confirm.like {
 			body += "\n" + s.KeyName.Render("l") + " allow tasks like this for a while…"
 		}

@@ -39,7 +39,7 @@ func (p *Pane) buildKeymaps() keymaps {
 	// different task under it reloads its preview or result
 	final := func() string { return "decided tasks are final: press v for the pending ones" }
 	history := panes.KeyRow{Binding: b("v", "decided ⇄ pending", "v"), Footer: true, Everyday: true,
-		Do: do(func() { p.decided.shown = !p.decided.shown })}
+		Do: func(tea.KeyPressMsg) tea.Cmd { return p.toggleDecided() }}
 	decidedHistory := history
 	decidedHistory.Everyday = false // listed once in the README, under the pending list
 	q := tasksNav(panes.ListMoves(&p.queue.cur, func() tea.Cmd { return p.movedQueue(func() {}) }))
@@ -92,6 +92,20 @@ func (p *Pane) buildKeymaps() keymaps {
 			{Binding: b("esc", "cancel", "esc"), Footer: true},
 		},
 	}
+}
+
+// toggleDecided switches between the pending and the decided list; the
+// decided list opens on its newest task.
+func (p *Pane) toggleDecided() tea.Cmd {
+	p.notice = "" // it spoke of the list the person left
+	if p.decided.shown {
+		p.decided.shown = false
+		return nil
+	}
+	if id := p.decided.open(); id != "" {
+		return p.loadResult(id)
+	}
+	return nil
 }
 
 // tasksNav is a task list's navigation rows: pgup and pgdn scroll the

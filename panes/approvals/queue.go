@@ -30,6 +30,21 @@ type queueList struct {
 	preview panes.Viewport // the selected task's preview
 	viewAge int            // ticks since the preview was read
 	cache   previewCache
+	// read is the task and preview hash whose preview has been on screen
+	// down to its last line at least once: only that one may be approved.
+	// below is how many lines of the preview were under the fold at the
+	// last render without a prompt (what the refusal says is left).
+	read  readMark
+	below int
+}
+
+// readMark names a preview by its task and its hash.
+type readMark struct{ id, hash string }
+
+// readToEnd reports whether the selected task's preview, as it is now, has
+// been shown to its end.
+func (q *queueList) readToEnd() bool {
+	return q.view != nil && q.read == readMark{q.selID, q.view.BindingHash}
 }
 
 type viewMsg struct {
@@ -111,6 +126,7 @@ func (q *queueList) moved(move func()) (id string) {
 // cursor does (applyList).
 func (p *Pane) movedQueue(move func()) tea.Cmd {
 	if id := p.queue.moved(move); id != "" {
+		p.notice = "" // it spoke of the task the person left
 		return p.loadView(id)
 	}
 	return nil
@@ -181,8 +197,13 @@ func (p *Pane) renderQueue(lines []string, w, h int) ([]string, bool) {
 		// a copy: the last line may become the "more below" hint, and
 		// detail may be the cached preview
 		detail = append([]string(nil), q.preview.Window(detail, detailH)...)
+		q.below = 0
 		if from := q.preview.Offset(); detailH > 1 && len(detail) == detailH && from+detailH < full {
-			detail[detailH-1] = s.Muted.Render(fmt.Sprintf("↓ more below (%d lines) — pgdn/J to scroll", full-from-detailH+1))
+			q.below = full - from - detailH + 1
+			detail[detailH-1] = s.Muted.Render(fmt.Sprintf("↓ more below (%d lines) — pgdn/J to scroll", q.below))
+		} else if legible && q.view != nil && q.viewErr == nil && pvTop > 0 {
+			// the preview's last line is on screen: this request has been seen whole
+			q.read = readMark{q.selID, q.view.BindingHash}
 		}
 	}
 	return append(lines, detail...), legible

@@ -77,6 +77,7 @@ func (r *ruleState) selected() (RuleRow, bool) {
 
 // toggleRules opens the Rules view (reading the rules) or closes it.
 func (p *Pane) toggleRules() tea.Cmd {
+	p.notice = "" // it spoke of the view the person left
 	p.rules.shown = !p.rules.shown
 	if !p.rules.shown {
 		return nil

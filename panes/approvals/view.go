@@ -97,7 +97,11 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 		if p.o.QueueErr != nil {
 			msg += ": " + p.safe(p.o.QueueErr.Error())
 		}
-		return panes.Wrap(s.Err.Render(msg), w), true
+		lines := panes.Wrap(s.Err.Render(msg), w)
+		if p.o.Reopen != nil {
+			lines = append(lines, panes.Wrap(s.Muted.Render("this pane opens the queue by itself as soon as it can: no restart needed"), w)...)
+		}
+		return lines, true
 	}
 	if p.decided.shown {
 		return p.renderDecided(w, h)
@@ -184,6 +188,9 @@ func (p *Pane) previewLines(v approval.View, w int) (lines []string, top int) {
 		body = append(body, "")
 	}
 	add("effect  ", s.Heading, theirs(pv.EstimatedEffect))
+	if deviceSilent(pv.EstimatedEffect) {
+		body = append(body, panes.Wrap(s.Warning.Render("⚠ "+silentWarning), w)...)
+	}
 	r := v.Record
 	now := p.o.Now()
 	at, kind := r.Deadline()
@@ -247,6 +254,21 @@ func viewWarnings(v approval.View, hidden int) []string {
 	}
 	return warn
 }
+
+// stateUnknown is how the engine's preview (approval.Queue.Preview) starts
+// the effect when asking the device for its state failed: "now: unknown
+// (the error) → the effect".
+const stateUnknown = "now: unknown ("
+
+// silentWarning is said next to the effect and in the approve prompt when
+// the device did not answer the preview's question: approving is still
+// allowed (the device may be back), but the person is told it will likely
+// fail before they approve, not only after.
+const silentWarning = "the device did not answer just now: approving will likely fail"
+
+// deviceSilent reports whether a preview's effect says the device did not
+// answer when asked for its state.
+func deviceSilent(effect string) bool { return strings.HasPrefix(effect, stateUnknown) }
 
 func short(h string) string {
 	h = safetext.Line(h)

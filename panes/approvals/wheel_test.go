@@ -23,6 +23,7 @@ func TestWheelKeepsTheRequestAboveThePrompt(t *testing.T) {
 	m := ui.New(ui.Options{Panes: []panes.Pane{p}, Theme: "dark"})
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 18})
 	clk.Advance(GraceMax)
+	press(m, "J", "J") // the whole request on screen once: a may open the prompt
 	press(m, "a")
 	if p.dialogs.confirm == nil {
 		t.Fatalf("a did not open the prompt: %q\n%s", p.notice, ansi.Strip(m.Render()))
