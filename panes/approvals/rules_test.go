@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/vigil-dev/vigil/audit"
@@ -423,5 +424,44 @@ func TestRuleKeysHiddenWhereDecisionsAreRefused(t *testing.T) {
 	}
 	if act, _ := src.store.Active(); len(act) != 1 {
 		t.Fatalf("rules %+v", act)
+	}
+}
+
+// The chooser, the Rules view and its revoke prompt draw at every size
+// without a line too many, and say whether all they act on fits.
+func TestRuleScreensAnySize(t *testing.T) {
+	env, src := rulesEnv(t, configDefs()...)
+	for _, d := range []time.Duration{time.Minute, time.Hour} {
+		req, _ := rules.LikeTask(rules.Facts{Agent: "planner\x1b[31m", Capability: "MEDIA_STOP", Device: "living-room"}, rules.Allow,
+			d, env.Clock.Now(), "why not", rules.Actor{By: "operator:ada", Via: "tui"})
+		if _, err := src.store.Add(req, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.Submit(env.Play("sized", mediaURI))
+	p := likePane(t, env, src, Options{})
+	pressAt(t, env, p, "l")
+	views := map[string]func(){
+		"chooser": func() {},
+		"picked":  func() { pressAt(t, env, p, "1") },
+		"rules":   func() { pressAt(t, env, p, "n"); pressAt(t, env, p, "R") },
+		"revoke":  func() { pressAt(t, env, p, "j"); pressAt(t, env, p, "j"); pressAt(t, env, p, "j"); pressAt(t, env, p, "x") },
+	}
+	for _, name := range []string{"chooser", "picked", "rules", "revoke"} {
+		views[name]()
+		if name == "revoke" && p.dialogs.revoke == nil {
+			t.Fatalf("no revoke prompt: %q", p.notice)
+		}
+		for w := 0; w <= 60; w++ {
+			for h := 0; h <= 20; h++ {
+				out := p.View(w, h)
+				if h > 0 && strings.Count(out, "\n") != h-1 {
+					t.Fatalf("%dx%d (%s): %d lines", w, h, name, strings.Count(out, "\n")+1)
+				}
+				if strings.ContainsAny(ansi.Strip(out), "\x1b\u202e") {
+					t.Fatalf("%dx%d (%s): a control reached the screen: %q", w, h, name, out)
+				}
+			}
+		}
 	}
 }
