@@ -445,7 +445,12 @@ func TestRuleScreensAnySize(t *testing.T) {
 		"chooser": func() {},
 		"picked":  func() { pressAt(t, env, p, "1") },
 		"rules":   func() { pressAt(t, env, p, "n"); pressAt(t, env, p, "R") },
-		"revoke":  func() { pressAt(t, env, p, "j"); pressAt(t, env, p, "j"); pressAt(t, env, p, "j"); pressAt(t, env, p, "x") },
+		"revoke": func() {
+			pressAt(t, env, p, "j")
+			pressAt(t, env, p, "j")
+			pressAt(t, env, p, "j")
+			pressAt(t, env, p, "x")
+		},
 	}
 	for _, name := range []string{"chooser", "picked", "rules", "revoke"} {
 		views[name]()
