@@ -104,7 +104,7 @@ func startSSH(app *App, eng *Engine, addr string, allowRemote bool) (stop func()
 	}
 	o := sshgate.Options{Operators: ops, HostKey: hostKey, IdleTimeout: app.Cfg.SSH.IdleTimeout.Duration,
 		Exec: func(ctx context.Context, s *sshgate.Session) int { return runSSHCommand(ctx, app, s) },
-		TUI: &sshgate.TUIOptions{Queue: eng.Queue, Theme: app.Cfg.Theme, Bell: app.Cfg.Approvals.Bell,
+		TUI: &sshgate.TUIOptions{Queue: eng.Queue, Rules: newTUIRules(app, eng), Theme: app.Cfg.Theme, Bell: app.Cfg.Approvals.Bell,
 			Notify: app.Cfg.Notify.Terminal, MouseOff: !app.Cfg.UI.Mouse, Now: app.Now},
 		Log: app.Log}
 	if eng.Signer != nil {

@@ -103,6 +103,7 @@ func runTUI(ctx context.Context, app *App) error {
 func localApprovalsOptions(app *App, eng *Engine) approvalspane.Options {
 	o := approvalsBase(app)
 	o.Queue = eng.Queue
+	o.Rules = newTUIRules(app, eng)
 	o.DecisionsRefused = decisionsRefused(app, eng, app.decision(true, approval.ViaTUI))
 	if eng.Signer != nil {
 		o.ResultKey = eng.Signer.Public() // decided results are shown signed only when they verify

@@ -22,6 +22,8 @@ import (
 // change feed, and decides with the gate rules of the local TUI.
 type TUIOptions struct {
 	Queue approval.Decider
+	// Rules offers "allow like this" and the Rules view; nil: neither.
+	Rules approvalspane.RuleSource
 	// ResultKey verifies decided results before they are shown signed.
 	ResultKey ed25519.PublicKey
 	Theme     string
@@ -47,7 +49,7 @@ func (g *Gate) screen(ctx context.Context, sess ssh.Session, s *Session, in type
 		Via:      approval.ViaSSH,
 		Key:      s.Key,
 		Operator: "operator:" + s.Operator,
-		Now:      o.Now, Bell: o.Bell, Notify: o.Notify, ResultKey: o.ResultKey,
+		Now:      o.Now, Bell: o.Bell, Notify: o.Notify, ResultKey: o.ResultKey, Rules: o.Rules,
 	}, styles)
 	defer apr.Close()
 	m := ui.New(ui.Options{Context: ctx, Panes: []panes.Pane{apr}, Theme: o.Theme, MouseOff: o.MouseOff,

@@ -149,3 +149,8 @@ func staleRunReason(run Run, alive bool) string {
 	}
 	return "Vigil stopped"
 }
+
+// CheckRun says why a rule "until Vigil restarts" cannot be added now (no
+// vigil serve is running on this home), nil when it can: what Add would
+// refuse it with, for a prompt to say before offering it. Add checks again.
+func (s *Store) CheckRun() error { return s.bindRun(&Stored{}) }

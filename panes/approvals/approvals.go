@@ -47,8 +47,8 @@ type Options struct {
 	Shared   string
 	QueueErr error // why there is no queue, shown in place of it
 	// Reopen, with no Queue, is tried every Tick until it returns the
-	// options of a pane over an opened queue (its Queue, ResultKey and
-	// DecisionsRefused are taken; its error, while it fails, is shown as
+	// options of a pane over an opened queue (its Queue, ResultKey,
+	// DecisionsRefused and Rules are taken; its error, while it fails, is shown as
 	// QueueErr): a new home's keys made while the TUI runs open the queue
 	// without a restart. It runs off the UI goroutine.
 	Reopen   func() (Options, error)
@@ -84,6 +84,9 @@ type Options struct {
 	// pane then offers no a or d, opens no prompt, and says this text on
 	// the pane: how decisions are made on this home instead.
 	DecisionsRefused string
+	// Rules, when set, offers "allow like this" in the approve prompt and
+	// the Rules view (R); nil over the shared queue (rulesource.go).
+	Rules RuleSource
 }
 
 // Pane is the Approvals screen: the root that routes to its children and
@@ -100,6 +103,7 @@ type Pane struct {
 	load    loader      // what to reload, and whether a reload is in flight
 	alerts  alerts      // the arrivals and near deadlines already announced
 	batch   batch       // the marked tasks and the last batch's report (batch.go)
+	rules   ruleState   // the Rules view (rulesview.go)
 
 	listErr error
 	notice  string // already safe to show: a decision's outcome, or why a key did nothing
@@ -215,6 +219,8 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		p.openSummary(msg)
 	case batchDoneMsg:
 		return p.finishBatch(msg)
+	case ruleMsg:
+		return p.updateRules(msg)
 	case outcomeMsg:
 		p.busy, p.deciding, p.lastDecided = false, "", msg.id
 		p.notice, p.batch.report = p.describeOutcome(msg), nil
@@ -234,7 +240,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		p.state.ticks++
 		return tea.Batch(p.tick(), p.onTick())
 	case tea.MouseWheelMsg:
-		if p.dialogs.open() {
+		if p.dialogs.open() || p.rules.shown {
 			// an open prompt sits under the top of the preview: the wheel
 			// neither scrolls the request out from above it nor moves the
 			// task it names
@@ -242,7 +248,7 @@ func (p *Pane) update(msg tea.Msg) tea.Cmd {
 		}
 		return p.wheel(msg)
 	case tea.MouseClickMsg:
-		if p.dialogs.open() {
+		if p.dialogs.open() || p.rules.shown {
 			return nil // the prompt is answered with keys, not by clicking away from it
 		}
 		if p.decided.shown {
@@ -323,6 +329,9 @@ func (p *Pane) FullHelp() [][]key.Binding {
 	list := p.km.pending
 	if p.decided.shown {
 		list = p.km.decided
+	}
+	if p.rules.shown {
+		list = p.km.rules
 	}
 	groups := list.HelpGroups()
 	if p.dialogs.open() {

@@ -40,6 +40,12 @@ func (p *Pane) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return p.denyTask(in.TaskID, in.Reason)
 	case ApproveMarked:
 		return p.approveMarked(in)
+	case LikeThis:
+		return p.readLike(in)
+	case ApproveLike:
+		return p.approveLike(in)
+	case RevokeRule:
+		return p.revokeRule(in)
 	case Close:
 		if confirming || summing {
 			p.notice = "not approved"
@@ -96,6 +102,7 @@ func (p *Pane) openDecision(msg tea.KeyPressMsg, approve bool) {
 	q.preview.Top() // the prompt sits under the top of the preview
 	if approve {
 		p.dialogs.openConfirm(q.selID, q.view.BindingHash, now)
+		p.dialogs.confirm.like = p.likeOffered()
 	} else {
 		p.dialogs.openDeny(q.selID, now)
 	}

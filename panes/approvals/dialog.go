@@ -28,11 +28,15 @@ type dialogs struct {
 	confirm *confirmDialog
 	deny    *denyDialog
 	summary *summaryDialog // the marked tasks' summary (batch.go)
+	like    *likeDialog    // "allow like this": the rule's lifetime (likerule.go)
+	revoke  *revokeDialog  // a rule's revocation reason (rulesview.go)
 	grace   grace
 }
 
 // open reports whether a prompt has the keyboard.
-func (d *dialogs) open() bool { return d.confirm != nil || d.deny != nil || d.summary != nil }
+func (d *dialogs) open() bool {
+	return d.confirm != nil || d.deny != nil || d.summary != nil || d.like != nil || d.revoke != nil
+}
 
 // task is the task the open prompt names, or "".
 func (d *dialogs) task() string {
@@ -48,7 +52,7 @@ func (d *dialogs) task() string {
 // confirmsTask reports whether the approve prompt is open on task id.
 func (d *dialogs) confirmsTask(id string) bool { return d.confirm != nil && d.confirm.taskID == id }
 
-func (d *dialogs) close() { d.confirm, d.deny, d.summary = nil, nil, nil }
+func (d *dialogs) close() { d.confirm, d.deny, d.summary, d.like, d.revoke = nil, nil, nil, nil, nil }
 
 // openConfirm opens the approve prompt on a task and the preview hash
 // shown, or the deny dialog; either restarts the grace at now.
@@ -69,7 +73,8 @@ func (d *dialogs) openDeny(id string, now time.Time) {
 // nothing; dropping them sent the agent the tail of a reason), and they
 // still hold enter back.
 func (d *dialogs) answer(msg tea.KeyPressMsg, now time.Time) any {
-	if d.grace.swallow(now) && (d.deny == nil || msg.String() == "enter") {
+	typing := d.deny != nil || d.revoke != nil
+	if d.grace.swallow(now) && (!typing || msg.String() == "enter") {
 		return nil
 	}
 	var in any
@@ -80,6 +85,13 @@ func (d *dialogs) answer(msg tea.KeyPressMsg, now time.Time) any {
 		in = d.deny.Update(msg)
 	case d.summary != nil:
 		in = d.summary.Update(msg)
+	case d.like != nil:
+		if in = d.like.Update(msg); d.like.rearm {
+			d.like.rearm = false
+			d.grace.arm(now) // the chooser now asks about the rule shown
+		}
+	case d.revoke != nil:
+		in = d.revoke.Update(msg)
 	}
 	if in != nil {
 		d.close()
@@ -94,17 +106,24 @@ func (d *dialogs) paste(text string) {
 	if d.deny != nil {
 		d.deny.paste(safetext.Line(text))
 	}
+	if d.revoke != nil {
+		d.revoke.paste(safetext.Line(text))
+	}
 }
 
 // confirmDialog asks "Approve …? [y/N]": y confirms, any other key cancels.
 type confirmDialog struct {
 	taskID, previewHash string
+	like                bool // l offers "allow like this" (likerule.go)
 }
 
 // Update returns the intent a key means.
 func (d confirmDialog) Update(msg tea.KeyPressMsg) any {
 	if msg.Text == "y" || msg.Text == "Y" {
 		return Approve{TaskID: d.taskID, PreviewHash: d.previewHash}
+	}
+	if d.like && msg.Text == "l" {
+		return LikeThis{TaskID: d.taskID, PreviewHash: d.previewHash}
 	}
 	return Close{}
 }
@@ -165,12 +184,19 @@ func (p *Pane) dialogLines(w int) []string {
 		if v := p.queue.view; v != nil && v.Record.TaskID == d.confirm.taskID && deviceSilent(v.Preview.EstimatedEffect) {
 			body += "\n" + s.Warning.Render("⚠ "+silentWarning)
 		}
+		if d.confirm.like {
+			body += "\n" + s.KeyName.Render("l") + " allow tasks like this for a while…"
+		}
 	case d.deny != nil:
 		body = s.Warning.Render("Deny "+p.safe(d.deny.taskID)) + "\n" + p.reasonLine(max(w, 4)-s.Dialog.GetHorizontalFrameSize())
 		if d.deny.err != "" {
 			body += "\n" + s.Err.Render(d.deny.err)
 		}
 		body += "\n" + s.Muted.Render("enter: deny · esc: cancel")
+	case d.like != nil:
+		body = p.likeLines(d.like)
+	case d.revoke != nil:
+		body = p.revokeLines(d.revoke, max(w, 4)-s.Dialog.GetHorizontalFrameSize())
 	default:
 		return nil
 	}

@@ -25,6 +25,9 @@ type keymaps struct {
 	confirm, deny panes.Keymap
 	// summary documents the marked tasks' summary's keys (batch.go).
 	summary panes.Keymap
+	// rules are the Rules view's rows; like and revoke document the
+	// chooser's and the revoke prompt's keys (rulesview.go).
+	rules, like, revoke panes.Keymap
 }
 
 func (p *Pane) buildKeymaps() keymaps {
@@ -45,7 +48,9 @@ func (p *Pane) buildKeymaps() keymaps {
 	h.Down.Disabled = p.noDecided
 	h.First, h.Last = h.First.Titled("newest"), h.Last.Titled("oldest")
 	refresh := panes.KeyRow{Binding: b("ctrl+r", "refresh", "ctrl+r"), Do: func(tea.KeyPressMsg) tea.Cmd { return p.requestReload() }}
+	like, revoke := p.likeKeys()
 	return keymaps{
+		rules: p.ruleKeys(), like: like, revoke: revoke,
 		pending: panes.Keymap{
 			{Binding: b("a", "approve…", "a"), Footer: true, Everyday: true, Disabled: p.decisionOff, When: p.mayDecide,
 				Do: func(msg tea.KeyPressMsg) tea.Cmd { p.openDecision(msg, true); return nil }},
@@ -60,6 +65,7 @@ func (p *Pane) buildKeymaps() keymaps {
 			{Binding: b("pgup/K", "scroll preview up", "pgup", "K"), Group: panes.GroupNav, Do: do(func() { p.queue.preview.Scroll(-previewStep) })},
 			{Binding: b("pgdn/J", "scroll preview down", "pgdown", "J", "space"), Group: panes.GroupNav, Do: do(func() { p.queue.preview.Scroll(previewStep) })},
 			history,
+			{Binding: b("R", "rules…", "R"), Disabled: p.noRules, Do: func(tea.KeyPressMsg) tea.Cmd { return p.toggleRules() }},
 			refresh,
 		},
 		decided: panes.Keymap{
@@ -74,6 +80,7 @@ func (p *Pane) buildKeymaps() keymaps {
 		},
 		confirm: panes.Keymap{
 			{Binding: b("y", "approve", "y", "Y"), Footer: true, Everyday: true},
+			{Binding: b("l", "allow tasks like this for a while…", "l"), Footer: true, When: p.likeOnOffer},
 			{Binding: b("any other key", "cancel", "n", "esc"), Footer: true},
 		},
 		summary: panes.Keymap{
@@ -158,6 +165,12 @@ func (p *Pane) keymap() panes.Keymap {
 		return p.km.deny
 	case p.dialogs.summary != nil:
 		return p.km.summary
+	case p.dialogs.like != nil:
+		return p.km.like
+	case p.dialogs.revoke != nil:
+		return p.km.revoke
+	case p.rules.shown:
+		return p.km.rules
 	case p.decided.shown:
 		return p.km.decided
 	}
@@ -173,5 +186,8 @@ func (p *Pane) KeySections() []panes.KeySection {
 		{Title: "Approve prompt", Rows: p.km.confirm},
 		{Title: "Approve marked", Rows: p.km.summary},
 		{Title: "Deny reason", Rows: p.km.deny},
+		{Title: "Rules", Rows: p.km.rules},
+		{Title: "Allow like this", Rows: p.km.like},
+		{Title: "Revoke reason", Rows: p.km.revoke},
 	}
 }

@@ -52,6 +52,7 @@ func (p *Pane) opened(msg openedMsg) tea.Cmd {
 		return p.retryOpen()
 	}
 	p.o.Queue, p.o.ResultKey, p.o.QueueErr, p.o.Reopen = msg.o.Queue, msg.o.ResultKey, nil, nil
+	p.o.Rules = msg.o.Rules
 	p.o.DecisionsRefused, p.refused = msg.o.DecisionsRefused, safetext.Line(msg.o.DecisionsRefused)
 	return p.open()
 }

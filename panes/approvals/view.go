@@ -106,7 +106,10 @@ func (p *Pane) render(w, h int) ([]string, bool) {
 	if p.decided.shown {
 		return p.renderDecided(w, h)
 	}
-	head := s.Heading.Render(fmt.Sprintf("Pending approvals (%d)", len(p.queue.list))) + s.Muted.Render("  v: decided")
+	if p.rules.shown {
+		return p.renderRules(w, h)
+	}
+	head := s.Heading.Render(fmt.Sprintf("Pending approvals (%d)", len(p.queue.list))) + s.Muted.Render("  v: decided") + p.rulesNote()
 	if p.o.Shared != "" {
 		head += s.Muted.Render("  · " + p.o.Shared)
 	}
