@@ -3,7 +3,7 @@
 # manager (Debian/Ubuntu apt-get): ugrep and ripgrep (search backends), mpv
 # (the real media device in tests), openssl (lease keys made outside Go), tmux
 # (a real terminal for the TUI's end-to-end tests), openssh-client (ssh and ssh-keygen: operators over
-# vigil serve --ssh), nats-server (Debian's 2.9, which the shared queue's tests
+# vigil serve --ssh), systemd (systemd-analyze checks deploy/vigil.service), nats-server (Debian's 2.9, which the shared queue's tests
 # must see refused), node and npm (the official
 # MCP TypeScript SDK client in cli/mcp_ts_test.go, installed from its lockfile).
 set -euo pipefail
