@@ -74,7 +74,7 @@ func mediaURIWarnings(m *task.Manifest) []string {
 // pending for the person, who is then told it arrived.
 func (q *Queue) applyRule(ctx context.Context, id string, d Decision) (Outcome, error) {
 	rec, res, err := q.decideLocked(ctx, id, d)
-	if err != nil && rec.State == Pending {
+	if err != nil && (rec.State == Pending || rec.State == "") { // nothing was decided
 		q.o.Log.Warn("a rule's decision did not go through; the person decides", "task_id", id, "rule", d.By, "err", err)
 		if r, lerr := q.st.load(id); lerr == nil && r.State == Pending && r.DecidingRule != "" {
 			r.DecidingRule = ""
@@ -83,6 +83,10 @@ func (q *Queue) applyRule(ctx context.Context, id string, d Decision) (Outcome, 
 			}
 		}
 		return Outcome{TaskID: id, State: string(Pending)}, nil
+	}
+	if err != nil { // decided, but a later step failed: the record says where it stands
+		q.o.Log.Warn("a rule's decision was recorded but did not finish cleanly", "task_id", id, "rule", d.By,
+			"state", rec.State, "err", err)
 	}
 	out := Outcome{TaskID: id, State: string(rec.State), Error: rec.Error, Result: res}
 	if res != nil && res.Error != nil && out.Error == nil {
