@@ -127,3 +127,60 @@ func TestAgentSubjectForNamesTheDeviceAndTheAgent(t *testing.T) {
 		t.Fatalf("AgentSubjectFor: %q", got)
 	}
 }
+
+// TestAgentsOwnSubjectIsItsAlone: with the documented permissions,
+// kitchen-bot submits without a lease on its own subject and the executor
+// mints for it; ci-agent, on the shared agents' permissions, may not
+// publish there (so it cannot be minted for as kitchen-bot), and nothing
+// it tried reached the executor.
+func TestAgentsOwnSubjectIsItsAlone(t *testing.T) {
+	s := permServer(t)
+	url := s.ClientURL()
+	env := approvaltest.New(t)
+	g := &grants.Grants{Devices: []string{"living-room"}, Key: env.Issuer, KID: lease.LocalIssuerKID,
+		Agents: []config.AgentConfig{{Name: "kitchen-bot",
+			Grants: []config.GrantConfig{{Capabilities: []string{"MEDIA_PAUSE"}, Devices: []string{"living-room"}}}}}}
+	exe := connectAs(t, url, "executor", natsqueue.RoleExecutor)
+	if _, err := startExecutorWith(t, natsqueue.ExecutorOptions{JS: exe.js, Queue: env.Queue, AuditPath: env.AuditPath(),
+		Host: "exec-a-host", Devices: []string{"living-room"}, ID: "exec-a", Grants: g, Now: env.Clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	bot := connectAs(t, url, "kitchen-bot", natsqueue.RoleAgent)
+	bc, err := natsqueue.NewClient(ctx, bot.js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc.Agent = "kitchen-bot"
+	d, err := bc.Publish(ctx, unleased("bot-1", "MEDIA_PAUSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := bc.Verdict(ctx, d); err != nil || v.State != "pending" {
+		t.Fatalf("kitchen-bot on its subject: %+v %v", v, err)
+	}
+	if rec, err := env.Queue.Get("bot-1"); err != nil || rec.Agent != "agent:kitchen-bot" {
+		t.Fatalf("the task's agent: %q %v", rec.Agent, err)
+	}
+	if v := bot.seen(); len(v) != 0 {
+		t.Fatalf("kitchen-bot was refused something it needs: %q", v)
+	}
+
+	ci := connectAs(t, url, "ci-agent", natsqueue.RoleAgent)
+	cc, err := natsqueue.NewClient(ctx, ci.js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.Agent = "kitchen-bot"
+	sctx, scancel := short()
+	defer scancel()
+	if _, err := cc.Publish(sctx, unleased("ci-1", "MEDIA_PAUSE")); err == nil {
+		t.Fatal("ci-agent published on kitchen-bot's subject")
+	}
+	ci.refused("ci-agent on kitchen-bot's subject", natsqueue.AgentSubjectFor("living-room", "kitchen-bot"))
+	if _, err := env.Queue.Get("ci-1"); err == nil {
+		t.Fatal("ci-agent's manifest reached the executor")
+	}
+}
