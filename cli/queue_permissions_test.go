@@ -19,7 +19,7 @@ func newPermsRig(t *testing.T) (*natsRig, string, string) {
 	t.Helper()
 	testbin.FullRunOnly(t, "vigil processes of every role around a NATS server with permissions")
 	for env, user := range map[string]string{"VIGIL_EXECUTOR_PASSWORD": "executor", "VIGIL_AGENT_PASSWORD": "ci-agent",
-		"VIGIL_ADA_PASSWORD": "ada", "VIGIL_BOB_PASSWORD": "bob"} {
+		"VIGIL_KITCHEN_BOT_PASSWORD": "kitchen-bot", "VIGIL_ADA_PASSWORD": "ada", "VIGIL_BOB_PASSWORD": "bob"} {
 		t.Setenv(env, natsPassword(user))
 	}
 	opts, err := server.ProcessConfigFile(filepath.Join("..", "exec", "natsqueue", "testdata", "permissions.conf"))

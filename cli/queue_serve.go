@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vigil-dev/vigil/exec/grants"
+	"github.com/vigil-dev/vigil/exec/lease"
 	"github.com/vigil-dev/vigil/exec/natsqueue"
 )
 
@@ -256,9 +259,15 @@ func newQueueExecutor(ctx context.Context, app *App, eng *Engine, js jetstream.J
 	for i, d := range app.Cfg.Devices {
 		ids[i] = d.ID
 	}
+	// the executor mints for the agents its [[agents.grants]] name, when
+	// they submit on their own subjects (docs/queue.md)
+	g, err := grants.Load(app.Cfg, filepath.Join(app.Paths.Keys, lease.IssuerKeyFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", app.Paths.Config, err)
+	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return natsqueue.NewExecutor(sctx, natsqueue.ExecutorOptions{JS: js, Queue: eng.Queue, AuditPath: eng.Audit.Path(),
 		Host: host, Devices: ids, ID: eng.Signer.KeyID(), Log: app.Log,
-		Layout: natsqueue.Layout{Replicas: app.Cfg.Queue.Replicas}})
+		Layout: natsqueue.Layout{Replicas: app.Cfg.Queue.Replicas}, Grants: g, Audit: eng.Audit, Now: app.Now})
 }

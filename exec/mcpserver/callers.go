@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vigil-dev/vigil/exec/grants"
 	"github.com/vigil-dev/vigil/internal/httpguard"
 )
 
@@ -148,4 +149,4 @@ func CallerAgent(req *mcp.CallToolRequest) string {
 // "agent:<name>". Only this spelling matches: the bare name would let one
 // sub name two agents ("bob" and one called "agent:bob"), and the audit
 // trail, which records the sub as the actor, would show one agent two ways.
-func AgentSubject(name string) string { return "agent:" + name }
+func AgentSubject(name string) string { return grants.AgentSubject(name) }

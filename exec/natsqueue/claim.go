@@ -56,7 +56,7 @@ func claim(ctx context.Context, js jetstream.JetStream, name, id, host string, d
 	}
 	filters := make([]string, 0, len(devices)+1)
 	for _, d := range devices {
-		filters = append(filters, DeviceSubject(d))
+		filters = append(filters, DeviceSubject(d), DeviceSubject(d)+AgentSubjectInfix+"*")
 	}
 	if !takenGeneral {
 		filters = append(filters, SubmitSubject)

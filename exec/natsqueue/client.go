@@ -2,6 +2,7 @@ package natsqueue
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,12 @@ type LostError = approval.LostError
 type Client struct {
 	js jetstream.JetStream
 	kv jetstream.KeyValue
+	// Agent is the [[agents]] name the executor knows this agent by, when
+	// its NATS user may publish on that agent's subjects (docs/queue.md):
+	// its device submissions then go to AgentSubjectFor, and the executor
+	// mints the lease of one that carries none under the agent's grants.
+	// Empty: the shared subjects, where every submission brings its lease.
+	Agent string
 }
 
 // NewClient binds to the streams and bucket (creating them if this is the
@@ -57,7 +64,11 @@ func (c *Client) Publish(ctx context.Context, raw []byte) (string, error) {
 // serving that device takes it.
 func (c *Client) PublishFrom(ctx context.Context, raw []byte, source string) (string, error) {
 	digest := Digest(raw)
-	msg := nats.NewMsg(SubjectFor(raw))
+	subject := SubjectFor(raw)
+	if c.Agent != "" && subject != SubmitSubject {
+		subject += AgentSubjectInfix + base64.RawURLEncoding.EncodeToString([]byte(c.Agent))
+	}
+	msg := nats.NewMsg(subject)
 	msg.Data = raw
 	if source != "" {
 		msg.Header.Set(SourceHeader, source)

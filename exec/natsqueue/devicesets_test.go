@@ -76,10 +76,17 @@ func startTwoExecutors(t *testing.T, s *server.Server) (envA, envB *approvaltest
 // until the test ends.
 func startExecutor(t testing.TB, js jetstream.JetStream, env *approvaltest.Env, id string, devices ...string) (*natsqueue.Executor, error) {
 	t.Helper()
+	return startExecutorWith(t, natsqueue.ExecutorOptions{JS: js, Queue: env.Queue, AuditPath: env.AuditPath(),
+		Host: id + "-host", Devices: devices, ID: id})
+}
+
+// startExecutorWith is startExecutor with all its options given.
+func startExecutorWith(t testing.TB, o natsqueue.ExecutorOptions) (*natsqueue.Executor, error) {
+	t.Helper()
+	id := o.ID
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	ex, err := natsqueue.NewExecutor(ctx, natsqueue.ExecutorOptions{JS: js, Queue: env.Queue, AuditPath: env.AuditPath(),
-		Host: id + "-host", Devices: devices, ID: id})
+	ex, err := natsqueue.NewExecutor(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dev/vigil/audit"
 	"github.com/vigil-dev/vigil/exec/approval"
+	"github.com/vigil-dev/vigil/exec/grants"
 	"github.com/vigil-dev/vigil/exec/task"
 	"github.com/vigil-dev/vigil/internal/crashpoint"
 )
@@ -68,6 +69,14 @@ type ExecutorOptions struct {
 	// Layout makes the streams and the bucket when they are missing
 	// ([queue] replicas).
 	Layout Layout
+	// Grants mints the lease of a manifest an agent sent on its own
+	// subject without one (grant.go); nil: such a manifest is refused
+	// INVALID_LEASE. Audit is the home's log its lease_issued and
+	// refusals go to (nil: AuditPath is opened when the first is
+	// written), Now its clock (nil: the system's).
+	Grants *grants.Grants
+	Audit  *audit.Log
+	Now    func() time.Time
 }
 
 // Executor takes submissions from the work queue, publishes task views, and
@@ -94,6 +103,7 @@ func NewExecutor(ctx context.Context, o ExecutorOptions) (*Executor, error) {
 	if o.JS == nil || o.Queue == nil || o.AuditPath == "" || len(o.Devices) == 0 {
 		return nil, errors.New("natsqueue: JS, Queue, AuditPath and Devices are required")
 	}
+
 	if o.Poll <= 0 {
 		o.Poll = time.Second
 	}
@@ -303,6 +313,16 @@ func (e *Executor) submit(ctx context.Context, m jetstream.Msg) {
 	digest := Digest(raw)
 	if v, ok := e.othersTask(ctx, raw); ok {
 		e.answer(ctx, m, digest, v)
+		return
+	}
+	raw, refused, err := e.grantLease(m, raw)
+	if err != nil {
+		e.o.Log.Warn("queue: lease under a grant", "err", err)
+		_ = m.NakWithDelay(5 * time.Second)
+		return
+	}
+	if refused != nil {
+		e.answer(ctx, m, digest, *refused)
 		return
 	}
 	out, err := e.o.Queue.Submit(context.WithoutCancel(ctx), raw, submitSource(m))

@@ -90,6 +90,38 @@ func DeviceSubject(device string) string {
 	return "vigil.submit." + base64.RawURLEncoding.EncodeToString([]byte(device))
 }
 
+// AgentSubjectInfix joins a device's subject and an agent's name token:
+// vigil.submit.<device>.agent.<agent> (AgentSubjectFor).
+const AgentSubjectInfix = ".agent."
+
+// AgentSubjectFor is where the named agent's manifests for one device go:
+// the device's subject, AgentSubjectInfix and the [[agents]] name
+// base64url-encoded as DeviceSubject encodes the device. The server's
+// permissions let only that agent's NATS user publish there, so the
+// executor knows who sent what arrives on it and mints its lease under
+// its grants when it brings none.
+func AgentSubjectFor(device, agent string) string {
+	return DeviceSubject(device) + AgentSubjectInfix + base64.RawURLEncoding.EncodeToString([]byte(agent))
+}
+
+// agentOfSubject is the agent an agent subject names (ok=false for any
+// other subject, or a name token that does not decode).
+func agentOfSubject(subject string) (string, bool) {
+	rest, ok := strings.CutPrefix(subject, "vigil.submit.")
+	if !ok {
+		return "", false
+	}
+	_, tok, ok := strings.Cut(rest, AgentSubjectInfix)
+	if !ok || tok == "" || strings.Contains(tok, ".") {
+		return "", false
+	}
+	name, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || len(name) == 0 {
+		return "", false
+	}
+	return string(name), true
+}
+
 // SubjectFor routes a manifest: to its inputs.target_device's subject when
 // it names one, else to SubmitSubject. Nothing here validates the
 // manifest (the executor's local queue does, and rejects what is wrong);

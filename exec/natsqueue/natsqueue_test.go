@@ -51,11 +51,20 @@ func newRig(t testing.TB) *rig {
 // and bucket made with layout.
 func newRigOn(t testing.TB, url string, layout natsqueue.Layout) *rig {
 	t.Helper()
-	r := &rig{t: t, url: url, env: approvaltest.New(t)}
+	return newRigWith(t, url, approvaltest.New(t), func(o *natsqueue.ExecutorOptions) { o.Layout = layout })
+}
+
+// newRigWith is newRigOn over env, the executor's options changed by opt.
+func newRigWith(t testing.TB, url string, env *approvaltest.Env, opt func(*natsqueue.ExecutorOptions)) *rig {
+	t.Helper()
+	r := &rig{t: t, url: url, env: env}
 	r.js = r.connect()
 	ctx := context.Background()
-	ex, err := natsqueue.NewExecutor(ctx, natsqueue.ExecutorOptions{JS: r.connect(), Queue: r.env.Queue,
-		AuditPath: r.env.AuditPath(), Host: "exec-host", Devices: []string{"living-room"}, ID: "exec-1", Layout: layout})
+	o := natsqueue.ExecutorOptions{JS: r.connect(), Queue: r.env.Queue,
+		AuditPath: r.env.AuditPath(), Host: "exec-host", Devices: []string{"living-room"}, ID: "exec-1"}
+	opt(&o)
+	layout := o.Layout
+	ex, err := natsqueue.NewExecutor(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}

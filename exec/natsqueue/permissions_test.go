@@ -28,7 +28,7 @@ const permissionsConf = "testdata/permissions.conf"
 // testdata/permissions.conf, the block docs/queue.md shows.
 func permServer(t *testing.T) *server.Server {
 	t.Helper()
-	for _, u := range []string{"EXECUTOR", "AGENT", "ADA", "BOB"} {
+	for _, u := range []string{"EXECUTOR", "AGENT", "KITCHEN_BOT", "ADA", "BOB"} {
 		t.Setenv("VIGIL_"+u+"_PASSWORD", "pw-"+strings.ToLower(u))
 	}
 	opts, err := server.ProcessConfigFile(permissionsConf)
@@ -51,7 +51,7 @@ func connectAs(t *testing.T, url, user, role string) *roleConn {
 	t.Helper()
 	rc := &roleConn{t: t}
 	nc, err := nats.Connect(url, nats.UserInfo(user, "pw-"+map[string]string{"executor": "executor", "ci-agent": "agent",
-		"ada": "ada", "bob": "bob"}[user]), nats.CustomInboxPrefix(natsqueue.InboxPrefix(role)),
+		"kitchen-bot": "kitchen_bot", "ada": "ada", "bob": "bob"}[user]), nats.CustomInboxPrefix(natsqueue.InboxPrefix(role)),
 		nats.PermissionErrOnSubscribe(true),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrPermissionViolation) {
