@@ -84,6 +84,7 @@ func openRemote(ctx context.Context, app *App, role string) (*remote, error) {
 		nc.Close()
 		return nil, Fail(ExitExecution, err)
 	}
+	c.Agent = q.Agent // an agent known to the executor by name publishes on its own subject
 	return &remote{nc: nc, js: js, c: c, q: q}, nil
 }
 

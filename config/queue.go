@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // QueueConfig is the [queue] section: with URL set, the home's approval
@@ -32,6 +33,12 @@ type QueueConfig struct {
 	// streams and its bucket when Vigil creates them: 1 (the default, also
 	// when 0) to 5; 3 for a three-node cluster.
 	Replicas int `toml:"replicas,omitempty" json:"replicas,omitempty"`
+	// Agent is, on an agent's home, the [[agents]] name the executor knows
+	// it by: its submissions go to that agent's own subject, which only its
+	// NATS user may publish on, and the executor mints the lease of one that
+	// brings none under the agent's grants (docs/queue.md). Empty: the
+	// shared subjects, where every submission brings its lease.
+	Agent string `toml:"agent,omitempty" json:"agent,omitempty"`
 }
 
 // MaxReplicas is the most JetStream keeps of a stream.
@@ -62,7 +69,7 @@ func (q QueueConfig) Validate() error {
 		if q.Replicas != 0 {
 			return &Error{Key: "queue.replicas", Rule: "is set but queue.url is not; set queue.url or remove the [queue] section"}
 		}
-		for _, kv := range [][2]string{{"queue.creds_file", q.CredsFile}, {"queue.token_env", q.TokenEnv},
+		for _, kv := range [][2]string{{"queue.agent", q.Agent}, {"queue.creds_file", q.CredsFile}, {"queue.token_env", q.TokenEnv},
 			{"queue.user_env", q.UserEnv}, {"queue.password_env", q.PasswordEnv}, {"queue.ca_file", q.CAFile},
 			{"queue.cert_file", q.CertFile}, {"queue.key_file", q.KeyFile}} {
 			if kv[1] != "" {
@@ -84,6 +91,9 @@ func (q QueueConfig) Validate() error {
 		if u.User != nil {
 			return &Error{Key: "queue.url", Rule: "must not carry credentials; use creds_file, token_env or user_env/password_env"}
 		}
+	}
+	if q.Agent != "" && (strings.TrimSpace(q.Agent) != q.Agent || strings.ContainsFunc(q.Agent, unicode.IsControl) || strings.ContainsRune(q.Agent, ' ')) {
+		return &Error{Key: "queue.agent", Rule: fmt.Sprintf("must be an [[agents]] name without spaces or control characters, got %q", q.Agent)}
 	}
 	auth := 0
 	for _, set := range []bool{q.CredsFile != "", q.TokenEnv != "", q.UserEnv != "" || q.PasswordEnv != ""} {

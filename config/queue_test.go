@@ -66,3 +66,21 @@ func TestQueueUnknownKeyIsAnError(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestQueueAgentName(t *testing.T) {
+	if err := (QueueConfig{URL: "nats://127.0.0.1:4222", Agent: "kitchen-bot"}).Validate(); err != nil {
+		t.Fatalf("agent: %v", err)
+	}
+	for _, c := range []struct {
+		q    QueueConfig
+		want string
+	}{
+		{QueueConfig{URL: "nats://127.0.0.1:4222", Agent: "kitchen bot"}, "queue.agent: must be an [[agents]] name"},
+		{QueueConfig{URL: "nats://127.0.0.1:4222", Agent: "bot\x1b"}, "queue.agent: must be an [[agents]] name"},
+		{QueueConfig{Agent: "kitchen-bot"}, "queue.agent: is set but queue.url is not"},
+	} {
+		if err := c.q.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v (want %s)", c.q, err, c.want)
+		}
+	}
+}
