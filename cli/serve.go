@@ -108,16 +108,7 @@ func runServe(ctx context.Context, app *App, f serveFlags) error {
 	}
 	defer endRun()
 	m := metrics.New(metrics.Build{Version: Version, Commit: commit(), GoVersion: runtime.Version()})
-	o := serve.Options{Queue: eng.Queue, TasksDir: filepath.Join(app.Paths.State, "tasks"), Audit: eng.Audit,
-		Metrics: m, Now: app.Now, Log: app.Log, SSHAddress: app.Cfg.SSH.Advertise} // {ssh}
-	if o.SSHAddress == "" {
-		o.SSHAddress = f.ssh // an unspecified host (":2222") gives no {ssh}: no phone can dial it
-	}
-	if argv := app.Cfg.Notify.Command; len(argv) > 0 {
-		c := notify.Command{Argv: argv, Timeout: app.Cfg.Notify.Timeout.Duration, Log: app.Log}
-		o.Notify = func(ctx context.Context, ev notify.Event) { _ = c.Run(ctx, ev) } // logged by Run; changes nothing else
-	}
-	s, err := serve.New(o)
+	s, err := serve.New(serveOptions(app, eng, m, f.ssh))
 	if err != nil {
 		return Fail(ExitExecution, err)
 	}
@@ -142,18 +133,9 @@ func runServe(ctx context.Context, app *App, f serveFlags) error {
 			return link.Health()
 		}
 	}
-	var srv *http.Server
-	srvDone := make(chan error, 1)
-	if listen != "" {
-		ln, err := net.Listen("tcp", listen)
-		if err != nil {
-			return Failf(ExitExecution, "--metrics: %v", err)
-		}
-		// only requests naming this address (no DNS rebinding from a web
-		// page), and no idle connection held open
-		srv = httpguard.Server(httpguard.Host(m.Handler(health), listen, ln.Addr().String()))
-		go func() { srvDone <- srv.Serve(ln) }()
-		fmt.Fprintf(app.Out, "vigil serve: metrics on http://%s/metrics\n", ln.Addr())
+	stopMetrics, err := startMetrics(app, listen, m.Handler(health))
+	if err != nil {
+		return err
 	}
 	if err := mcpEP.start(ctx); err != nil {
 		return err
@@ -161,15 +143,8 @@ func runServe(ctx context.Context, app *App, f serveFlags) error {
 	app.Log.Info("vigil serve: running", "home", app.Paths.State)
 	runErr := s.Run(ctx)
 	mcpEP.stop()
-	if srv != nil {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			app.Log.Warn("vigil serve: metrics server shutdown", "err", err)
-		}
-		if err := <-srvDone; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return Fail(ExitExecution, fmt.Errorf("metrics server: %w", err))
-		}
+	if err := stopMetrics(); err != nil {
+		return err
 	}
 	if runErr != nil {
 		return Fail(ExitExecution, runErr)
@@ -180,6 +155,50 @@ func runServe(ctx context.Context, app *App, f serveFlags) error {
 	}
 	app.Log.Info("vigil serve: stopped")
 	return nil
+}
+
+// serveOptions wire serve's loop to the engine: metrics, notifications and
+// the address {ssh} names ([ssh] advertise, else --ssh's).
+func serveOptions(app *App, eng *Engine, m *metrics.Metrics, sshListen string) serve.Options {
+	o := serve.Options{Queue: eng.Queue, TasksDir: filepath.Join(app.Paths.State, "tasks"), Audit: eng.Audit,
+		Metrics: m, Now: app.Now, Log: app.Log, SSHAddress: app.Cfg.SSH.Advertise} // {ssh}
+	if o.SSHAddress == "" {
+		o.SSHAddress = sshListen // an unspecified host (":2222") gives no {ssh}: no phone can dial it
+	}
+	if argv := app.Cfg.Notify.Command; len(argv) > 0 {
+		c := notify.Command{Argv: argv, Timeout: app.Cfg.Notify.Timeout.Duration, Log: app.Log}
+		o.Notify = func(ctx context.Context, ev notify.Event) { _ = c.Run(ctx, ev) } // logged by Run; changes nothing else
+	}
+	return o
+}
+
+// startMetrics serves /metrics and /healthz on listen (nothing when it is
+// empty) and returns how to stop it, which says whether it failed.
+func startMetrics(app *App, listen string, h http.Handler) (stop func() error, err error) {
+	if listen == "" {
+		return func() error { return nil }, nil
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, Failf(ExitExecution, "--metrics: %v", err)
+	}
+	// only requests naming this address (no DNS rebinding from a web
+	// page), and no idle connection held open
+	srv := httpguard.Server(httpguard.Host(h, listen, ln.Addr().String()))
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	fmt.Fprintf(app.Out, "vigil serve: metrics on http://%s/metrics\n", ln.Addr())
+	return func() error {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			app.Log.Warn("vigil serve: metrics server shutdown", "err", err)
+		}
+		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return Fail(ExitExecution, fmt.Errorf("metrics server: %w", err))
+		}
+		return nil
+	}, nil
 }
 
 // refusedError is what stopped serve when nothing else did: a shared
