@@ -268,18 +268,8 @@ func TestRulesQueueSeesAnotherProcess(t *testing.T) {
 // runs a command as another App or process and returns its stdout.
 func rulesQueueSees(t *testing.T, home string, vigil func(args ...string) string) {
 	t.Helper()
-	app := NewApp()
-	app.Out, app.Err, app.In = &bytes.Buffer{}, &bytes.Buffer{}, strings.NewReader("")
-	app.Getenv = func(string) string { return "" }
-	app.Cwd, app.HomeFlag = home, home
-	if err := app.Load(); err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	eng, err := app.Engine(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := engineOn(t, home)
 	submit := func(id string) approval.Outcome {
 		t.Helper()
 		out, err := eng.Queue.Submit(ctx, stopManifest(t, home, id), "test")
@@ -306,7 +296,7 @@ func rulesQueueSees(t *testing.T, home string, vigil func(args ...string) string
 		t.Fatalf("decided by %q via %q", rec.DecidedBy, rec.DecidedVia)
 	}
 	// decided by the rule, so never by the person too
-	if _, _, err := eng.Queue.Decide(ctx, "t-during", app.decision(true, approval.ViaCLI)); err == nil {
+	if _, _, err := eng.Queue.Decide(ctx, "t-during", approval.Decision{Approve: true, By: "operator:test", Via: approval.ViaCLI}); err == nil {
 		t.Fatal("the person approved a task a rule had denied")
 	}
 	if l := listRules(t, home); l[id].Hits != 1 || rec.DecidedKey != l[id].Hash || added.Hash != l[id].Hash {
@@ -337,18 +327,8 @@ func TestRulesListWithoutStore(t *testing.T) {
 func TestRulesRevokeRacingSubmissions(t *testing.T) {
 	seqRuleIDs(t)
 	home := rulesHome(t, "")
-	app := NewApp()
-	app.Out, app.Err, app.In = &bytes.Buffer{}, &bytes.Buffer{}, strings.NewReader("")
-	app.Getenv = func(string) string { return "" }
-	app.Cwd, app.HomeFlag = home, home
-	if err := app.Load(); err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	eng, err := app.Engine(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := engineOn(t, home)
 	if _, errs, code := runRulesAs(t, home, nil, "rules", "add", "--decision", "deny", "--cap", "MEDIA_STOP",
 		"--for", "15m", "--reason", "race"); code != 0 {
 		t.Fatalf("add: %s", errs)
@@ -392,11 +372,11 @@ func TestRulesRevokeRacingSubmissions(t *testing.T) {
 		case r.afterRevoke && r.state != string(approval.Pending):
 			t.Errorf("%s, submitted after revoke returned, is %s", r.id, r.state)
 		case r.state == string(approval.Pending):
-			if _, _, err := eng.Queue.Decide(ctx, r.id, app.decision(true, approval.ViaCLI)); err != nil {
+			if _, _, err := eng.Queue.Decide(ctx, r.id, approval.Decision{Approve: true, By: "operator:test", Via: approval.ViaCLI}); err != nil {
 				t.Errorf("%s: the person's approval: %v", r.id, err)
 			}
 		default:
-			if _, _, err := eng.Queue.Decide(ctx, r.id, app.decision(true, approval.ViaCLI)); err == nil {
+			if _, _, err := eng.Queue.Decide(ctx, r.id, approval.Decision{Approve: true, By: "operator:test", Via: approval.ViaCLI}); err == nil {
 				t.Errorf("%s: decided by the rule and by the person", r.id)
 			}
 		}
@@ -410,4 +390,22 @@ func TestRulesRevokeRacingSubmissions(t *testing.T) {
 			t.Errorf("%s has %d decision entries", id, n)
 		}
 	}
+}
+
+// engineOn opens home's engine as a process of its own would: its queue
+// stays open while other Apps and processes change the rules.
+func engineOn(t *testing.T, home string) *Engine {
+	t.Helper()
+	app := NewApp()
+	app.Out, app.Err, app.In = &bytes.Buffer{}, &bytes.Buffer{}, strings.NewReader("")
+	app.Getenv = func(string) string { return "" }
+	app.Cwd, app.HomeFlag = home, home
+	if err := app.Load(); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := app.Engine(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
 }
